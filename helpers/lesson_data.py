@@ -1,0 +1,40 @@
+"""The lessons' conversations, prompts, settings and published figures, loaded from ``data/``."""
+from __future__ import annotations
+
+import functools
+import json
+from typing import Any
+
+from helpers.paths import DATA_DIR
+
+PROMPT_NAMES = ("fincoach_system", "summary_memory", "summary_memory_hard_rules", "summary_buffer")
+
+
+def prompt(name: str) -> str:
+    """A prompt from ``data/prompts/<name>.txt`` (one of ``PROMPT_NAMES``)."""
+    if name not in PROMPT_NAMES:
+        raise ValueError(f"unknown prompt {name!r}; choose one of {', '.join(PROMPT_NAMES)}")
+    return (DATA_DIR / "prompts" / f"{name}.txt").read_text(encoding="utf-8").strip()
+
+
+@functools.cache
+def _load(relative_path: str) -> dict[str, Any]:
+    return json.loads((DATA_DIR / relative_path).read_text(encoding="utf-8"))
+
+
+def lesson3() -> dict[str, Any]:
+    """Lesson 3 (summary memory): schedule settings, the six-turn run, the drift batches."""
+    return _load("lesson3_summary_memory.json")
+
+
+def lesson4() -> dict[str, Any]:
+    """Lesson 4 (summary buffer memory): the budget analysis and the six-turn run."""
+    return _load("lesson4_summary_buffer.json")
+
+
+def published_run(lesson: int) -> dict[str, Any]:
+    """The model outputs lesson 3 or 4 quotes from its ``openai/gpt-oss-120b`` run (reference data)."""
+    files = {3: "reference/lesson3_gpt-oss-120b.json", 4: "reference/lesson4_gpt-oss-120b.json"}
+    if lesson not in files:
+        raise ValueError(f"lesson must be 3 or 4, got {lesson!r}")
+    return _load(files[lesson])
