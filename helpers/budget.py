@@ -1,0 +1,94 @@
+"""Lesson 4's token-budget analysis, worked out without a model by running ``SummaryBufferMemory``.
+
+User messages are the lesson's texts, counted by tiktoken; each reply is placeholder text of
+exactly the assumed length. The overflow rule is the class's own, so the table and the bar chart
+can never disagree with the memory they describe. The summary's size is not simulated.
+"""
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from helpers.memory import SummaryBufferMemory, turn_range_stub
+from helpers.tokens import filler_text
+
+
+@dataclass(frozen=True)
+class BudgetStep:
+    """One message added to the buffer: its size, whether it caused an overflow, the buffer after it."""
+
+    turn: int
+    role: str
+    message_tokens: int
+    messages_folded: int  # 0 when this message caused no overflow
+    buffer_tokens: int
+
+    @property
+    def overflow(self) -> bool:
+        return self.messages_folded > 0
+
+
+@dataclass(frozen=True)
+class BudgetResult:
+    """Overflows and the largest buffer for one budget and one assumed reply length."""
+
+    max_buffer_tokens: int
+    reply_tokens: int
+    messages_to_compress: int
+    steps: tuple[BudgetStep, ...]
+
+    @property
+    def overflows(self) -> int:
+        return sum(step.overflow for step in self.steps)
+
+    @property
+    def peak_buffer_tokens(self) -> int:
+        return max((step.buffer_tokens for step in self.steps), default=0)
+
+    @property
+    def turns(self) -> int:
+        return max((step.turn for step in self.steps), default=0)
+
+
+@dataclass(frozen=True)
+class BudgetTable:
+    """Several budgets side by side, printable as the lesson's table."""
+
+    results: tuple[BudgetResult, ...]
+
+    def __str__(self) -> str:
+        lines = [f"{'Budget':>6} | {'Overflows':>9} | {'Largest buffer':>14}"]
+        lines += [f"{r.max_buffer_tokens:>6} | {r.overflows:>9} | {r.peak_buffer_tokens:>14}" for r in self.results]
+        return "\n".join(lines)
+
+
+@functools.lru_cache(maxsize=64)
+def _reply_text(reply_tokens: int) -> str:
+    return filler_text(reply_tokens)
+
+
+def analyse_budget(user_messages: Sequence[str], max_buffer_tokens: int, reply_tokens: int = 100,
+                   messages_to_compress: int = 4) -> BudgetResult:
+    """Run the conversation through ``SummaryBufferMemory`` with replies of ``reply_tokens`` tokens."""
+    if not user_messages or not all(isinstance(m, str) for m in user_messages):
+        raise ValueError("user_messages must be a non-empty list of texts")
+    if isinstance(reply_tokens, bool) or not isinstance(reply_tokens, int) or reply_tokens < 1:
+        raise ValueError(f"reply_tokens must be a whole number of at least 1, got {reply_tokens!r}")
+    memory = SummaryBufferMemory("", turn_range_stub, max_buffer_tokens, messages_to_compress)
+    reply = _reply_text(reply_tokens)
+    steps = []
+    for turn, user_message in enumerate(user_messages, start=1):
+        for role, content in (("user", user_message), ("assistant", reply)):
+            folds_before = memory.summary_count
+            memory.add_message(role, content)
+            folded = memory.last_fold.messages_folded if memory.summary_count > folds_before else 0
+            steps.append(BudgetStep(turn, role, memory.last_message_tokens, folded, memory.buffer_tokens))
+    return BudgetResult(max_buffer_tokens, reply_tokens, messages_to_compress, tuple(steps))
+
+
+def budget_table(user_messages: Sequence[str], budgets: Sequence[int], reply_tokens: int = 100,
+                 messages_to_compress: int = 4) -> BudgetTable:
+    """``analyse_budget`` for each budget."""
+    return BudgetTable(tuple(analyse_budget(user_messages, budget, reply_tokens, messages_to_compress)
+                             for budget in budgets))

@@ -1,0 +1,76 @@
+"""Lesson 3's summary schedule, worked out without a model by running ``SummaryMemory`` itself.
+
+Each turn's user message is the text ``turn N`` and the stub summariser writes "summary of turns 1
+to k", so the schedule is read off the requests the real class builds: a table cannot disagree
+with the class it explains.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from helpers.memory import SummaryMemory, turn_range_stub
+
+
+@dataclass(frozen=True)
+class ScheduleRow:
+    """What the request of one turn holds, and whether the summariser ran after its reply."""
+
+    turn: int
+    summarised_up_to: int  # the summary covers turns 1 to this; 0 means no summary yet
+    verbatim_turns: tuple[int, ...]
+    summariser_called_after: bool
+
+    @property
+    def summary_label(self) -> str:
+        return f"summary of turns 1 to {self.summarised_up_to}" if self.summarised_up_to else "no summary"
+
+    def line(self) -> str:
+        """The row as the lesson prints it."""
+        return f" turn {self.turn:>2} request: {self.summary_label:<25} + verbatim turns {list(self.verbatim_turns)}"
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """The whole schedule for one setting: a row per turn and the number of summariser calls."""
+
+    total_turns: int
+    max_turns_before_summary: int
+    turns_to_keep_verbatim: int
+    rows: tuple[ScheduleRow, ...]
+
+    @property
+    def calls(self) -> int:
+        return sum(row.summariser_called_after for row in self.rows)
+
+    def lines(self) -> list[str]:
+        return [row.line() for row in self.rows]
+
+    def __str__(self) -> str:
+        heading = (f"Summarise after {self.max_turns_before_summary} turns, "
+                   f"keep {self.turns_to_keep_verbatim} verbatim:")
+        footer = f" summariser calls in {self.total_turns} turns: {self.calls}"
+        return "\n".join([heading, *self.lines(), footer])
+
+
+def summary_schedule(total_turns: int, max_turns_before_summary: int, turns_to_keep_verbatim: int) -> Schedule:
+    """Run ``total_turns`` turns through ``SummaryMemory`` with a stub summariser and record each request."""
+    if isinstance(total_turns, bool) or not isinstance(total_turns, int) or total_turns < 1:
+        raise ValueError(f"total_turns must be a whole number of at least 1, got {total_turns!r}")
+    memory = SummaryMemory("", turn_range_stub, max_turns_before_summary, turns_to_keep_verbatim)
+    rows = []
+    for turn in range(1, total_turns + 1):
+        memory.add_message("user", f"turn {turn}")
+        request = memory.get_messages_for_api()
+        verbatim = tuple(int(m["content"].split()[1]) for m in request if m["role"] == "user")
+        calls_before = memory.summary_count
+        memory.add_message("assistant", f"reply {turn}")
+        rows.append(ScheduleRow(turn, memory_summarised_up_to(request), verbatim, memory.summary_count > calls_before))
+    return Schedule(total_turns, max_turns_before_summary, turns_to_keep_verbatim, tuple(rows))
+
+
+def memory_summarised_up_to(request: list[dict[str, str]]) -> int:
+    """The k of "summary of turns 1 to k" in a request built with the stub summariser (0 if none)."""
+    summaries = [m["content"] for m in request[1:] if m["role"] == "system"]
+    if not summaries:
+        return 0
+    return int(summaries[0].rsplit(" ", 1)[1])
