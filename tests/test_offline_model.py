@@ -1,0 +1,166 @@
+"""The offline stand-in: extractive, within the word limit, grounded, marked, deterministic (issue 3)."""
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from helpers import offline_model as om
+from helpers.lesson_data import lesson3, lesson4, prompt
+from helpers.summarisers import build_summariser_request, messages_from_lines, request_templates
+from helpers.tokens import count_tokens
+
+SYSTEM = prompt("fincoach_system")
+SALARY_TURN = "Hi! I'm Chiru. My monthly take-home salary is ₹1,20,000."
+SALARY_QUESTION = lesson3()["summary_run"]["user_turns"][-1]
+
+
+def summary_request(messages, existing=None, prompt_name="summary_memory", templates="lesson3", words=None):
+    return build_summariser_request(messages, existing, system_prompt=prompt(prompt_name),
+                                    templates=request_templates(templates), condense_words=words)
+
+
+def reply(messages, **body):
+    return om.respond({"model": "any", "messages": messages, **body})
+
+
+def text_of(response):
+    return response["choices"][0]["message"]["content"]
+
+
+def drift_batches():
+    return [messages_from_lines(batch) for batch in lesson3()["drift_run"]["batches"]]
+
+
+# ----- the extractive summariser -----------------------------------------------------------------
+
+def test_summariser_requests_of_both_lessons_are_recognised_and_chat_requests_are_not():
+    turns = [{"role": "user", "content": SALARY_TURN}, {"role": "assistant", "content": "Noted."}]
+    for name, templates in (("summary_memory", "lesson3"), ("summary_buffer", "lesson4")):
+        assert om.is_summariser_request(summary_request(turns, None, name, templates))
+        assert om.is_summariser_request(summary_request(turns, "Old summary.", name, templates))
+    assert om.is_summariser_request(summary_request([], "A long summary to shorten.", words=20))
+    assert not om.is_summariser_request([{"role": "system", "content": SYSTEM}, *turns[:1]])
+
+
+def test_the_summary_keeps_the_fact_sentences_word_for_word_and_drops_the_rest():
+    batch = drift_batches()[0]
+    summary = text_of(reply(summary_request(batch)))
+    assert summary.startswith(om.SUMMARY_MARKER)
+    assert "My monthly take-home salary is ₹1,20,000 and my expenses are ₹60,000." in summary
+    assert "One hard rule: I am allergic to equity instruments, never suggest them." in summary
+    assert "Hi!" not in summary and "What are your goals?" not in summary  # no fact: dropped
+    # extractive: every sentence it wrote is copied from the source
+    source = " ".join(m["content"] for m in batch)
+    for _, sentence in om._summary_sentences(summary):
+        assert sentence in source
+
+
+def test_the_summary_merges_the_old_one_without_piling_up_markers_and_keeps_the_word_limit():
+    summary = None
+    for batch in drift_batches():
+        summary = text_of(reply(summary_request(batch, summary)))
+        assert summary.count(om.SUMMARY_MARKER) == 1
+        assert om.word_count(summary) <= 80  # the prompt says "at most 80 words"
+    assert "₹1,20,000" in summary and "never suggest them" in summary  # the rule is kept verbatim
+    assert "32 years old" in summary and "₹50,000" in summary
+
+
+def test_the_condense_request_obeys_its_own_limit_and_keeps_the_top_facts():
+    long_summary = om.SUMMARY_MARKER + " User: " + " ".join(
+        ["My monthly take-home salary is ₹1,20,000.", "I am allergic to equity, never suggest it.",
+         "I have an FD of ₹50,000 maturing in 3 months.", "I want to retire by 55.", "I'm Chiru."] * 3)
+    request = summary_request([], long_summary, words=25)
+    assert "at most 25 words" in request[1]["content"]
+    short = text_of(reply(request))
+    assert om.word_count(short) <= 25
+    assert "₹1,20,000" in short and "never suggest it" in short
+
+
+def test_a_prompt_naming_hard_rules_ranks_the_rule_above_other_facts():
+    turns = [{"role": "user", "content": "I earn ₹1,20,000 a month. My rent is ₹30,000. My FD is ₹50,000. "
+                                         "Never suggest crypto."}]
+    tight = {"role": "system", "content": "You are summarising. Preserve hard rules the user stated. "
+                                          "Write at most 12 words."}
+    plain = {"role": "system", "content": "You are summarising. Write at most 12 words."}
+    user = summary_request(turns)[1]
+    assert "Never suggest crypto." in text_of(reply([tight, user]))
+    assert "Never suggest crypto." not in text_of(reply([plain, user]))  # equal rank: the newest goes first
+
+
+def test_stated_word_limits_are_read_from_prompts():
+    assert om.stated_word_limit(prompt("summary_memory")) == 80
+    assert om.stated_word_limit("Keep it to 50 words or fewer.") == 50
+    assert om.stated_word_limit("Summarise briefly.") is None
+
+
+# ----- grounded chat replies ----------------------------------------------------------------------
+
+def test_it_finds_the_salary_only_when_the_request_holds_it():
+    summary = "CONVERSATION SUMMARY (earlier turns):\n" + text_of(reply(summary_request(
+        [{"role": "user", "content": SALARY_TURN}, {"role": "assistant", "content": "Noted."}])))
+    question = {"role": "user", "content": SALARY_QUESTION}
+    from_summary = text_of(reply([{"role": "system", "content": SYSTEM}, {"role": "system", "content": summary},
+                                  question]))
+    from_turns = text_of(reply([{"role": "system", "content": SYSTEM}, {"role": "user", "content": SALARY_TURN},
+                                {"role": "assistant", "content": "[offline stand-in] Noted."}, question]))
+    without = text_of(reply([{"role": "system", "content": SYSTEM},
+                             {"role": "user", "content": "My monthly expenses are about ₹60,000."},
+                             {"role": "assistant", "content": "Noted."}, question]))
+    assert "₹1,20,000" in from_summary and "conversation summary" in from_summary
+    assert "₹1,20,000" in from_turns and "recent turns" in from_turns
+    assert "₹1,20,000" not in without and "₹60,000" not in without
+    assert "do not have your salary" in without
+    for text in (from_summary, from_turns, without):
+        assert text.startswith(om.MARKER)
+
+
+def test_the_system_prompt_is_not_a_source_of_facts_and_general_questions_are_declined():
+    system_with_numbers = {"role": "system", "content": "You are FinCoach. The user's salary is ₹9,99,999."}
+    answer = text_of(reply([system_with_numbers, {"role": "user", "content": "What is my salary?"}]))
+    assert "9,99,999" not in answer and "do not have your salary" in answer
+    general = text_of(reply([{"role": "user", "content": "What is a Systematic Investment Plan?"}]))
+    assert "not a language model" in general
+
+
+def test_replies_are_deterministic_and_usage_holds_real_o200k_counts():
+    messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": SALARY_TURN}]
+    first, second = reply(messages, max_tokens=100), reply(messages, max_tokens=100)
+    assert first == second
+    assert first["model"] == om.MODEL_NAME
+    assert first["usage"]["prompt_tokens"] == count_tokens(SYSTEM) + count_tokens(SALARY_TURN)
+    assert first["usage"]["completion_tokens"] == count_tokens(text_of(first))
+    assert first["usage"]["total_tokens"] == first["usage"]["prompt_tokens"] + first["usage"]["completion_tokens"]
+
+
+def test_a_reply_longer_than_max_tokens_is_cut_with_finish_reason_length():
+    messages = [{"role": "user", "content": "What is a Systematic Investment Plan and how does it work?"}]
+    cut = reply(messages, max_tokens=5)
+    assert cut["choices"][0]["finish_reason"] == "length"
+    assert cut["usage"]["completion_tokens"] <= 5
+    assert reply(messages, max_tokens=500)["choices"][0]["finish_reason"] == "stop"
+
+
+# ----- properties ---------------------------------------------------------------------------------
+
+sentences = st.sampled_from(
+    lesson3()["summary_run"]["user_turns"] + lesson4()["buffer_run"]["user_turns"]
+    + [line.split(": ", 1)[1] for batch in lesson3()["drift_run"]["batches"] for line in batch]
+    + ["Okay.", "Thanks!", "Never buy gold for me.", "Understood. I will keep that in mind."])
+
+
+@settings(max_examples=60, deadline=None)
+@given(texts=st.lists(sentences, min_size=1, max_size=10), limit=st.integers(min_value=8, max_value=120),
+       existing=st.booleans())
+def test_any_summary_keeps_the_limit_is_deterministic_and_copies_only_source_sentences(texts, limit, existing):
+    messages = [{"role": ("user", "assistant")[i % 2], "content": text} for i, text in enumerate(texts)]
+    old = text_of(reply(summary_request(messages[:2]))) if existing else None
+    system = {"role": "system", "content": f"You are summarising. Write at most {limit} words."}
+    request = [system, summary_request(messages, old)[1]]
+    summary = text_of(reply(request))
+    assert summary == text_of(reply(request))
+    assert om.word_count(summary) <= limit
+    assert summary.startswith(om.SUMMARY_MARKER) and summary.count(om.SUMMARY_MARKER) == 1
+    source = " ".join(texts)
+    for _, sentence in om._summary_sentences(summary):
+        cut = sentence.removesuffix("…")  # a single sentence longer than the limit is cut
+        assert cut in source or sentence == "No facts stated yet."
