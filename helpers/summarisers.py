@@ -1,0 +1,138 @@
+"""Summariser functions for the memories, built on a ``ModelAccess`` and the lessons' prompts.
+
+A summariser is ``summarise(messages_to_fold, existing_summary) -> str``. It sends what the
+lessons send: the summariser prompt as the system message, and a user message made from the
+lesson's request templates (``summariser_request`` in ``data/lesson3_summary_memory.json`` and
+``data/lesson4_summary_buffer.json``). With ``messages_to_fold == []`` (the memory's summary passed
+``max_summary_tokens``) it asks for the summary to be shortened instead.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from helpers import lesson_data
+from helpers.llm import ModelAccess
+from helpers.model_errors import EmptyReply
+from helpers.offline_model import stated_word_limit, word_count
+
+PROMPTS = ("summary_memory", "summary_memory_hard_rules", "summary_buffer")
+TEMPLATES = ("lesson3", "lesson4")
+CONDENSE_TEMPLATE = ("SUMMARY TO SHORTEN:\n{summary}\n\nShorten this summary to at most {words} words. Keep every "
+                     "fact and every hard rule the user stated, word for word where you can; drop repetition first.")
+
+
+def request_templates(which: str) -> dict[str, str]:
+    """The lesson's summariser request templates: ``first``, ``update`` and ``line``."""
+    if which == "lesson3":
+        return dict(lesson_data.lesson3()["summariser_request"])
+    if which == "lesson4":
+        return dict(lesson_data.lesson4()["summariser_request"])
+    raise ValueError(f"templates must be 'lesson3' or 'lesson4', got {which!r}")
+
+
+def turns_text(messages: list[dict[str, str]], line: str = "{ROLE}: {content}") -> str:
+    """The messages as the lessons write them for the summariser: one ``USER: ...`` line each."""
+    return "\n".join(line.format(ROLE=m["role"].upper(), role=m["role"], content=m["content"]) for m in messages)
+
+
+def messages_from_lines(lines: list[str]) -> list[dict[str, str]]:
+    """``["USER: ...", "ASSISTANT: ..."]`` (the drift run's batches) -> API message dicts."""
+    messages = []
+    for text in lines:
+        role, separator, content = text.partition(":")
+        if not separator or role.strip().lower() not in ("user", "assistant"):
+            raise ValueError(f"expected a line starting 'USER:' or 'ASSISTANT:', got {text[:40]!r}")
+        messages.append({"role": role.strip().lower(), "content": content.strip()})
+    return messages
+
+
+def build_summariser_request(messages: list[dict[str, str]], existing_summary: str | None, *, system_prompt: str,
+                             templates: dict[str, str], condense_words: int | None = None) -> list[dict[str, str]]:
+    """The two messages a summariser call sends (system prompt, then the filled-in template)."""
+    if messages:
+        text = turns_text(messages, templates.get("line", "{ROLE}: {content}"))
+        if existing_summary:
+            user = templates["update"].format(summary=existing_summary, turns=text)
+        else:
+            user = templates["first"].format(turns=text)
+    elif existing_summary:
+        # The memory asks only when the summary is over its token cap: ask for two thirds of its
+        # present length (never more than the prompt's own limit), unless told a number.
+        words = condense_words or min(stated_word_limit(system_prompt) or 10**6,
+                                      max(10, word_count(existing_summary) * 2 // 3))
+        user = CONDENSE_TEMPLATE.format(summary=existing_summary, words=words)
+    else:
+        raise ValueError("nothing to summarise: no messages and no existing summary")
+    return [{"role": "system", "content": system_prompt}, {"role": "user", "content": user}]
+
+
+@dataclass(frozen=True)
+class SummariserCall:
+    """One summariser call: what was sent, what came back, and the usage the endpoint reported."""
+
+    request: list[dict[str, str]]
+    summary: str
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    model: str
+
+
+@dataclass
+class ModelSummariser:
+    """A callable ``(messages, existing_summary) -> summary`` that calls the model through ``access``."""
+
+    access: ModelAccess
+    system_prompt: str
+    templates: dict[str, str]
+    name: str = "custom"
+    max_tokens: int = 1000
+    temperature: float | None = 0
+    reasoning_effort: str | None = "low"
+    condense_words: int | None = None
+    calls: list[SummariserCall] = field(default_factory=list)
+
+    def request(self, messages: list[dict[str, str]], existing_summary: str | None = None) -> list[dict[str, str]]:
+        """The messages this summariser would send for these arguments (nothing is called)."""
+        return build_summariser_request(messages, existing_summary, system_prompt=self.system_prompt,
+                                        templates=self.templates, condense_words=self.condense_words)
+
+    def options(self, messages: list[dict[str, str]], existing_summary: str | None = None) -> dict[str, Any]:
+        """The full ``chat.completions.create`` arguments this summariser would send."""
+        return self.access.request_options(self.request(messages, existing_summary), max_tokens=self.max_tokens,
+                                           temperature=self.temperature, reasoning_effort=self.reasoning_effort)
+
+    def __call__(self, messages: list[dict[str, str]], existing_summary: str | None = None) -> str:
+        request = self.request(messages, existing_summary)
+        response = self.access.complete(request, max_tokens=self.max_tokens, temperature=self.temperature,
+                                        reasoning_effort=self.reasoning_effort, purpose="summary")
+        summary = (response.choices[0].message.content or "").strip()
+        if not summary:  # complete() already refuses empty text; never hand an empty summary to a memory
+            raise EmptyReply("the summariser got an empty summary; nothing was folded")
+        usage = response.usage
+        self.calls.append(SummariserCall(request, summary, usage.prompt_tokens if usage else None,
+                                         usage.completion_tokens if usage else None, response.model))
+        return summary
+
+
+def make_summariser(access: ModelAccess, prompt: str = "summary_memory", *, templates: str | None = None,
+                    max_tokens: int = 1000, temperature: float | None = 0, reasoning_effort: str | None = "low",
+                    condense_words: int | None = None) -> ModelSummariser:
+    """A summariser for a memory: ``prompt`` is a lesson prompt name or your own prompt text.
+
+    ``templates`` picks the request wording: lesson 3's ("CONVERSATION TURNS TO SUMMARISE") or
+    lesson 4's ("MESSAGES TO SUMMARISE"); by default lesson 4's for ``summary_buffer``, else lesson 3's.
+    ``reasoning_effort`` is sent only where the endpoint accepts it (gpt-oss, OpenAI reasoning models).
+    On an empty reply (after one retry with a larger limit) it raises ``EmptyReply``; the memory
+    then keeps every message and tries the fold again later.
+    """
+    if prompt in PROMPTS:
+        name, system_prompt = prompt, lesson_data.prompt(prompt)
+    elif isinstance(prompt, str) and len(prompt.split()) > 3:
+        name, system_prompt = "custom", prompt.strip()
+    else:
+        raise ValueError(f"prompt must be one of {', '.join(PROMPTS)} or the text of your own summariser prompt, "
+                         f"got {prompt!r}")
+    which = templates or ("lesson4" if name == "summary_buffer" else "lesson3")
+    return ModelSummariser(access, system_prompt, request_templates(which), name, max_tokens, temperature,
+                      reasoning_effort, condense_words)

@@ -1,0 +1,1 @@
+"""Shared test support: a loopback OpenAI-compatible server and mock-transport helpers."""

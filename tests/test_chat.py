@@ -1,0 +1,212 @@
+"""chat() and TurnRecord: the lessons' six-turn runs end to end, offline and replayed (issue 3)."""
+from __future__ import annotations
+
+import json
+
+import httpx2
+import pytest
+
+from helpers import llm
+from helpers.chat import TurnRecord, chat
+from helpers.lesson_data import lesson3, lesson4, prompt
+from helpers.llm import ModelUnavailable, RecordingMissing, connect
+from helpers.memory import FoldEvent, SummaryBufferMemory, SummaryMemory
+from helpers.offline_model import MARKER, SUMMARY_MARKER, is_summariser_request, respond
+from helpers.summarisers import make_summariser
+from helpers.tokens import count_tokens
+from tests.support.mock_api import Scripted, ok, status
+
+SYSTEM = prompt("fincoach_system")
+L3_TURNS = lesson3()["summary_run"]["user_turns"]
+L4_TURNS = lesson4()["buffer_run"]["user_turns"]
+SALARY = lesson3()["summary_run"]["salary_marker"]
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch, tmp_path):
+    for name in ("LLM_MODE", "GROQ_API_KEY", "OPENAI_API_KEY", "LLM_API_KEY", "LLM_BASE_URL", "LLM_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("LLM_RECORDINGS_DIR", str(tmp_path / "recordings"))
+    monkeypatch.setattr(llm, "ENV_FILE", tmp_path / "no.env")
+
+
+def offline():
+    return connect("offline", load_env=False, quiet=True)
+
+
+def summary_memory(access, **settings):
+    settings = settings or dict(max_turns_before_summary=4, turns_to_keep_verbatim=2)
+    return SummaryMemory(SYSTEM, make_summariser(access, "summary_memory"), **settings)
+
+
+def buffer_memory(access, budget=600):
+    return SummaryBufferMemory(SYSTEM, make_summariser(access, "summary_buffer"), max_buffer_tokens=budget,
+                               messages_to_compress_on_overflow=4)
+
+
+def stand_in_server(request: httpx2.Request) -> httpx2.Response:
+    """A mock endpoint that answers like the stand-in (so a recording can be made without a network)."""
+    return httpx2.Response(200, json=respond(json.loads(request.content)))
+
+
+# ----- the lessons' lines --------------------------------------------------------------------------
+
+def lesson_record(**overrides) -> TurnRecord:
+    fields = dict(turn=1, user_message="u", reply="r", request=[{"role": "system", "content": "s"}] * 2,
+                  prompt_tokens=229, completion_tokens=10, model="m", finish_reason="stop", style="summary",
+                  summary=None, summary_tokens=0, summary_block_tokens=0, system_prompt_tokens=136,
+                  verbatim_tokens=19, verbatim_messages=1, summary_count=0, watch="1,20,000",
+                  watch_in_verbatim=True)
+    return TurnRecord(**(fields | overrides))
+
+
+def test_the_lines_reproduce_the_lessons_formats():
+    assert lesson_record().line() == ("[Turn 1] messages sent: 2 | prompt_tokens: 229 | summary sent: False | "
+                                      "salary in a verbatim turn: True")
+    fold = FoldEvent(first_turn=1, last_turn=2, messages_folded=4, message_tokens=489, old_summary_tokens=0,
+                     summary_tokens=131)
+    assert lesson_record().fold_line(fold) == "  [SUMMARISE] 4 messages (489 tokens) -> summary (131 tokens)"
+    buffer = lesson_record(style="summary_buffer", prompt_tokens=200, max_buffer_tokens=600, overflow_count=0)
+    assert buffer.line() == ("[Turn 1] prompt_tokens: 200 | summary: 0 tokens | buffer: 19/600 tokens in 1 "
+                             "messages | overflows: 0")
+    compress = FoldEvent(first_turn=1, last_turn=2, messages_folded=4, message_tokens=550, old_summary_tokens=0,
+                         summary_tokens=141)
+    assert buffer.fold_line(compress) == ("  [COMPRESS] 4 messages + old summary (550 tokens) -> new summary "
+                                          "(141 tokens)")
+
+
+# ----- six turns, offline ---------------------------------------------------------------------------
+
+def test_six_turns_of_summary_memory_offline_behave_as_lesson_3_describes(capsys):
+    access = offline()
+    memory = summary_memory(access)
+    records = [chat(memory, text, access, watch=SALARY, show=True) for text in L3_TURNS]
+    printed = capsys.readouterr().out.splitlines()
+    assert [r.messages_sent for r in records] == [2, 4, 6, 8, 7, 9]  # the lesson's column
+    assert [r.summary_sent for r in records] == [False] * 4 + [True] * 2
+    assert [r.watch_in_verbatim for r in records] == [True] * 4 + [False] * 2
+    assert [len(r.folds_after) for r in records] == [0, 0, 0, 1, 0, 1]
+    assert records[3].folds_after[0].messages_folded == 4
+    # the printed lines are the records' lines, folds after the turn that triggered them
+    assert printed == [line for r in records for line in r.lines()]
+    assert printed[4].startswith("  [SUMMARISE] 4 messages (")
+    # prompt_tokens comes from usage; the stand-in counts the request's contents exactly
+    assert all(r.prompt_tokens == r.request_tokens for r in records)
+    # turn 6: the salary is in no verbatim turn, yet the reply quotes it from the summary
+    assert records[-1].reply.startswith(MARKER)
+    assert "₹1,20,000" in records[-1].reply and "conversation summary" in records[-1].reply
+    assert memory.summary.startswith(SUMMARY_MARKER) and "₹1,20,000" in memory.summary
+    assert len(memory.archive) == 12
+
+
+def test_six_turns_of_summary_buffer_memory_offline_print_the_lesson_4_line():
+    access = offline()
+    memory = buffer_memory(access, budget=200)  # the stand-in's replies are short: a small budget overflows
+    records = [chat(memory, text, access) for text in L4_TURNS]
+    assert records[0].verbatim_tokens == 19 == count_tokens(L4_TURNS[0])  # the lesson's 19
+    for record in records:  # measured after the user message, before the reply
+        assert record.verbatim_tokens == sum(count_tokens(m["content"]) for m in record.request
+                                             if m["role"] != "system")
+        assert record.line().startswith(f"[Turn {record.turn}] prompt_tokens: {record.prompt_tokens} | summary: ")
+        assert (f"/200 tokens in {record.verbatim_messages} messages | overflows: {record.overflow_count}"
+                in record.line())
+    folds = [e for r in records for e in r.fold_events]
+    assert len(folds) == memory.overflow_count >= 1
+    assert all(line.startswith("  [COMPRESS] ") for r in records for line in r.lines() if "COMPRESS" in line)
+    assert "₹1,20,000" in records[-1].reply  # turn 6 asks for "my salary and risk profile"
+
+
+# ----- failures lose nothing ------------------------------------------------------------------------
+
+def test_a_failed_model_call_changes_nothing_in_memory():
+    ok_then_fail = Scripted(stand_in_server, status(503))
+    access = connect("live", api_key="test-key", transport=ok_then_fail.transport(), max_retries=1,
+                     load_env=False, quiet=True)
+    memory = summary_memory(access)
+    chat(memory, L3_TURNS[0], access)
+    before = memory.to_dict()
+    with pytest.raises(ModelUnavailable, match="503"):
+        chat(memory, L3_TURNS[1], access)
+    assert memory.to_dict() == before
+
+
+def test_a_failed_call_after_an_overflow_undoes_the_fold_too():
+    chat_fails = {"on": False}
+
+    def chat_may_fail(request: httpx2.Request) -> httpx2.Response:
+        if chat_fails["on"] and not is_summariser_request(json.loads(request.content)["messages"]):
+            return status(500)
+        return stand_in_server(request)
+
+    access = connect("live", api_key="test-key", transport=httpx2.MockTransport(chat_may_fail),
+                     max_retries=0, load_env=False, quiet=True)
+    memory = buffer_memory(access, budget=140)  # with the stand-in's replies, turn 3's question overflows
+    turns = iter(L4_TURNS)
+    text = next(turns)
+    while not memory.messages_to_fold(count_tokens(text)):  # run until storing the next question overflows
+        chat(memory, text, access)
+        text = next(turns)
+    before = memory.to_dict()
+    chat_fails["on"] = True
+    with pytest.raises(ModelUnavailable, match="500"):
+        chat(memory, text, access)  # the overflow fold ran, then the reply failed
+    assert memory.to_dict() == before
+    chat_fails["on"] = False
+    assert chat(memory, text, access).folds_before  # the same turn works once the endpoint is back
+
+
+def test_a_failing_summariser_is_a_note_the_turn_goes_on_and_nothing_empty_is_folded():
+    failing = {"on": True}
+
+    def empty_summaries(request: httpx2.Request) -> httpx2.Response:
+        body = json.loads(request.content)
+        if failing["on"] and is_summariser_request(body["messages"]):
+            return ok("", finish_reason="length")
+        return stand_in_server(request)
+
+    access = connect("live", api_key="test-key", transport=httpx2.MockTransport(empty_summaries),
+                     load_env=False, quiet=True)
+    memory = summary_memory(access)
+    records = [chat(memory, text, access) for text in L3_TURNS[:4]]
+    assert records[3].notes and "summariser failed" in records[3].notes[0]
+    assert "[NOTE]" in records[3].lines()[-1]
+    assert memory.summary is None and memory.summary_count == 0
+    assert len(memory.verbatim) == 8  # every message kept word for word
+    failing["on"] = False
+    record = chat(memory, L3_TURNS[4], access)
+    assert memory.summary_count == 1 and record.folds_after  # the fold is retried and works
+    assert "₹1,20,000" in memory.summary
+
+
+# ----- six turns, replayed ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kind", ["summary", "summary_buffer"])
+def test_six_turns_replay_exactly_what_was_recorded(kind):
+    def run(access):
+        memory = summary_memory(access) if kind == "summary" else buffer_memory(access, budget=200)
+        turns = L3_TURNS if kind == "summary" else L4_TURNS
+        return memory, [chat(memory, text, access, watch=SALARY) for text in turns]
+
+    recorder = connect("record", api_key="test-key", transport=httpx2.MockTransport(stand_in_server),
+                       recording=f"six_{kind}", load_env=False, quiet=True)
+    recorded_memory, recorded = run(recorder)
+    replay = connect(recording=f"six_{kind}", load_env=False, quiet=True)  # no key: replay by default
+    assert replay.mode == "replay"
+    replayed_memory, replayed = run(replay)
+    assert [r.lines() for r in replayed] == [r.lines() for r in recorded]
+    assert [r.reply for r in replayed] == [r.reply for r in recorded]
+    assert replayed_memory.to_dict() == recorded_memory.to_dict()
+    assert replayed_memory.summary_count >= 1
+
+
+def test_replay_of_a_changed_conversation_fails_clearly_and_keeps_memory():
+    recorder = connect("record", api_key="test-key", transport=httpx2.MockTransport(stand_in_server),
+                       recording="short", load_env=False, quiet=True)
+    chat(summary_memory(recorder), L3_TURNS[0], recorder)
+    replay = connect("replay", recording="short", load_env=False, quiet=True)
+    memory = summary_memory(replay)
+    chat(memory, L3_TURNS[0], replay)
+    before = memory.to_dict()
+    with pytest.raises(RecordingMissing, match="short.json"):
+        chat(memory, "A question nobody recorded?", replay)
+    assert memory.to_dict() == before

@@ -1,0 +1,143 @@
+"""Live mode end to end over real HTTP, against an OpenAI-compatible server on 127.0.0.1 (issues 3 and 5).
+
+Live mode is pointed at the server by base URL, as a user points it at Ollama or vLLM. The
+server serves the offline stand-in and answers 429/5xx when told to. No traffic leaves loopback.
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from helpers import llm
+from helpers.chat import chat
+from helpers.lesson_data import lesson3, lesson4, prompt
+from helpers.llm import ModelUnavailable, connect
+from helpers.memory import SummaryBufferMemory, SummaryMemory
+from helpers.recordings import recording_path
+from helpers.summarisers import make_summariser
+from tests.support.openai_compatible_server import OpenAICompatibleServer
+
+KEY = "loopback-test-key-0123456789"
+SYSTEM = prompt("fincoach_system")
+SALARY = lesson3()["summary_run"]["salary_marker"]
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch, tmp_path):
+    for name in ("LLM_MODE", "GROQ_API_KEY", "OPENAI_API_KEY", "LLM_API_KEY", "LLM_BASE_URL", "LLM_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("LLM_RECORDINGS_DIR", str(tmp_path / "recordings"))
+    monkeypatch.setattr(llm, "ENV_FILE", tmp_path / "no.env")
+
+
+@pytest.fixture
+def server():
+    with OpenAICompatibleServer(expected_key=KEY) as running:
+        yield running
+
+
+def to(server, mode="live", **kwargs) -> llm.ModelAccess:
+    kwargs.setdefault("quiet", True)
+    return connect(mode, base_url=server.base_url, model="stand-in", api_key=KEY, load_env=False, **kwargs)
+
+
+def run_lesson3(access, turns=None):
+    memory = SummaryMemory(SYSTEM, make_summariser(access, "summary_memory"), 4, 2)
+    records = [chat(memory, text, access, watch=SALARY) for text in (turns or lesson3()["summary_run"]["user_turns"])]
+    return memory, records
+
+
+def test_live_mode_by_base_url_runs_six_turns_over_http(server, monkeypatch, capsys):
+    monkeypatch.setenv("LLM_BASE_URL", server.base_url)  # configured as a user would, by environment
+    monkeypatch.setenv("LLM_MODEL", "stand-in")
+    monkeypatch.setenv("LLM_API_KEY", KEY)
+    access = connect(load_env=False)  # no mode chosen: a configured server means live
+    label = capsys.readouterr().out.strip()
+    assert access.mode == "live" and label == access.label
+    assert f"OpenAI-compatible server {server.base_url} | stand-in | key from LLM_API_KEY" in label
+    assert KEY not in label
+    memory, records = run_lesson3(access)
+    assert [r.watch_in_verbatim for r in records] == [True] * 4 + [False] * 2
+    assert "₹1,20,000" in records[-1].reply
+    assert len(server.chat_requests) == 6 + 2  # six replies and two summaries
+    assert all(r["headers"]["authorization"] == f"Bearer {KEY}" for r in server.chat_requests)
+    summary_body = server.chat_requests[4]["body"]  # after turn 4's reply comes the first summary
+    assert summary_body["messages"][0]["content"] == prompt("summary_memory")
+
+
+def test_summary_buffer_memory_runs_live_over_http(server):
+    access = to(server)
+    memory = SummaryBufferMemory(SYSTEM, make_summariser(access, "summary_buffer"), 140, 4)
+    records = [chat(memory, text, access) for text in lesson4()["buffer_run"]["user_turns"]]
+    assert memory.overflow_count >= 1 and sum(len(r.fold_events) for r in records) == memory.overflow_count
+    assert records[0].prompt_tokens == records[0].request_tokens
+
+
+def test_a_429_over_http_is_retried_then_succeeds(server):
+    server.fail_next(2, status=429)
+    reply = to(server).complete([{"role": "user", "content": "hello"}], max_tokens=100)
+    assert reply.choices[0].message.content.startswith("[offline stand-in]")
+    assert [r["headers"]["x-stainless-retry-count"] for r in server.chat_requests] == ["0", "1", "2"]
+
+
+def test_5xx_over_http_exhausting_the_retries_explains_itself(server):
+    server.fail_always(502)
+    with pytest.raises(ModelUnavailable) as raised:
+        to(server, max_retries=1).complete([{"role": "user", "content": "hello"}], max_tokens=100)
+    assert len(server.chat_requests) == 2
+    assert "502" in str(raised.value) and "LLM_MODE=offline" in str(raised.value)
+
+
+def test_an_empty_reply_over_http_is_retried_with_a_larger_limit(server):
+    server.empty_next(1)
+    reply = to(server).complete([{"role": "user", "content": "hello"}], max_tokens=100)
+    assert reply.choices[0].message.content
+    assert [r["body"]["max_tokens"] for r in server.chat_requests] == [100, 200]
+
+
+def test_a_wrong_key_over_http_names_the_variable(server):
+    with pytest.raises(ModelUnavailable, match="LLM_API_KEY") as raised:
+        connect("live", base_url=server.base_url, model="stand-in", api_key="wrong-key-123456", load_env=False,
+                quiet=True).complete([{"role": "user", "content": "hi"}], max_tokens=10)
+    assert "wrong-key-123456" not in str(raised.value)
+
+
+def test_a_stopped_server_is_a_connection_error_with_what_to_do(server):
+    access = to(server, max_retries=0)
+    server.stop()
+    with pytest.raises(ModelUnavailable) as raised:
+        access.complete([{"role": "user", "content": "hello"}], max_tokens=10)
+    assert "Could not reach" in str(raised.value) and "LLM_BASE_URL" in str(raised.value)
+
+
+# ----- the instructor's flow (issue 5): record before class, fall back to it in class -------------
+
+def test_record_before_class_then_a_rate_limited_or_dead_endpoint_is_answered_from_the_recording(server, capsys):
+    recorder = to(server, "record", recording="02_summary_memory_run")
+    recorded_memory, recorded = run_lesson3(recorder)
+    path = recording_path("02_summary_memory_run")
+    saved = json.loads(path.read_text(encoding="utf-8"))
+    assert len(saved["exchanges"]) == 8 and KEY not in path.read_text(encoding="utf-8")
+    requests_while_recording = len(server.chat_requests)
+
+    # in class: the same code, live, while the endpoint rate-limits every call
+    server.fail_always(429)
+    in_class = to(server, recording="02_summary_memory_run", quiet=False)
+    memory, records = run_lesson3(in_class)
+    out = capsys.readouterr().out
+    assert [r.lines() for r in records] == [r.lines() for r in recorded]
+    assert memory.to_dict() == recorded_memory.to_dict()
+    fallback_lines = [line for line in out.splitlines() if line.startswith("live call failed")]
+    assert len(fallback_lines) == 8
+    assert all(line.startswith("live call failed (429); answered from recording ")
+               and line.endswith("02_summary_memory_run.json") for line in fallback_lines)
+    assert len(server.chat_requests) - requests_while_recording == 8 * 3  # every call tried live 3 times first
+    assert all(r.notices for r in records)  # each turn's record says where its answer came from
+
+    # and with the endpoint gone altogether
+    server.stop()
+    offline_class = to(server, recording="02_summary_memory_run", max_retries=0)
+    memory, records = run_lesson3(offline_class, lesson3()["summary_run"]["user_turns"][:2])
+    assert [r.lines() for r in records] == [r.lines() for r in recorded[:2]]
+    assert all("connection error" in notice for notice in offline_class.notices)
