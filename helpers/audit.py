@@ -1,0 +1,117 @@
+"""Auditing a summary against the archive: what does it state that no user message said?
+
+A summary is new text. Two kinds of statement in it can be checked mechanically against the
+user's own messages: figures (amounts, percentages, ages, durations) and negations ("no debts").
+A figure no user message holds is flagged, and so is a negation whose words no user message
+uses; each flag says whether an assistant reply said it (advice turned into a "fact") or no
+message at all (invented). This is a heuristic for a reader to follow up, not a verdict.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+UNITS = {"k": 1_000, "thousand": 1_000, "l": 100_000, "lakh": 100_000, "lakhs": 100_000, "lac": 100_000,
+         "cr": 10_000_000, "crore": 10_000_000, "crores": 10_000_000}
+NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+                "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20}
+_DASH = "-\u2010\u2011\u2012\u2013\u2014"
+_NUM = r"\d[\d,]*(?:\.\d+)?"
+# A figure: optional ₹, a number or a range ("15-20", "4 to 5"), an optional unit or %.
+FIGURE = re.compile(
+    rf"(?P<currency>₹|rs\.?\s?|inr\s?)?(?P<low>{_NUM})(?:\s?(?:[{_DASH}]|to)\s?(?P<high>{_NUM}))?"
+    rf"(?:\s?(?P<unit>%|percent\b|k\b|l\b|lakhs?\b|lac\b|cr\b|crores?\b|thousand\b))?",
+    re.IGNORECASE)
+# Number words count only before a unit ("three months"), so "one paragraph" is not a figure.
+_WORD_NUMBER = re.compile(r"\b(" + "|".join(NUMBER_WORDS) + r")\b(?=[\s-]+(?:month|year|week|day|lakh|crore))",
+                          re.IGNORECASE)
+# "no debts", "no other investments", "without a loan", "never invested".
+NEGATION = re.compile(r"\b(?:no|never|without|zero|nil)\s+(?:(?:a|an|any|other|outstanding|existing)\s+)?"
+                      r"(?P<what>[a-z][a-z-]+)", re.IGNORECASE)
+_STOP = {"the", "a", "an", "to", "be", "is", "are", "and", "or", "of", "for", "in", "more", "longer"}
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A statement in the summary that no user message supports."""
+
+    text: str  # the words in the summary
+    kind: str  # "figure" or "negation"
+    source: str  # "assistant reply" (FinCoach said it) or "no message"
+
+    def line(self) -> str:
+        where = ("in no user message; a FinCoach reply said it" if self.source == "assistant reply"
+                 else "in no message of the archive")
+        return f"  {self.kind:<8} {self.text!r}: {where}"
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A figure as written (``₹15-20 k``), its plain numbers (15, 20) and its unit's scale (1000)."""
+
+    text: str
+    numbers: tuple[float, ...]
+    scale: float
+
+    @property
+    def values(self) -> set[float]:
+        """Every value the figure can stand for: the numbers as written and with the unit applied."""
+        return set(self.numbers) | {n * self.scale for n in self.numbers}
+
+
+def figures(text: str) -> list[Figure]:
+    """The figures in ``text``: amounts in ₹ with k/L/lakh/crore, percentages, ages, durations."""
+    found = []
+    for match in FIGURE.finditer(text):
+        before = text[match.start() - 1] if match.start() else " "
+        if before.isalnum() or before in ",.":
+            continue  # inside a longer token
+        numbers = [match.group("low")] + ([match.group("high")] if match.group("high") else [])
+        scale = UNITS.get((match.group("unit") or "").lower(), 1)
+        found.append(Figure(match.group(0).strip(), tuple(float(n.replace(",", "")) for n in numbers), scale))
+    for match in _WORD_NUMBER.finditer(text):
+        found.append(Figure(match.group(0), (float(NUMBER_WORDS[match.group(0).lower()]),), 1))
+    return found
+
+
+def _values(texts: Sequence[str]) -> set[float]:
+    return {value for text in texts for figure in figures(text) for value in figure.values}
+
+
+def _negated(texts: Sequence[str]) -> set[str]:
+    return {_stem(m.group("what")) for text in texts for m in NEGATION.finditer(text)}
+
+
+def _stem(word: str) -> str:
+    return re.sub(r"(?:ies|es|s)$", "", word.lower())
+
+
+def audit_summary(summary: str, archive: Sequence[dict[str, str]]) -> list[Claim]:
+    """Figures and negations in ``summary`` that no user message in ``archive`` states."""
+    users = [m["content"] for m in archive if m["role"] == "user"]
+    replies = [m["content"] for m in archive if m["role"] == "assistant"]
+    user_values, reply_values = _values(users), _values(replies)
+    claims: list[Claim] = []
+    for figure in figures(summary):
+        if all(n in user_values or n * figure.scale in user_values for n in figure.numbers):
+            continue
+        source = "assistant reply" if figure.values & reply_values else "no message"
+        claims.append(Claim(figure.text, "figure", source))
+    user_negated, reply_negated = _negated(users), _negated(replies)
+    for match in NEGATION.finditer(summary):
+        what = _stem(match.group("what"))
+        if what in _STOP or what in user_negated:
+            continue
+        source = "assistant reply" if what in reply_negated else "no message"
+        claims.append(Claim(match.group(0), "negation", source))
+    seen: set[tuple[str, str]] = set()
+    return [c for c in claims if not ((c.text, c.kind) in seen or seen.add((c.text, c.kind)))]
+
+
+def audit_report(summary: str, archive: Sequence[dict[str, str]]) -> str:
+    """The audit as printable lines: one per unsupported statement."""
+    claims = audit_summary(summary, archive)
+    users = sum(1 for m in archive if m["role"] == "user")
+    head = f"Statements in the summary that none of the {users} user messages states: {len(claims)}"
+    return "\n".join([head, *(claim.line() for claim in claims)])

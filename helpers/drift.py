@@ -1,0 +1,146 @@
+"""Measuring summary drift (lesson 3): size, words against the limit, the keyword check, and
+whether a stated rule survives *as a rule* or only as a preference.
+
+A keyword check ("does the summary still mention equity?") passes as long as the word is there;
+it cannot tell "never suggest equity" from "prefers to avoid equity". ``rule_strength`` reads the
+sentences that mention the keyword and looks for the words that carry the force of a rule.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from helpers.tokens import count_tokens
+
+Summariser = Callable[[list[dict[str, str]], "str | None"], str]
+
+# Words that keep the force of the user's rule, and words that turn it into a taste.
+RULE_CUES = ("hard rule", "rule", "never", "must not", "must never", "do not", "don't", "does not want",
+             "not to suggest", "not suggest", "no equit", "allergic", "forbid", "prohibit", "exclude",
+             "refuse", "under no circumstances", "strictly", "only fixed")
+PREFERENCE_CUES = ("avoid", "prefer", "rather", "lean", "inclined", "favour", "favor", "likes",
+                   "reluctant", "wary", "cautious about", "not keen", "less interested")
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+")
+
+
+def word_count(text: str) -> int:
+    """Words as the lesson counts them: runs of non-space characters."""
+    return len(text.split())
+
+
+def mentions(text: str, keyword: str = "equit") -> bool:
+    """The lesson's keyword check: is ``keyword`` anywhere in the text (case-insensitive)?"""
+    return keyword.lower() in text.lower()
+
+
+def _cues(sentence: str, cues: Sequence[str]) -> list[str]:
+    lowered = sentence.lower()
+    return [cue for cue in cues if re.search(r"\b" + re.escape(cue), lowered)]
+
+
+def rule_strength(text: str, keyword: str = "equit") -> tuple[str, list[str]]:
+    """``("rule" | "preference" | "mentioned" | "absent", cue words found)`` for the keyword's sentences.
+
+    "rule": a sentence naming the keyword carries a rule word ("never", "hard rule", "allergic"...);
+    "preference": only softer words ("avoids", "prefers"); "mentioned": neither; "absent": no mention.
+    """
+    sentences = [s for s in _SENTENCE.split(text) if keyword.lower() in s.lower()]
+    if not sentences:
+        return "absent", []
+    rule = [cue for s in sentences for cue in _cues(s, RULE_CUES)]
+    if rule:
+        return "rule", sorted(set(rule), key=rule.index)
+    preference = [cue for s in sentences for cue in _cues(s, PREFERENCE_CUES)]
+    if preference:
+        return "preference", sorted(set(preference), key=preference.index)
+    return "mentioned", []
+
+
+def keyword_sentences(text: str, keyword: str = "equit") -> list[str]:
+    """The sentences of ``text`` that mention ``keyword``: what a reader checks by eye."""
+    return [s.strip() for s in _SENTENCE.split(text) if keyword.lower() in s.lower()]
+
+
+@dataclass(frozen=True)
+class CycleMeasure:
+    """One summary cycle measured the lesson's way, plus the rule-or-preference reading."""
+
+    cycle: int
+    batch_tokens: int
+    summary_tokens: int
+    words: int
+    word_limit: int
+    mentions_keyword: bool
+    strength: str
+    cues: tuple[str, ...]
+    summary: str
+    keyword_label: str = "equity"
+
+    @property
+    def over_limit(self) -> bool:
+        return self.words > self.word_limit
+
+    def line(self) -> str:
+        """The lesson's line: ``Cycle 1: batch 82 tokens | summary 58 tokens | mentions equity: True``."""
+        return (f"Cycle {self.cycle}: batch {self.batch_tokens} tokens | summary {self.summary_tokens} tokens | "
+                f"mentions {self.keyword_label}: {self.mentions_keyword}")
+
+    def check_line(self) -> str:
+        """Words against the limit and the rule check, one line."""
+        cues = ", ".join(f'"{c}"' for c in self.cues) or "no cue words"
+        return (f"  words: {self.words}/{self.word_limit}{' (over the limit)' if self.over_limit else ''} | "
+                f"the {self.keyword_label} rule survives as: {self.strength} ({cues})")
+
+
+def measure(summaries: Sequence[str], batch_tokens: Sequence[int], keyword: str = "equit",
+            word_limit: int = 80, keyword_label: str = "equity") -> list[CycleMeasure]:
+    """Measure a run's summaries, one per cycle, in the same way for every run."""
+    if len(summaries) != len(batch_tokens):
+        raise ValueError(f"{len(summaries)} summaries but {len(batch_tokens)} batch sizes")
+    measures = []
+    for cycle, (summary, batch) in enumerate(zip(summaries, batch_tokens), start=1):
+        strength, cues = rule_strength(summary, keyword)
+        measures.append(CycleMeasure(cycle, batch, count_tokens(summary), word_count(summary), word_limit,
+                                     mentions(summary, keyword), strength, tuple(cues), summary, keyword_label))
+    return measures
+
+
+def run_drift(summarise: Summariser, batches: Sequence[Sequence[str]], keyword: str = "equit",
+              word_limit: int = 80, show: bool = True) -> list[CycleMeasure]:
+    """Fold the batches into a rolling summary, one summariser call per batch; measure each cycle.
+
+    With ``show`` each cycle prints the lesson's line, the check line and the summary.
+    """
+    from helpers.summarisers import messages_from_lines  # model access is needed only for a run
+
+    batch_tokens = [count_tokens("\n".join(batch)) for batch in batches]
+    summary: str | None = None
+    summaries: list[str] = []
+    for batch in batches:
+        summary = summarise(messages_from_lines(list(batch)), summary)
+        summaries.append(summary)
+        if show:
+            cycle = measure(summaries, batch_tokens[:len(summaries)], keyword, word_limit)[-1]
+            print(cycle.line())
+            print(cycle.check_line())
+            print("  " + summary)
+    return measure(summaries, batch_tokens, keyword, word_limit)
+
+
+def comparison_table(runs: dict[str, Sequence[CycleMeasure]]) -> str:
+    """Runs side by side per cycle: summary tokens, words, keyword check, rule or preference."""
+    width = max([3, *map(len, runs)])
+    header = f"{'run':<{width}} | cycle | batch | summary | words | mentions | survives as"
+    lines = [header, "-" * len(header)]
+    for label, cycles in runs.items():
+        for c in cycles:
+            lines.append(f"{label:<{width}} | {c.cycle:>5} | {c.batch_tokens:>5} | {c.summary_tokens:>7} | "
+                         f"{c.words:>5} | {str(c.mentions_keyword):>8} | {c.strength}")
+    return "\n".join(lines)
+
+
+def chart_series(cycles: Sequence[CycleMeasure]) -> dict[str, list[int]]:
+    """The numbers ``helpers.plots.drift_chart`` draws for one run."""
+    return {"batch_tokens": [c.batch_tokens for c in cycles], "summary_tokens": [c.summary_tokens for c in cycles],
+            "words": [c.words for c in cycles]}

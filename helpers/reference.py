@@ -1,0 +1,61 @@
+"""The lessons' published ``openai/gpt-oss-120b`` runs (reference data), in the lessons' printed format.
+
+These numbers and texts come from the lesson pages, not from this project's runs: every heading
+printed here says so, so a notebook never passes them off as its own output.
+"""
+from __future__ import annotations
+
+from helpers.lesson_data import published_run
+
+LABEL = "the lesson's run of openai/gpt-oss-120b on Groq (reference data, not this notebook's run)"
+HEADING = "From " + LABEL + ":"
+
+
+def lesson3_run_lines() -> list[str]:
+    """Lesson 3's six-turn run as the lesson printed it: turn lines and [SUMMARISE] lines."""
+    run = published_run(3)["summary_run"]
+    events = {event["after_turn"]: event for event in run["summarise_events"]}
+    lines = [HEADING]
+    for row in run["turn_lines"]:
+        lines.append(f"[Turn {row['turn']}] messages sent: {row['messages_sent']} | prompt_tokens: "
+                     f"{row['prompt_tokens']} | summary sent: {row['summary_sent']} | salary in a verbatim turn: "
+                     f"{row['salary_in_verbatim_turn']}")
+        if row["turn"] in events:
+            event = events[row["turn"]]
+            lines.append(f"  [SUMMARISE] {event['messages']} messages ({event['messages_tokens']} tokens) "
+                         f"-> summary ({event['summary_tokens']} tokens)")
+    return lines
+
+
+def lesson4_run_lines() -> list[str]:
+    """What lesson 4 published about its six-turn run at a 600-token budget."""
+    run = published_run(4)["buffer_run"]
+    request = run["request_at_turn_6"]
+    lines = [HEADING,
+             "buffer after turns 1 to 3: " + ", ".join(f"{t}/600" for t in run["buffer_tokens_turns_1_to_3"])]
+    lines += [f"  [COMPRESS] old messages + old summary ({event['tokens_in']} tokens) -> new summary "
+              f"({event['summary_tokens']} tokens)" for event in run["compress_events"]]
+    lines += [f"overflows before turn 6: {run['overflows_before_turn_6']}",
+              f"request at turn 6: system prompt {request['system_prompt_tokens']} + memory block "
+              f"{request['memory_block_tokens']} (summary {request['summary_tokens']}) + buffer "
+              f"{request['buffer_tokens']} = {request['total_tiktoken']} tokens by tiktoken, "
+              f"{request['billed_prompt_tokens']} billed",
+              f"summary at the end: {run['summary_words_at_end']} words (the prompt allows 80)"]
+    return lines
+
+
+def lesson4_request_at_turn_6() -> dict[str, int]:
+    """System prompt, memory block and buffer tokens of lesson 4's request at turn 6."""
+    request = published_run(4)["buffer_run"]["request_at_turn_6"]
+    return {"system prompt": request["system_prompt_tokens"], "memory block": request["memory_block_tokens"],
+            "buffer": request["buffer_tokens"]}
+
+
+def lesson4_unsupported_claims() -> list[str]:
+    """The statements lesson 4 found in its summary that no user message made."""
+    run = published_run(4)["buffer_run"]
+    lines = [f"Found by the lesson in its own summary ({LABEL}):"]
+    lines += [f"  {item['claim']!r}: {item['why']}" for item in run["unsupported_claims_in_summary"]]
+    reply = run["unsupported_claim_in_turn_6_reply"]
+    lines.append(f"  and in its turn-6 reply, {reply['quote']!r}: {reply['why']}")
+    return lines

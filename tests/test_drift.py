@@ -1,0 +1,66 @@
+"""Drift measures: the lesson's counts, the keyword check, and rule versus preference."""
+import pytest
+
+from helpers import drift
+from helpers.lesson_data import lesson3, published_run
+
+CYCLES = published_run(3)["drift_run"]["cycles"]
+SUMMARIES = [c["summary"] for c in CYCLES]
+
+
+def test_word_count_matches_the_lessons_counts():
+    assert drift.word_count(SUMMARIES[2]) == published_run(3)["drift_run"]["cycle_3_words"] == 82
+    assert drift.word_count(published_run(3)["summary_run"]["summary_after_turn_6"]) == 81
+
+
+def test_the_keyword_check_passes_every_cycle_of_the_lessons_run():
+    assert [drift.mentions(s) for s in SUMMARIES] == [c["mentions_equity"] for c in CYCLES] == [True] * 3
+
+
+def test_the_rule_weakens_to_a_preference_in_cycle_3():
+    strengths = [drift.rule_strength(s)[0] for s in SUMMARIES]
+    assert strengths == ["rule", "rule", "preference"]
+    assert "hard rule" in drift.rule_strength(SUMMARIES[0])[1]
+    assert set(drift.rule_strength(SUMMARIES[2])[1]) == {"avoid", "prefer"}
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("He never wants equity funds suggested.", "rule"),
+    ("She prefers to stay away from equities.", "preference"),
+    ("He holds some equity.", "mentioned"),
+    ("He holds an FD.", "absent"),
+])
+def test_rule_strength_cases(text, expected):
+    assert drift.rule_strength(text)[0] == expected
+
+
+def test_measure_counts_tokens_words_and_limit():
+    cycles = drift.measure(SUMMARIES, [c["batch_tokens"] for c in CYCLES])
+    assert [c.summary_tokens for c in cycles][:2] == [58, 99]  # cycle 3's quoted text lost a few characters
+    assert [c.over_limit for c in cycles] == [False, False, True]
+    assert cycles[0].line() == "Cycle 1: batch 82 tokens | summary 58 tokens | mentions equity: True"
+    assert "82/80 (over the limit)" in cycles[2].check_line()
+    with pytest.raises(ValueError):
+        drift.measure(SUMMARIES, [1, 2])
+
+
+def test_run_drift_folds_each_batch_into_the_previous_summary(capsys):
+    calls = []
+
+    def summarise(messages, existing):
+        calls.append((len(messages), existing))
+        return (existing or "") + f" Batch of {len(messages)}; he never wants equity."
+
+    batches = lesson3()["drift_run"]["batches"]
+    cycles = drift.run_drift(summarise, batches)
+    assert [c.batch_tokens for c in cycles] == lesson3()["drift_run"]["published_batch_tokens"]
+    assert calls[0] == (4, None) and calls[1][1] is not None
+    printed = capsys.readouterr().out
+    assert printed.count("Cycle ") == 3 and "survives as: rule" in printed
+
+
+def test_comparison_table_has_a_row_per_cycle_and_run():
+    cycles = drift.measure(SUMMARIES, [82, 71, 66])
+    table = drift.comparison_table({"a": cycles, "a much longer label": cycles})
+    assert len(table.splitlines()) == 2 + 6
+    assert drift.chart_series(cycles)["words"] == [39, 65, 82]
