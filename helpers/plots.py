@@ -1,0 +1,339 @@
+"""Charts for the lesson notebooks: each is a matplotlib ``Figure`` sized and lettered for a projector.
+
+Figures are built with ``matplotlib.figure.Figure`` (not pyplot), so nothing is drawn twice and
+nothing piles up in pyplot's registry; ``enable_notebook_display`` lets IPython show them. The
+charts that sliders redraw are ``LiveChart`` classes: ``update`` moves the existing artists and
+``png()`` renders the PNG an ``ipywidgets.Image`` shows, redrawing only what changed.
+"""
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping, Sequence
+
+import matplotlib
+import numpy
+import PIL.Image
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.colors import ListedColormap
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch
+
+from helpers.budget import BudgetResult, BudgetTable
+from helpers.schedule import Schedule
+
+# Letter sizes that stay readable on a projector.
+STYLE = {"font.size": 16, "axes.titlesize": 18, "axes.labelsize": 16, "xtick.labelsize": 14,
+         "ytick.labelsize": 14, "legend.fontsize": 14}
+TICK_SIZE = 14
+COLOURS = {"system": "#8c8c8c", "summary": "#f28e2b", "verbatim": "#4e79a7", "future": "#f2f2f2",
+           "budget": "#9370DB", "highlight": "#e15759", "reference": "#59a14f", "limit": "#e15759"}
+DISPLAY_DPI = 100  # figures shown in notebook outputs
+
+# Titles, legends and ticks read these when they are made, so the style applies to every chart.
+matplotlib.rcParams.update(STYLE)
+
+
+def new_figure(width: float, height: float, ncols: int = 1, margins: dict | None = None) -> tuple[Figure, list]:
+    """A Figure with the projector style, its Agg canvas and ``ncols`` axes side by side.
+
+    Fixed ``margins`` (``subplots_adjust`` arguments) skip the layout engine, which slider charts need
+    to redraw fast; without them the layout is constrained.
+    """
+    fig = Figure(figsize=(width, height), layout=None if margins else "constrained")
+    FigureCanvasAgg(fig)
+    if margins:
+        fig.subplots_adjust(**margins)
+    axes = fig.subplots(1, ncols, squeeze=False)[0].tolist()
+    for ax in axes:
+        ax.tick_params(labelsize=TICK_SIZE)
+    return fig, axes
+
+
+def png_bytes(fig: Figure, dpi: int = 72) -> bytes:
+    """The whole figure as PNG bytes (how notebook outputs show a Figure)."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=dpi, pil_kwargs={"compress_level": 1})
+    return buffer.getvalue()
+
+
+def enable_notebook_display() -> None:
+    """Let IPython show a bare ``Figure`` as a PNG (its text form stays ``<Figure size ...>``)."""
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython ships with the notebook stack
+        return
+    shell = get_ipython()
+    if shell is None:
+        return
+    formatter = shell.display_formatter.formatters["image/png"]
+    formatter.for_type(Figure, lambda fig: png_bytes(fig, dpi=DISPLAY_DPI))
+
+
+class LiveChart:
+    """A chart that sliders redraw in place. With ``blit=True`` (panels) the changing artists are
+    animated: the rest is drawn once per layout and restored from a saved background.
+
+    Subclasses build ``self.fig`` and list the changing artists in ``self.dynamic``;
+    ``static_key()`` changes whenever anything else (axis limits, ticks) must be redrawn.
+    """
+
+    def __init__(self, fig: Figure, blit: bool) -> None:
+        self.fig, self.blit = fig, blit
+        self.dynamic: list = []
+        self._backgrounds: dict[object, object] = {}  # static key -> saved background (a few dozen at most)
+
+    def animate(self, *artists) -> None:
+        """Mark artists as the ones that change on every update."""
+        self.dynamic.extend(artists)
+        if self.blit:
+            for artist in artists:
+                artist.set_animated(True)
+
+    def static_key(self) -> object:
+        return None
+
+    def png(self, dpi: int = 72) -> bytes:
+        """The current chart as PNG at ``dpi``; with blitting, only the changing artists are redrawn."""
+        canvas = self.fig.canvas
+        if self.fig.dpi != dpi:
+            self.fig.set_dpi(dpi)
+            self._backgrounds.clear()
+        if not self.blit:
+            canvas.draw()
+        else:
+            key = self.static_key()
+            if key in self._backgrounds:
+                canvas.restore_region(self._backgrounds[key])
+            else:
+                canvas.draw()  # everything except the animated artists
+                if len(self._backgrounds) >= 32:
+                    self._backgrounds.clear()
+                self._backgrounds[key] = canvas.copy_from_bbox(self.fig.bbox)
+            for artist in self.dynamic:
+                self.fig.draw_artist(artist)
+        width, height = canvas.get_width_height()
+        image = PIL.Image.frombuffer("RGBA", (width, height), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
+        out = io.BytesIO()
+        image.convert("RGB").save(out, format="png", compress_level=1)
+        return out.getvalue()
+
+
+def _ceil_to(value: float, step: int) -> int:
+    return max(step, int(-(-value // step) * step))
+
+
+# ----- lesson 3: the summary schedule --------------------------------------------------------------
+class ScheduleChart(LiveChart):
+    """Which turns each request sends as summary and which verbatim, and where the summariser runs."""
+
+    LEGEND = [Patch(color=COLOURS["summary"], label="in the summary"),
+              Patch(color=COLOURS["verbatim"], label="sent verbatim"),
+              Patch(facecolor=COLOURS["future"], edgecolor="#bbbbbb", label="not said yet")]
+
+    def __init__(self, blit: bool = False, width: float = 13, height: float = 7) -> None:
+        fig, (self.ax,) = new_figure(width, height, margins=dict(left=0.08, right=0.72, bottom=0.11, top=0.92))
+        super().__init__(fig, blit)
+        cmap = ListedColormap([COLOURS["future"], COLOURS["summary"], COLOURS["verbatim"]])
+        self.image = self.ax.imshow([[0]], cmap=cmap, vmin=0, vmax=2, aspect="auto", interpolation="nearest")
+        self.marks = self.ax.scatter([], [], marker="*", s=320, color=COLOURS["highlight"], zorder=3,
+                                     label="summariser runs\nafter the reply")
+        self.ax.set_xlabel("conversation turn (the messages it contains)")
+        self.ax.set_ylabel("request sent at turn")
+        self.ax.legend(handles=[*self.LEGEND, self.marks], loc="upper left", bbox_to_anchor=(1.02, 1),
+                       frameon=False)
+        self.animate(self.image, self.marks, self.ax.title)
+        self.turns = 0
+
+    def static_key(self) -> object:
+        return self.turns
+
+    def update(self, schedule: Schedule) -> Figure:
+        """Redraw for ``schedule``; returns the figure."""
+        n = self.turns = schedule.total_turns
+        grid = [[0] * n for _ in range(n)]
+        for r, row in enumerate(schedule.rows):
+            for turn in range(1, row.summarised_up_to + 1):
+                grid[r][turn - 1] = 1
+            for turn in row.verbatim_turns:
+                grid[r][turn - 1] = 2
+        self.image.set_data(grid)
+        self.image.set_extent((0.5, n + 0.5, n + 0.5, 0.5))
+        fired = [row.turn for row in schedule.rows if row.summariser_called_after]
+        self.marks.set_offsets([(n + 1, t) for t in fired] or numpy.empty((0, 2)))
+        if self.ax.get_xlim() != (0.5, n + 1.5):
+            self.ax.set_xlim(0.5, n + 1.5)
+            self.ax.set_ylim(n + 0.5, 0.5)
+            step = 1 if n <= 15 else 2 if n <= 30 else 5
+            ticks = list(range(1, n + 1, step))
+            self.ax.set_xticks([*ticks, n + 1], [*map(str, ticks), "★"])
+            self.ax.set_yticks(ticks)
+        self.ax.set_title(f"Summarise after {schedule.max_turns_before_summary} turns, keep "
+                          f"{schedule.turns_to_keep_verbatim} verbatim: {schedule.calls} summariser "
+                          f"calls in {n} turns")
+        return self.fig
+
+
+def schedule_chart(schedule: Schedule) -> Figure:
+    """A new schedule chart for ``schedule``."""
+    return ScheduleChart().update(schedule)
+
+
+# ----- lesson 4: the token budget --------------------------------------------------------------------
+def _bar_labels(ax, bars, values: Sequence[int]) -> list:
+    return [ax.text(bar.get_x() + bar.get_width() / 2, value, str(value), ha="center", va="bottom",
+                    fontsize=TICK_SIZE) for bar, value in zip(bars, values)]
+
+
+def budget_bar_chart(table: BudgetTable, turns: int = 10) -> Figure:
+    """The lesson's bar chart: summariser calls (overflows) per token budget."""
+    fig, (ax,) = new_figure(10, 5.5)
+    overflows = [r.overflows for r in table.results]
+    bars = ax.bar([str(r.max_buffer_tokens) for r in table.results], overflows, color=COLOURS["budget"])
+    _bar_labels(ax, bars, overflows)
+    ax.set_xlabel("max_buffer_tokens")
+    ax.set_ylabel(f"summariser calls in {turns} turns")
+    ax.set_yticks(range(0, max(overflows, default=0) + 2))
+    ax.set_title("Summary buffer memory: overflows per token budget")
+    return fig
+
+
+class BudgetChart(LiveChart):
+    """Left: overflows for the lesson's budgets. Right: the buffer, message by message, for one budget."""
+
+    def __init__(self, budgets: Sequence[int], messages: int, blit: bool = False,
+                 width: float = 15, height: float = 6) -> None:
+        fig, (self.bar_ax, self.trace_ax) = new_figure(
+            width, height, ncols=2, margins=dict(left=0.06, right=0.98, bottom=0.12, top=0.9, wspace=0.22))
+        super().__init__(fig, blit)
+        self.budgets = list(budgets)
+        self.bars = self.bar_ax.bar([str(b) for b in self.budgets], [0] * len(self.budgets),
+                                    color=COLOURS["budget"])
+        self.bar_texts = _bar_labels(self.bar_ax, self.bars, [0] * len(self.budgets))
+        self.bar_ax.set_xlabel("max_buffer_tokens")
+        self.bar_ax.set_ylabel("summariser calls (overflows)")
+        positions = list(range(1, messages + 1))
+        (self.trace,) = self.trace_ax.step(positions, [0] * messages, where="mid", color=COLOURS["verbatim"],
+                                           linewidth=3, label="buffer after the message")
+        self.limit = self.trace_ax.axhline(0, color=COLOURS["limit"], linestyle="--", linewidth=2.5,
+                                           label="budget")
+        self.folds = self.trace_ax.scatter([], [], marker="v", s=180, color=COLOURS["summary"], zorder=3,
+                                           label="overflow: oldest turns folded")
+        self.trace_ax.set_xticks(positions[::2], [str(i // 2 + 1) for i in range(0, messages, 2)])
+        self.trace_ax.set_xlim(0.5, messages + 0.5)
+        self.trace_ax.set_xlabel("turn (user message, then reply)")
+        self.trace_ax.set_ylabel("tokens in the buffer")
+        self.trace_ax.legend(loc="lower right", frameon=True, framealpha=0.9)
+        self.animate(*self.bars, *self.bar_texts, self.bar_ax.title, self.trace, self.limit, self.folds,
+                     self.trace_ax.title)
+
+    def static_key(self) -> object:
+        return self.bar_ax.get_ylim(), self.trace_ax.get_ylim()
+
+    def update(self, table: BudgetTable, chosen: BudgetResult) -> Figure:
+        """Redraw for the lesson's budgets in ``table`` and the slider's budget in ``chosen``."""
+        overflows = [r.overflows for r in table.results]
+        for bar, text, budget, value in zip(self.bars, self.bar_texts, self.budgets, overflows):
+            bar.set_height(value)
+            bar.set_color(COLOURS["highlight"] if budget == chosen.max_buffer_tokens else COLOURS["budget"])
+            text.set_position((text.get_position()[0], value))
+            text.set_text(str(value))
+        self.bar_ax.set_ylim(0, _ceil_to(max(overflows, default=0) + 1, 5))
+        self.bar_ax.set_title(f"replies of {chosen.reply_tokens} tokens, compress {chosen.messages_to_compress}")
+        sizes = [step.buffer_tokens for step in chosen.steps]
+        self.trace.set_ydata(sizes)
+        self.limit.set_ydata([chosen.max_buffer_tokens] * 2)
+        points = [(i, step.buffer_tokens) for i, step in enumerate(chosen.steps, start=1) if step.overflow]
+        self.folds.set_offsets(points or numpy.empty((0, 2)))
+        self.trace_ax.set_ylim(0, _ceil_to(max([chosen.max_buffer_tokens, *sizes]) * 1.12, 250))
+        self.trace_ax.set_title(f"budget {chosen.max_buffer_tokens}: {chosen.overflows} overflows, "
+                                f"largest buffer {chosen.peak_buffer_tokens}")
+        return self.fig
+
+
+# ----- what a request is made of ----------------------------------------------------------------------
+PART_COLOURS = {"system prompt": COLOURS["system"], "summary block": COLOURS["summary"],
+                "memory block": COLOURS["summary"], "verbatim turns": COLOURS["verbatim"],
+                "buffer": COLOURS["verbatim"]}
+
+
+def stacked_token_bars(labels: Sequence[str], parts: Mapping[str, Sequence[int]], title: str, xlabel: str,
+                       limit: tuple[str, int] | None = None, horizontal: bool = False,
+                       size: tuple[float, float] = (11, 5.5)) -> Figure:
+    """Bars of the tokens in each request, stacked by part (system prompt, summary, verbatim...)."""
+    fig, (ax,) = new_figure(*size)
+    base = [0] * len(labels)
+    draw = ax.barh if horizontal else ax.bar
+    for name, values in parts.items():
+        offset = {"left": base} if horizontal else {"bottom": base}
+        bars = draw(labels, values, color=PART_COLOURS.get(name), label=name, **offset)
+        ax.bar_label(bars, labels=[str(v) if v else "" for v in values], label_type="center",
+                     fontsize=TICK_SIZE, color="white")
+        base = [b + v for b, v in zip(base, values)]
+    totals_axis = ax.set_xlabel if horizontal else ax.set_ylabel
+    (ax.set_ylabel if horizontal else ax.set_xlabel)(xlabel)
+    totals_axis("tokens (o200k_base)")
+    if limit is not None:
+        (ax.axvline if horizontal else ax.axhline)(limit[1], color=COLOURS["limit"], linestyle="--",
+                                                    linewidth=2, label=limit[0])
+    if horizontal:
+        ax.invert_yaxis()
+    ax.set_title(title)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
+    return fig
+
+
+# ----- lesson 3: drift over summary cycles -----------------------------------------------------------
+def drift_chart(series: Mapping[str, Mapping[str, Sequence[int]]], word_limit: int = 80) -> Figure:
+    """Per cycle, for each run: summary tokens (left) and words against the limit (right).
+
+    ``series`` maps a run's label to ``{"batch_tokens": [...], "summary_tokens": [...], "words": [...]}``.
+    """
+    fig, (tok_ax, word_ax) = new_figure(14, 5.2, ncols=2)
+    runs = list(series.items())
+    cycles = len(runs[0][1]["summary_tokens"])
+    width = 0.8 / (len(runs) + 1)
+    xs = list(range(1, cycles + 1))
+    palette = [COLOURS["verbatim"], COLOURS["reference"], COLOURS["summary"], COLOURS["budget"]]
+    tok_ax.bar([x - 0.4 + width / 2 for x in xs], runs[0][1]["batch_tokens"], width, color=COLOURS["system"],
+               label="batch folded in")
+    for k, (label, data) in enumerate(runs, start=1):
+        shift = -0.4 + width / 2 + k * width
+        tok_ax.bar([x + shift for x in xs], data["summary_tokens"], width, color=palette[k - 1],
+                   label=f"summary: {label}")
+        word_ax.plot(xs, data["words"], marker="os^D"[(k - 1) % 4], markersize=13 - 2 * k, linewidth=2.5,
+                     linestyle=["-", "--", ":", "-."][(k - 1) % 4], color=palette[k - 1], label=label)
+    word_ax.axhline(word_limit, color=COLOURS["limit"], linestyle="--", linewidth=2,
+                    label=f"{word_limit}-word limit")
+    for ax, ylabel, title in ((tok_ax, "tokens (o200k_base)", "Summary size per cycle"),
+                              (word_ax, "words in the summary", "Words against the prompt's limit")):
+        ax.set_xticks(xs, [str(x) for x in xs])
+        ax.set_xlabel("summary cycle")
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
+        ax.legend(loc="upper left", frameon=False)
+    word_ax.legend(loc="lower right", frameon=True, framealpha=0.9)
+    word_ax.set_ylim(0, max([word_limit, *(w for _, d in runs for w in d["words"])]) * 1.35)
+    tok_ax.set_ylim(0, max(v for _, d in runs for key in ("batch_tokens", "summary_tokens") for v in d[key]) * 1.6)
+    return fig
+
+
+# ----- lesson 4: the buffer run, turn by turn ---------------------------------------------------------
+def buffer_run_chart(turns: Sequence[int], buffer_tokens: Sequence[int], summary_tokens: Sequence[int],
+                     budget: int, title: str) -> Figure:
+    """Per turn: the buffer and the summary in each request, against the buffer's budget."""
+    return stacked_token_bars([str(t) for t in turns], {"buffer": list(buffer_tokens),
+                                                        "summary block": list(summary_tokens)},
+                              title, "turn", limit=(f"buffer budget ({budget})", budget))
+
+
+enable_notebook_display()
+
+
+def request_chart(records: Sequence, title: str, memory_part: str = "summary block",
+                  recent_part: str = "verbatim turns") -> Figure:
+    """What each turn's request was made of, from ``helpers.chat.TurnRecord``s (tokens by part)."""
+    return stacked_token_bars([str(r.turn) for r in records],
+                              {"system prompt": [r.system_prompt_tokens for r in records],
+                               memory_part: [r.summary_block_tokens for r in records],
+                               recent_part: [r.verbatim_tokens for r in records]},
+                              title, "turn")

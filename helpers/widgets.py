@@ -1,0 +1,135 @@
+"""Slider panels for the no-model notebooks: sliders, a text readout in the lesson's format, a chart.
+
+Each panel calls a pure ``render_*(...) -> (text, figure)`` function, the same one a notebook's
+fixed-value cell calls, so the stored (and nbval-compared) output and the slider show one thing.
+A panel keeps one Figure, moves its artists in place and sends a PNG to an ``ipywidgets.Image``;
+no ``Output`` widget is involved, so the readout is plain HTML text in the cell's output.
+"""
+from __future__ import annotations
+
+import functools
+import html
+from collections.abc import Callable
+from typing import Any
+
+import ipywidgets as widgets
+from matplotlib.figure import Figure
+
+from helpers.budget import BudgetTable, analyse_budget, budget_table
+from helpers.lesson_data import lesson4
+from helpers.plots import BudgetChart, ScheduleChart
+from helpers.schedule import summary_schedule
+
+PANEL_DPI = 72  # PNG resolution of slider charts: sharp enough, and fast to redraw
+
+
+# ----- pure render functions (slider callbacks and fixed-value cells) ---------------------------------
+def render_schedule(threshold: int = 4, keep: int = 2, turns: int = 10,
+                    chart: ScheduleChart | None = None) -> tuple[str, Figure]:
+    """Lesson 3's schedule for one setting: the printed lines and the chart."""
+    schedule = summary_schedule(turns, threshold, keep)
+    last = schedule.rows[-1]
+    text = f"{schedule}\n request at turn {last.turn} holds {len(last.verbatim_turns)} verbatim turns"
+    return text, (chart or ScheduleChart()).update(schedule)
+
+
+def _budget_inputs() -> tuple[list[str], list[int]]:
+    analysis = lesson4()["budget_analysis"]
+    return analysis["user_messages"], analysis["budgets"]
+
+
+@functools.lru_cache(maxsize=256)
+def _lesson_table(reply_tokens: int, compress: int) -> BudgetTable:
+    """The lesson's six budgets for one reply length and compression (cached: sliders revisit values)."""
+    messages, budgets = _budget_inputs()
+    return budget_table(messages, budgets, reply_tokens, compress)
+
+
+def render_budget(budget: int = 600, reply_tokens: int = 100, compress: int = 4,
+                  chart: BudgetChart | None = None) -> tuple[str, Figure]:
+    """Lesson 4's budget table for one reply length and compression, and the buffer for one budget."""
+    messages, budgets = _budget_inputs()
+    table = _lesson_table(reply_tokens, compress)
+    chosen = analyse_budget(messages, budget, reply_tokens, compress)
+    text = (f"Replies of {reply_tokens} tokens, {compress} messages compressed per overflow, "
+            f"{len(messages)} turns:\n{table}\n"
+            f"budget {budget}: overflows: {chosen.overflows}, largest buffer: {chosen.peak_buffer_tokens} tokens")
+    chart = chart or BudgetChart(budgets, 2 * len(messages))
+    return text, chart.update(table, chosen)
+
+
+# ----- panels ---------------------------------------------------------------------------------------
+def _slider(description: str, value: int, low: int, high: int, step: int = 1) -> widgets.IntSlider:
+    return widgets.IntSlider(value=value, min=low, max=high, step=step, description=description,
+                             continuous_update=True, style={"description_width": "initial"},
+                             layout=widgets.Layout(width="340px"))
+
+
+class SliderPanel(widgets.VBox):
+    """Sliders, a ``<pre>`` readout and a chart image, redrawn whenever a slider moves."""
+
+    def __init__(self, sliders: dict[str, widgets.IntSlider], render: Callable[..., tuple[str, Figure]],
+                 chart: Any, dpi: int = PANEL_DPI) -> None:
+        super().__init__()
+        self.sliders = sliders
+        self.readout = widgets.HTML()
+        self.image = widgets.Image(format="png", layout=widgets.Layout(max_width="100%", height="auto"))
+        self._render, self._chart, self._dpi = render, chart, dpi
+        self._busy = False
+        self.children = [widgets.HBox(list(sliders.values())), self.readout, self.image]
+        for slider in sliders.values():
+            slider.observe(self._on_change, names="value")
+        self.refresh()
+
+    @property
+    def text(self) -> str:
+        """The readout as plain text (what the lesson prints)."""
+        return html.unescape(self.readout.value.removeprefix("<pre>").removesuffix("</pre>"))
+
+    def values(self) -> dict[str, int]:
+        return {name: slider.value for name, slider in self.sliders.items()}
+
+    def constrain(self) -> None:
+        """Adjust slider limits that depend on other sliders (none by default)."""
+
+    def refresh(self) -> None:
+        """Recompute and redraw for the sliders' current values."""
+        text, fig = self._render(**self.values(), chart=self._chart)
+        self.readout.value = f"<pre>{html.escape(text)}</pre>"
+        self.image.value = self._chart.png(self._dpi)
+
+    def _on_change(self, _change: dict) -> None:
+        if self._busy:
+            return
+        self._busy = True
+        try:
+            self.constrain()
+        finally:
+            self._busy = False
+        self.refresh()
+
+
+class SchedulePanel(SliderPanel):
+    """Lesson 3's schedule: threshold, turns kept verbatim and the number of turns."""
+
+    def constrain(self) -> None:
+        keep, threshold = self.sliders["keep"], self.sliders["threshold"]
+        keep.max = threshold.value - 1  # the class needs keep < threshold; ipywidgets clamps the value
+
+
+def schedule_panel(threshold: int = 4, keep: int = 2, turns: int = 10) -> SchedulePanel:
+    """Sliders "threshold", "keep verbatim", "turns"; readout ends "summariser calls in N turns: C"."""
+    sliders = {"threshold": _slider("threshold", threshold, 2, 12),
+               "keep": _slider("keep verbatim", keep, 1, threshold - 1),
+               "turns": _slider("turns", turns, 1, 30)}
+    return SchedulePanel(sliders, render_schedule, ScheduleChart(blit=True))
+
+
+def budget_panel(budget: int = 600, reply_tokens: int = 100, compress: int = 4) -> SliderPanel:
+    """Sliders "budget", "reply tokens", "compress"; readout: the table and "budget B: overflows: N"."""
+    messages, budgets = _budget_inputs()
+    sliders = {"budget": _slider("budget", budget, 100, 2000, 50),
+               "reply_tokens": _slider("reply tokens", reply_tokens, 10, 300, 10),
+               "compress": _slider("compress", compress, 2, 10, 2)}
+    return SliderPanel(sliders, render_budget, BudgetChart(budgets, 2 * len(messages), blit=True))
+
