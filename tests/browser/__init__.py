@@ -1,0 +1,1 @@
+"""End-to-end browser tests (JupyterLab + ipywidgets in headless Chromium)."""
