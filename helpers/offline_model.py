@@ -11,9 +11,16 @@ things only, both from the text of the request and nothing else:
   existing summary, and dropped lowest-value-first until the text keeps to the word limit the
   prompt states ("at most 80 words"). Extractive summaries never reword a fact: they lose whole
   sentences instead, which is the other failure mode to the lessons' drift;
-* a **chat request** gets a reply grounded in the request: asked for a fact ("what is my
-  salary?") it quotes the sentence of the summary or of the verbatim turns that holds it, or says
-  it does not have it; anything else gets a plain statement of what the stand-in cannot do.
+* a **chat request** gets a reply grounded in the request, about 100 to 150 tokens long (a
+  model's replies run 100 to 250), so token budgets fill much as they do with a model. Asked for
+  a fact ("what is my salary?") it quotes the sentence of the summary or of the verbatim turns
+  that holds it, or says it does not have it; told a fact, it quotes it back ("Noted, ...");
+  anything else gets a plain statement that it cannot answer or advise. Then it says what the
+  request is made of (system prompt, summary, messages, in tokens), what the request tells it
+  about the user, topic by topic and where ("from the summary", "verbatim, 2 turns back"), and
+  which topics it finds nothing on. Values are quoted only when the latest message states or asks
+  for them, so the stand-in never carries an old fact forward in its own replies: whether a fact
+  is still in the recent turns is the memory's doing.
 
 Every reply starts with a marker (``[offline stand-in]``, summaries ``[offline stand-in summary]``),
 the response's ``model`` field is ``offline-stand-in``, and the same request always gives the same
@@ -36,7 +43,7 @@ from helpers.tokens import count_tokens, encoding
 MODEL_NAME = "offline-stand-in"
 MARKER = "[offline stand-in]"
 SUMMARY_MARKER = "[offline stand-in summary]"
-FINGERPRINT = "offline-stand-in-v1"
+FINGERPRINT = "offline-stand-in-v2"
 
 LABELS = {"user": "User", "assistant": "Assistant", "system": "System"}
 
@@ -154,7 +161,7 @@ _FACT_PATTERNS: dict[str, tuple[re.Pattern[str], int]] = {
     "amount": (re.compile(r"[₹$€£]\s?\d|\b(?:rs\.?|inr|usd)\s?\d|\d(?:[\d,]*\d)?(?:\.\d+)?\s*(?:%|percent\b|lakhs?\b|"
                           r"crores?\b|cr\b|k\b|l\b)|\b\d{1,3}(?:,\d{2,3})+\b", re.IGNORECASE), 3),
     "age": (re.compile(r"\b\d{1,3}\s*(?:years?|yrs?)[ -]old\b|\b\d{1,3}-year-old\b|\bI['’]?m \d{2}\b|\bI am \d{2}\b|"
-                       r"\baged? \d{2}\b|,\s*\d{2},", re.IGNORECASE), 3),
+                       r"\baged? \d{2}\b|(?<!\d),\s*\d{2},(?!\d)", re.IGNORECASE), 3),
     "date": (re.compile(r"\b\d+(?:\.\d+)?\s*(?:-|\s)?(?:days?|weeks?|months?|quarters?|years?|yrs?)\b|"
                         r"\b(?:next|this|last|every|each) (?:week|month|quarter|year)\b|\b(?:by|at|until) \d{2,4}\b|"
                         rf"\b(?:{_MONTHS})\b|\b(?:19|20)\d{{2}}\b|\bmatur", re.IGNORECASE), 2),
@@ -240,7 +247,8 @@ def extractive_summary(existing_summary: str | None, messages: list[tuple[str, s
     """Keep the fact-carrying sentences of the old summary and the new messages, within the word limit.
 
     Sentences are copied word for word with their speaker. The stand-in's own chat replies are
-    skipped: they only restate what the request held. Over the limit, the lowest-scoring sentence
+    skipped: they only restate what the request held (its recap would otherwise fill the summary
+    with copies). Over the limit, the lowest-scoring sentence
     goes first, the newest of equals first, so facts already in the summary are kept longest.
     The marker and speaker labels count as words; limits under 8 words cannot always be met.
     """
@@ -280,23 +288,30 @@ def extractive_summary(existing_summary: str | None, messages: list[tuple[str, s
 # ----- grounded chat replies ---------------------------------------------------------------------
 
 _TOPICS: dict[str, tuple[str, ...]] = {
+    "name": ("name", "called"),
     "salary": ("salary", "income", "earn", "earns", "earning", "take-home", "takehome", "pay", "paid", "net"),
     "expenses": ("expenses", "expense", "spend", "spends", "spending", "costs", "rent"),
     "age": ("age", "old", "born", "birthday"),
-    "fixed deposit": ("fd", "fds", "deposit", "fixed"),
     "risk profile": ("risk", "risk-averse", "averse", "conservative", "aggressive", "appetite", "tolerance"),
-    "goal": ("goal", "goals", "retire", "retirement", "corpus", "target"),
-    "rules": ("rule", "rules", "never", "allergic", "avoid", "equity", "equities"),
-    "investments": ("investment", "investments", "invest", "invested", "sip", "ppf", "nps", "elss", "fund", "funds"),
-    "name": ("name", "called"),
+    "investments": ("investment", "investments", "invest", "invested", "fd", "fds", "deposit", "fixed", "sip",
+                    "ppf", "nps", "elss", "fund", "funds"),
     "debts": ("debt", "debts", "loan", "loans", "emi", "emis"),
+    "goal": ("goal", "goals", "retire", "retirement", "corpus", "target"),
+    "hard rules": ("rule", "rules", "never", "allergic", "avoid", "equity", "equities"),
 }
+# kinds of fact (fact_kinds) that name a topic even without one of its words: "I'm Chiru", "I am 32"
+_KIND_TOPICS = {"name": "name", "age": "age", "rule": "hard rules"}
 _STOPWORDS = set("""a an the and or but of to in on at by for with from as is are was were be been am do does did
 what what's whats which who whom whose when where why how much many my mine me i i'm you your yours we our us it its
 this that these those there here tell told say said remind again please exact exactly start beginning earlier before
 can could would should will shall may might have has had get got give know right now just so about any some all
 monthly month per one like based suit suits recommend""".split())
 _PERSONAL = re.compile(r"\b(?:my|mine|me|i|i'm|i am|i've)\b", re.IGNORECASE)
+_ASKS = re.compile(r"(?i)(what|which|how|when|where|who|why|do|does|did|is|are|can|could|should|tell|remind)\b")
+_FACT_QUESTION = re.compile(r"(?i)\s*(?:what(?:'s| is| are| was| were)\s+(?:my|the)|how (?:old|much|many)|"
+                            r"when|where|remind|tell me|do you (?:know|remember)|did i)\b")
+THIS_MESSAGE = "this message"
+FROM_SUMMARY = "from the summary"
 
 
 def _words(text: str) -> set[str]:
@@ -307,82 +322,158 @@ def _topics(words: set[str]) -> list[str]:
     return [topic for topic, synonyms in _TOPICS.items() if words & set(synonyms)]
 
 
+def sentence_topics(sentence: str) -> list[str]:
+    """What a fact sentence is about (salary, age, rules, ...), in a fixed order; [] if none is named."""
+    found = set(_topics(_words(sentence))) | {_KIND_TOPICS[kind] for kind in fact_kinds(sentence)
+                                              if kind in _KIND_TOPICS}
+    return [topic for topic in _TOPICS if topic in found]
+
+
 @dataclass(frozen=True)
-class _Source:
-    where: str  # "the conversation summary" or "the recent turns"
+class RequestFact:
+    """A sentence of a chat request that states a fact about the user, and where in the request it is."""
+
     text: str
+    where: str  # "from the summary", "this message" (the question), or "verbatim, N turns back"
     order: int
+    topics: tuple[str, ...]
 
 
-def _sources(messages: list[dict[str, Any]]) -> list[_Source]:
-    """Fact sentences the request holds: summary blocks (system messages after the first) and earlier turns."""
-    sources: list[_Source] = []
-    for index, message in enumerate(messages[:-1]):
+def _drop_heading(text: str) -> str:
+    lines = text.split("\n", 1)
+    if len(lines) == 2 and _HEADING.fullmatch(lines[0].rstrip()):
+        return lines[1]  # "CONVERSATION SUMMARY (earlier turns):" or "CONVERSATION MEMORY (...):"
+    return text
+
+
+def request_facts(messages: list[dict[str, Any]]) -> list[RequestFact]:
+    """The fact sentences about the user a chat request holds, in request order.
+
+    They come from the summary (system messages after the first) and the user's messages. The
+    first system message (the agent's instructions) and the assistant's replies are not facts
+    about the user, and neither are the summary's sentences labelled "Assistant:".
+    """
+    user_positions = [index for index, message in enumerate(messages) if message.get("role") == "user"]
+    facts: list[RequestFact] = []
+    for index, message in enumerate(messages):
         role, text = message.get("role"), _content_text(message.get("content"))
-        if role == "system":
-            if index == 0:
-                continue  # the agent's instructions, not facts about the user
-            lines = text.split("\n", 1)
-            if len(lines) == 2 and lines[0].rstrip().endswith(":") and lines[0].upper() == lines[0]:
-                text = lines[1]  # drop the heading "CONVERSATION SUMMARY (earlier turns):"
-            sentences = [sentence for _, sentence in _summary_sentences(text)]
-            where = "the conversation summary"
-        elif role == "assistant" and is_stand_in_text(text):
-            continue
-        else:
+        if role == "system" and index > 0:
+            sentences = [sentence for label, sentence in _summary_sentences(_drop_heading(text))
+                         if label in (None, "User")]
+            where = FROM_SUMMARY
+        elif role == "user":
+            back = sum(1 for position in user_positions if position > index)
             sentences = split_sentences(text)
-            where = "the recent turns"
+            where = THIS_MESSAGE if back == 0 else f"verbatim, {back} turn{'s' if back > 1 else ''} back"
+        else:
+            continue
         for sentence in sentences:
             if fact_score(sentence) > 0:
-                sources.append(_Source(where, sentence, len(sources)))
-    return sources
+                facts.append(RequestFact(sentence, where, len(facts), tuple(sentence_topics(sentence))))
+    return facts
+
+
+def _join(items: list[str], last: str = "and") -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} {last} {items[-1]}"
+
+
+def _request_outline(messages: list[dict[str, Any]]) -> str:
+    """What the request is made of, in o200k_base tokens of the contents (as the turn lines count them)."""
+    def tokens(texts: list[str]) -> int:
+        return sum(count_tokens(text) for text in texts)
+
+    systems = [_content_text(m.get("content")) for m in messages if m.get("role") == "system"]
+    recent = [_content_text(m.get("content")) for m in messages if m.get("role") in ("user", "assistant")]
+    parts = [f"a system prompt ({tokens(systems[:1])} tokens)"] if systems else ["no system prompt"]
+    summaries = [_drop_heading(text) for text in systems[1:]]
+    parts.append(f"a summary of earlier turns ({tokens(summaries)} tokens)" if summaries else "no summary")
+    parts.append(f"{len(recent)} message{'s' if len(recent) != 1 else ''} word for word ({tokens(recent)} tokens)")
+    return f"This request holds {_join(parts)}."
+
+
+def _recap(facts: list[RequestFact], quoted: list[RequestFact]) -> list[str]:
+    """What else the request tells the stand-in about the user, by topic and where (values not repeated)."""
+    rest = [fact for fact in facts if fact not in quoted]
+    groups: dict[str, list[str]] = {}
+    for fact in rest:
+        topics = groups.setdefault(fact.where, [])
+        for topic in fact.topics or ("other details",):
+            if topic not in topics:
+                topics.append(topic)
+    parts: list[str] = []
+    if groups:
+        entries = [f"your {_join(topics)} ({where})" for where, topics in groups.items()]
+        lead = "It also tells me about" if quoted else "What it tells me about you:"
+        parts.append(f"{lead} {'; '.join(entries)}.")
+    elif not quoted:
+        parts.append("It states no fact about you yet.")
+    held = {topic for fact in facts for topic in fact.topics}
+    missing = [topic for topic in _TOPICS if topic not in held]
+    if missing:
+        parts.append(f"I find nothing in it about your {_join(missing, 'or')}.")
+    return parts
+
+
+def _quote(fact: RequestFact) -> str:
+    where = "This message" if fact.where == THIS_MESSAGE else fact.where[0].upper() + fact.where[1:]
+    return f"{where}: \"{fact.text}\""
 
 
 def grounded_reply(messages: list[dict[str, Any]]) -> str:
-    """A chat reply that uses only what the request holds, and says so."""
+    """A chat reply that uses only what the request holds, and says where each fact came from.
+
+    A question about a stated fact ("what is my salary?") is answered by quoting the sentence that
+    holds it; anything else is declined plainly. Then the reply says what the request tells it
+    about the user: facts are quoted with their values only when the latest message states them
+    or asks for them; the others are named by topic and place, so that no value is echoed into
+    the recent turns by the stand-in (whether a fact is still in the verbatim part is the
+    memory's doing, not the stand-in's).
+    """
     if not messages or messages[-1].get("role") != "user":
         return f"{MARKER} There is no user message to answer at the end of this request."
     question = _content_text(messages[-1].get("content")).strip()
     question_words = _words(question)
-    asks = question.endswith("?") or bool(re.match(r"(?i)(what|which|how|when|where|who|why|do|does|did|is|are|"
-                                                    r"can|could|should|tell|remind)\b", question))
-    if not asks:
-        return (f"{MARKER} Noted. I am a deterministic stand-in, not a language model: I only answer "
-                "questions about facts stated in this conversation (amounts, ages, dates, rules, goals), "
-                "quoting where I found them.")
-    topics = _topics(question_words)
+    facts = request_facts(messages)
+    asks = question.endswith("?") or bool(_ASKS.match(question))
+    topics = _topics(question_words) if asks else []
     personal = bool(_PERSONAL.search(question))
-    if not personal or not topics:
-        return (f"{MARKER} I am a deterministic stand-in, not a language model, so I cannot answer "
-                f"\"{question}\" from general knowledge. I can only quote facts you stated in this "
-                "conversation. Run in live or replay mode for a real answer.")
-    keywords = question_words - _STOPWORDS
-    sources = _sources(messages)
-    found: list[_Source] = []
-    missing: list[str] = []
-    for topic in topics:  # one quote per fact asked for: the closest match, the latest of equals
-        synonyms = set(_TOPICS[topic])
-        matches = [(len(_words(source.text) & (keywords | synonyms)), source.order, source)
-                   for source in sources if _words(source.text) & synonyms]
-        if matches:
-            best = max(matches, key=lambda match: (match[0], match[1]))[2]
-            if best not in found:
-                found.append(best)
-        else:
-            missing.append(topic)
     parts = [MARKER]
-    parts += [f"From {source.where}: \"{source.text}\"" for source in sorted(found, key=lambda s: s.order)]
-    if missing:
-        what = " or ".join(f"your {topic}" for topic in missing)
-        parts.append(f"I do not have {what} in what I was sent: it is in neither the conversation summary "
-                     "nor the recent turns of this request.")
-    if found and not _FACT_QUESTION.match(question):
-        parts.append("I cannot weigh options or advise: I am a stand-in, not a language model.")
+    quoted: list[RequestFact] = []
+    if not asks:
+        quoted = [fact for fact in facts if fact.where == THIS_MESSAGE]
+        about = list(dict.fromkeys(topic for fact in quoted for topic in fact.topics))
+        noted = " ".join(f"\"{fact.text}\"" for fact in quoted)
+        parts.append(f"Noted, about your {_join(about)}: {noted}" if about else f"Noted: {noted}" if quoted
+                     else "Noted.")
+        parts.append("I am a deterministic stand-in, not a language model, so I cannot advise you; "
+                     "I can only show what this request tells me.")
+    elif personal and topics:
+        keywords = question_words - _STOPWORDS
+        missing: list[str] = []
+        for topic in topics:  # one quote per fact asked for: the closest match, the latest of equals
+            synonyms = set(_TOPICS[topic])
+            matches = [(len(_words(fact.text) & (keywords | synonyms)), fact.order, fact)
+                       for fact in facts if fact.where != THIS_MESSAGE and topic in fact.topics]
+            if matches:
+                best = max(matches, key=lambda match: (match[0], match[1]))[2]
+                if best not in quoted:
+                    quoted.append(best)
+            else:
+                missing.append(topic)
+        quoted.sort(key=lambda fact: fact.order)
+        parts += [_quote(fact) for fact in quoted]
+        if missing:
+            what = " or ".join(f"your {topic}" for topic in missing)
+            parts.append(f"I do not have {what} in what I was sent: it is in neither the conversation summary "
+                         "nor the recent turns of this request.")
+        if quoted and not _FACT_QUESTION.match(question):
+            parts.append("I cannot weigh options or advise: I am a stand-in, not a language model.")
+    else:
+        parts.append(f"I am a deterministic stand-in, not a language model, so I cannot answer \"{question}\" "
+                     "from general knowledge. Run in live or replay mode for a real answer.")
+    parts.append(_request_outline(messages))
+    parts += _recap(facts, quoted)
     return " ".join(parts)
-
-
-_FACT_QUESTION = re.compile(r"(?i)\s*(?:what(?:'s| is| are| was| were)\s+(?:my|the)|how (?:old|much|many)|"
-                            r"when|where|remind|tell me|do you (?:know|remember)|did i)\b")
 
 
 # ----- the OpenAI-compatible response ---------------------------------------------------------------

@@ -1,6 +1,8 @@
 """The offline stand-in: extractive, within the word limit, grounded, marked, deterministic (issue 3)."""
 from __future__ import annotations
 
+import re
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -12,6 +14,7 @@ from helpers.tokens import count_tokens
 SYSTEM = prompt("fincoach_system")
 SALARY_TURN = "Hi! I'm Chiru. My monthly take-home salary is ₹1,20,000."
 SALARY_QUESTION = lesson3()["summary_run"]["user_turns"][-1]
+L4_TURNS = lesson4()["buffer_run"]["user_turns"]
 
 
 def summary_request(messages, existing=None, prompt_name="summary_memory", templates="lesson3", words=None):
@@ -95,6 +98,15 @@ def test_stated_word_limits_are_read_from_prompts():
 
 # ----- grounded chat replies ----------------------------------------------------------------------
 
+def summary_block(*sentences, heading="CONVERSATION MEMORY (earlier turns, compressed):\n"):
+    """A second system message as the memories send it, holding a stand-in summary of these sentences."""
+    return {"role": "system", "content": heading + om.SUMMARY_MARKER + " User: " + " ".join(sentences)}
+
+
+def quoted_in(text):
+    return re.findall(r'"([^"]+)"', text)
+
+
 def test_it_finds_the_salary_only_when_the_request_holds_it():
     summary = "CONVERSATION SUMMARY (earlier turns):\n" + text_of(reply(summary_request(
         [{"role": "user", "content": SALARY_TURN}, {"role": "assistant", "content": "Noted."}])))
@@ -106,20 +118,112 @@ def test_it_finds_the_salary_only_when_the_request_holds_it():
     without = text_of(reply([{"role": "system", "content": SYSTEM},
                              {"role": "user", "content": "My monthly expenses are about ₹60,000."},
                              {"role": "assistant", "content": "Noted."}, question]))
-    assert "₹1,20,000" in from_summary and "conversation summary" in from_summary
-    assert "₹1,20,000" in from_turns and "recent turns" in from_turns
+    assert 'From the summary: "My monthly take-home salary is ₹1,20,000."' in from_summary
+    assert 'Verbatim, 1 turn back: "My monthly take-home salary is ₹1,20,000."' in from_turns
     assert "₹1,20,000" not in without and "₹60,000" not in without
     assert "do not have your salary" in without
+    assert "your expenses (verbatim, 1 turn back)" in without  # named, not quoted: it was not asked for
     for text in (from_summary, from_turns, without):
         assert text.startswith(om.MARKER)
+
+
+def test_a_statement_is_noted_and_the_recap_says_where_each_fact_is_without_echoing_old_values():
+    messages = [{"role": "system", "content": SYSTEM},
+                summary_block("I'm Chiru.", "My monthly take-home salary is ₹1,20,000."),
+                {"role": "user", "content": "My monthly expenses are ₹60,000. I'm 32 years old and risk-averse."},
+                {"role": "assistant", "content": "[offline stand-in] Noted."},
+                {"role": "user", "content": "My financial goal is to retire by 55 with a comfortable corpus."}]
+    text = text_of(reply(messages))
+    assert text.startswith(om.MARKER + ' Noted, about your goal: "My financial goal is to retire by 55 with a '
+                                       'comfortable corpus."')
+    assert "cannot advise you" in text
+    assert ("tells me about your name and salary (from the summary); your expenses, age and risk profile "
+            "(verbatim, 1 turn back).") in text
+    assert "nothing in it about your investments, debts or hard rules." in text
+    # old values are named, never repeated: a reply must not keep a fact in the recent turns by itself
+    for value in ("₹1,20,000", "₹60,000", "32", "Chiru"):
+        assert value not in text
+    assert quoted_in(text) == ["My financial goal is to retire by 55 with a comfortable corpus."]
+
+
+def test_the_outline_gives_the_requests_parts_in_tokens_as_the_turn_lines_count_them():
+    summary = summary_block("My monthly take-home salary is ₹1,20,000.")
+    turns = [{"role": "user", "content": L4_TURNS[1]}, {"role": "assistant", "content": "[offline stand-in] Noted."},
+             {"role": "user", "content": L4_TURNS[4]}]
+    text = text_of(reply([{"role": "system", "content": SYSTEM}, summary, *turns]))
+    summary_tokens = count_tokens(summary["content"].split("\n", 1)[1])
+    turn_tokens = sum(count_tokens(turn["content"]) for turn in turns)
+    assert (f"This request holds a system prompt ({count_tokens(SYSTEM)} tokens), a summary of earlier turns "
+            f"({summary_tokens} tokens) and 3 messages word for word ({turn_tokens} tokens).") in text
+    assert "cannot answer" in text and "from general knowledge" in text  # PPF vs NPS: not from the request
 
 
 def test_the_system_prompt_is_not_a_source_of_facts_and_general_questions_are_declined():
     system_with_numbers = {"role": "system", "content": "You are FinCoach. The user's salary is ₹9,99,999."}
     answer = text_of(reply([system_with_numbers, {"role": "user", "content": "What is my salary?"}]))
     assert "9,99,999" not in answer and "do not have your salary" in answer
+    assert "It states no fact about you yet." in answer
     general = text_of(reply([{"role": "user", "content": "What is a Systematic Investment Plan?"}]))
     assert "not a language model" in general
+
+
+def test_the_assistants_replies_are_not_facts_about_the_user():
+    messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "Hello."},
+                {"role": "assistant", "content": "You should invest ₹25,000 a month in a debt fund."},
+                {"role": "user", "content": "What are my investments?"}]
+    text = text_of(reply(messages))
+    assert "₹25,000" not in text and "do not have your investments" in text
+
+
+LESSON_FACTS = [sentence for text in lesson3()["summary_run"]["user_turns"] + L4_TURNS
+                for sentence in om.split_sentences(text) if om.fact_score(sentence)]
+ASIDES = ["Thanks!", "Okay.", "Hello again."]
+QUESTIONS = [L4_TURNS[4], L4_TURNS[5], SALARY_QUESTION, "How old am I?", "What are my debts?",
+             "I will open a PPF account this month.", "Never suggest gold to me."]
+
+
+@settings(max_examples=80, deadline=None)
+@given(in_summary=st.lists(st.sampled_from(LESSON_FACTS), max_size=4, unique=True),
+       turns=st.lists(st.sampled_from(LESSON_FACTS + ASIDES), min_size=0, max_size=4),
+       last=st.sampled_from(QUESTIONS + LESSON_FACTS))
+def test_any_reply_is_grounded_marked_and_deterministic(in_summary, turns, last):
+    messages = [{"role": "system", "content": SYSTEM + " Example: a salary of ₹9,99,999."}]
+    if in_summary:
+        messages.append(summary_block(*in_summary))
+    for text in turns:
+        messages += [{"role": "user", "content": text}, {"role": "assistant", "content": "[offline stand-in] Noted."}]
+    messages.append({"role": "user", "content": last})
+    text = text_of(reply(messages))
+    assert text == text_of(reply(messages)) and text.startswith(om.MARKER) and text.count(om.MARKER) == 1
+    stated = in_summary + turns + [last]
+    # every quote is a sentence of the summary or of a user message; every amount is one the user stated
+    for quote in quoted_in(text):
+        assert quote == last or any(quote in sentence for sentence in stated), quote
+    for amount in re.findall(r"₹[\d,]+", text):
+        assert any(amount in sentence for sentence in stated), amount
+    assert "9,99,999" not in text  # the system prompt is not the user's
+    # a value from an earlier message is repeated only when the latest message asks about its topic
+    asked = set(om._topics(om._words(last))) if last.endswith("?") else set()
+    for sentence in in_summary + turns:
+        for amount in re.findall(r"₹[\d,]+", sentence):
+            if amount in text and amount not in last:
+                assert asked & set(om.sentence_topics(sentence)), (amount, last)
+    # a topic is said to be missing only if no fact the request holds is about it (a question states none)
+    held = {topic for sentence in stated if om.fact_score(sentence) for topic in om.sentence_topics(sentence)}
+    nothing = re.search(r"I find nothing in it about your (.*)\.", text)
+    if nothing:
+        assert not held & {topic for topic in om._TOPICS if topic in nothing.group(1)}
+
+
+def test_the_summary_never_copies_the_stand_ins_own_replies():
+    turns = [{"role": "user", "content": L4_TURNS[0]}]
+    turns.append({"role": "assistant", "content": text_of(reply([{"role": "system", "content": SYSTEM}, *turns]))})
+    turns.append({"role": "user", "content": L4_TURNS[1]})
+    turns.append({"role": "assistant", "content": text_of(reply([{"role": "system", "content": SYSTEM}, *turns]))})
+    assert "₹1,20,000" in turns[1]["content"]  # the reply quoted the fact it was told ...
+    summary = text_of(reply(summary_request(turns, prompt_name="summary_buffer", templates="lesson4")))
+    assert "Assistant:" not in summary and "This request holds" not in summary and "Noted" not in summary
+    assert summary.count("₹1,20,000") == 1  # ... and the summary holds it once, from the user's message
 
 
 def test_replies_are_deterministic_and_usage_holds_real_o200k_counts():
