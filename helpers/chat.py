@@ -43,6 +43,7 @@ class TurnRecord:
     summary_count: int  # summariser folds made so far
     max_buffer_tokens: int | None = None
     overflow_count: int | None = None
+    over_budget: bool = False  # the buffer holds more than its budget (a turn too big to fit, or a failed fold)
     watch: str | None = None  # text looked for in the verbatim turns (the lesson's "1,20,000")
     watch_label: str = "salary"
     watch_in_verbatim: bool | None = None
@@ -90,7 +91,8 @@ class TurnRecord:
         overflows = self.overflow_count if self.overflow_count is not None else self.summary_count
         return (f"[Turn {self.turn}] prompt_tokens: {self.prompt_tokens} | summary: {self.summary_tokens} tokens | "
                 f"buffer: {self.verbatim_tokens}/{budget} tokens in {self.verbatim_messages} messages | "
-                f"overflows: {overflows}")
+                f"overflows: {overflows}" + (" | OVER BUDGET: kept whole, folded at the next overflow"
+                                             if self.over_budget else ""))
 
     def line(self) -> str:
         """The turn line in the format of this memory's lesson."""
@@ -126,7 +128,7 @@ class TurnRecord:
             "summary_sent": self.summary_sent, "summary_tokens": self.summary_tokens,
             "verbatim_tokens": self.verbatim_tokens, "verbatim_messages": self.verbatim_messages,
             "max_buffer_tokens": self.max_buffer_tokens, "summary_count": self.summary_count,
-            "overflow_count": self.overflow_count, "watch_in_verbatim": self.watch_in_verbatim,
+            "overflow_count": self.overflow_count, "over_budget": self.over_budget, "watch_in_verbatim": self.watch_in_verbatim,
             "folds": [asdict(e) | {"tokens_in": e.tokens_in} for e in self.fold_events], "notes": list(self.notes),
             "notices": list(self.notices),
             "model": self.model, "reply": self.reply,
@@ -165,6 +167,7 @@ def chat(memory: Memory, user_message: str, access: ModelAccess, *, max_tokens: 
             summary_count=memory.summary_count,
             max_buffer_tokens=memory.max_buffer_tokens if buffer_memory else None,
             overflow_count=memory.overflow_count if buffer_memory else None,
+            over_budget=memory.over_budget if buffer_memory else False,
         )
         response = access.complete(request, max_tokens=max_tokens, temperature=temperature, purpose="reply")
         choice = response.choices[0]

@@ -220,3 +220,17 @@ def test_replay_of_a_changed_conversation_fails_clearly_and_keeps_memory():
     with pytest.raises(RecordingMissing, match="short.json"):
         chat(memory, "A question nobody recorded?", replay)
     assert memory.to_dict() == before
+
+
+def test_a_turn_bigger_than_the_whole_budget_is_reported_on_its_line():
+    access = offline()
+    memory = buffer_memory(access, budget=120)
+    chat(memory, L4_TURNS[0], access)
+    pasted = "Here is my whole bank statement. " + "Salary credited ₹1,20,000 on the first. " * 40
+    record = chat(memory, pasted, access)
+    assert record.over_budget and record.verbatim_tokens > 120
+    assert record.line().endswith("| OVER BUDGET: kept whole, folded at the next overflow")
+    assert memory.archive[2]["content"] == pasted  # kept whole, not cut
+    after = chat(memory, "Thanks.", access)
+    assert not after.over_budget and "OVER BUDGET" not in after.line()
+    assert after.folds_before and after.folds_before[-1].last_turn == 2
