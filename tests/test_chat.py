@@ -6,7 +6,6 @@ import json
 import httpx2
 import pytest
 
-from helpers import llm
 from helpers.chat import TurnRecord, chat
 from helpers.lesson_data import lesson3, lesson4, prompt
 from helpers.llm import ModelUnavailable, RecordingMissing, connect
@@ -22,12 +21,7 @@ L4_TURNS = lesson4()["buffer_run"]["user_turns"]
 SALARY = lesson3()["summary_run"]["salary_marker"]
 
 
-@pytest.fixture(autouse=True)
-def clean_env(monkeypatch, tmp_path):
-    for name in ("LLM_MODE", "GROQ_API_KEY", "OPENAI_API_KEY", "LLM_API_KEY", "LLM_BASE_URL", "LLM_MODEL"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("LLM_RECORDINGS_DIR", str(tmp_path / "recordings"))
-    monkeypatch.setattr(llm, "ENV_FILE", tmp_path / "no.env")
+pytestmark = pytest.mark.usefixtures("model_env")
 
 
 def offline():

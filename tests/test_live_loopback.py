@@ -23,12 +23,7 @@ SYSTEM = prompt("fincoach_system")
 SALARY = lesson3()["summary_run"]["salary_marker"]
 
 
-@pytest.fixture(autouse=True)
-def clean_env(monkeypatch, tmp_path):
-    for name in ("LLM_MODE", "GROQ_API_KEY", "OPENAI_API_KEY", "LLM_API_KEY", "LLM_BASE_URL", "LLM_MODEL"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("LLM_RECORDINGS_DIR", str(tmp_path / "recordings"))
-    monkeypatch.setattr(llm, "ENV_FILE", tmp_path / "no.env")
+pytestmark = pytest.mark.usefixtures("model_env")
 
 
 @pytest.fixture

@@ -20,14 +20,7 @@ KEY = "gsk_TESTKEYabcdefghijklmnopqrstuvwxyz0123"
 ASK = [{"role": "user", "content": "What is my salary?"}]
 
 
-@pytest.fixture(autouse=True)
-def clean_env(monkeypatch, tmp_path):
-    """No key, no mode, no custom server, recordings in a temp folder: each test sets what it needs."""
-    for name in ("LLM_MODE", "GROQ_API_KEY", "OPENAI_API_KEY", "LLM_API_KEY", "LLM_BASE_URL", "LLM_MODEL",
-                 "LLM_PROVIDER", "LLM_REASONING_EFFORT"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("LLM_RECORDINGS_DIR", str(tmp_path / "recordings"))
-    monkeypatch.setattr(llm, "ENV_FILE", tmp_path / "no.env")
+pytestmark = pytest.mark.usefixtures("model_env")
 
 
 def live(handler: Scripted, **kwargs) -> llm.ModelAccess:

@@ -16,13 +16,7 @@ KEY = "gsk_RECORDINGTESTKEY0123456789abcdefghij"
 ASK = [{"role": "user", "content": "What is my salary?"}]
 
 
-@pytest.fixture(autouse=True)
-def clean_env(monkeypatch, tmp_path):
-    for name in ("LLM_MODE", "GROQ_API_KEY", "OPENAI_API_KEY", "LLM_API_KEY", "LLM_BASE_URL", "LLM_MODEL",
-                 "LLM_PROVIDER"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("LLM_RECORDINGS_DIR", str(tmp_path / "recordings"))
-    monkeypatch.setattr(llm, "ENV_FILE", tmp_path / "no.env")
+pytestmark = pytest.mark.usefixtures("model_env")
 
 
 def recorder(handler: Scripted, name: str = "run", **kwargs) -> llm.ModelAccess:

@@ -14,12 +14,7 @@ from tests.support.mock_api import Scripted, ok
 TURNS = [{"role": "user", "content": "Hi! I'm Chiru."}, {"role": "assistant", "content": "Hello Chiru."}]
 
 
-@pytest.fixture(autouse=True)
-def clean_env(monkeypatch, tmp_path):
-    for name in ("LLM_MODE", "GROQ_API_KEY", "OPENAI_API_KEY", "LLM_API_KEY", "LLM_BASE_URL", "LLM_MODEL",
-                 "LLM_REASONING_EFFORT"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setattr(llm, "ENV_FILE", tmp_path / "no.env")
+pytestmark = pytest.mark.usefixtures("model_env")
 
 
 def groq(handler: Scripted) -> llm.ModelAccess:

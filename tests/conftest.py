@@ -1,0 +1,16 @@
+"""Fixtures shared by the model-access tests."""
+import pytest
+
+from helpers import llm
+
+MODEL_ENV_VARS = ("LLM_MODE", "GROQ_API_KEY", "OPENAI_API_KEY", "LLM_API_KEY", "LLM_BASE_URL", "LLM_MODEL",
+                  "LLM_PROVIDER", "LLM_REASONING_EFFORT")
+
+
+@pytest.fixture
+def model_env(monkeypatch, tmp_path):
+    """No key, no mode, no custom server, no .env, recordings in a temp folder: each test sets what it needs."""
+    for name in MODEL_ENV_VARS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("LLM_RECORDINGS_DIR", str(tmp_path / "recordings"))
+    monkeypatch.setattr(llm, "ENV_FILE", tmp_path / "no.env")
