@@ -19,8 +19,9 @@ from pathlib import Path
 import nbclient
 import nbformat
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-NOTEBOOKS = REPO_ROOT / "notebooks"
+from helpers.notebook_runner import execute_notebook
+from helpers.paths import NOTEBOOKS_DIR as NOTEBOOKS
+from helpers.paths import REPO_ROOT
 MODES = ("offline", "replay", "live", "record")
 
 
@@ -36,13 +37,10 @@ def notebook_paths(names: list[str]) -> list[Path]:
     return chosen
 
 
-def refresh(path: Path, mode: str, timeout: int = 600) -> float:
+def refresh(path: Path, timeout: int = 600) -> float:
     """Execute one notebook top to bottom in its own folder and write it back; returns seconds taken."""
-    book = nbformat.read(path, as_version=4)
     started = time.perf_counter()
-    client = nbclient.NotebookClient(book, timeout=timeout, kernel_name="python3", record_timing=False,
-                                     resources={"metadata": {"path": str(path.parent)}})
-    client.execute()
+    book = execute_notebook(path, timeout)
     nbformat.write(book, path)
     return time.perf_counter() - started
 
@@ -57,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
     for path in notebook_paths(args.names):
         try:
-            seconds = refresh(path, args.mode)
+            seconds = refresh(path)
         except nbclient.exceptions.CellExecutionError as error:
             print(f"FAILED {path.name} ({args.mode}): {str(error).splitlines()[-1] if str(error) else error}")
             return 1
