@@ -16,7 +16,7 @@ from helpers.llm import EmptyReply, MissingKey, ModelUnavailable, RecordingMissi
 from helpers.offline_model import MARKER, MODEL_NAME
 from tests.support.mock_api import Scripted, ok, status
 
-KEY = "gsk_TESTKEYabcdefghijklmnopqrstuvwxyz0123"
+KEY = "gsk_" + "TESTKEYabcdefghijklmnopqrstuvwxyz0123"
 ASK = [{"role": "user", "content": "What is my salary?"}]
 
 
@@ -88,7 +88,7 @@ def test_keys_come_from_a_dotenv_file_without_overriding_the_environment(tmp_pat
 
 
 def test_openai_and_custom_servers_are_chosen_by_their_variables(monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-openai-key-0123456789abcdef")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-" + "openai-key-0123456789abcdef")
     access = connect(load_env=False, quiet=True)
     assert (access.provider, access.model) == ("openai", "gpt-4o-mini")
     assert str(access.client.base_url).startswith("https://api.openai.com/v1")

