@@ -38,6 +38,7 @@ from typing import Any
 
 import httpx2
 
+from helpers.drift import word_count
 from helpers.tokens import count_tokens, encoding
 
 MODEL_NAME = "offline-stand-in"
@@ -61,11 +62,6 @@ def stated_word_limit(text: str) -> int | None:
     """The word limit a prompt states ("at most 80 words", "100 words or fewer"), or None."""
     limits = [int(next(g for g in match.groups() if g)) for match in _WORD_LIMIT.finditer(text or "")]
     return min(limits) if limits else None
-
-
-def word_count(text: str) -> int:
-    """Words as the lessons count them: runs of non-space characters."""
-    return len(text.split())
 
 
 # A section heading of the summariser's user message: "MESSAGES TO SUMMARISE:",

@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from helpers import lesson_data
+from helpers.drift import word_count
 from helpers.llm import ModelAccess
 from helpers.model_errors import EmptyReply
-from helpers.offline_model import stated_word_limit, word_count
+from helpers.offline_model import stated_word_limit
 
 PROMPTS = ("summary_memory", "summary_memory_hard_rules", "summary_buffer")
 TEMPLATES = ("lesson3", "lesson4")
