@@ -41,6 +41,9 @@ __all__ = ["MODES", "PROVIDERS", "ModelAccess", "connect", "explain_error", "Emp
 
 MODES = ("live", "record", "replay", "offline")
 DEFAULT_MAX_RETRIES = 2  # the SDK's own default
+# Seconds to wait for one answer. The SDK's own default is 600, which in a live demo on a flaky
+# network looks like a frozen notebook; the lessons' calls take a few seconds. LLM_TIMEOUT overrides.
+DEFAULT_TIMEOUT = 60.0
 ENV_FILE = REPO_ROOT / ".env"
 
 
@@ -334,7 +337,8 @@ def connect(mode: str | None = None, *, provider: str | None = None, base_url: s
 
     ``recording`` names this notebook's recording (``data/recordings/NAME.json``; ``recordings_dir``
     or env ``LLM_RECORDINGS_DIR`` moves the folder). ``transport`` replaces the network transport of
-    live and record modes (tests use it). ``max_retries`` and ``timeout`` go to the SDK.
+    live and record modes (tests use it). ``max_retries`` and ``timeout`` go to the SDK; the timeout
+    defaults to env ``LLM_TIMEOUT`` or ``DEFAULT_TIMEOUT`` seconds.
     ``load_env``: True reads the repository's ``.env``, a path reads that file, False reads none.
     """
     if load_env:
@@ -372,8 +376,15 @@ def connect(mode: str | None = None, *, provider: str | None = None, base_url: s
             print(line)
 
     sdk: dict[str, Any] = {"max_retries": max_retries}
-    if timeout is not None:
-        sdk["timeout"] = timeout
+    if timeout is None:
+        configured = _env("LLM_TIMEOUT")
+        try:
+            timeout = float(configured) if configured else DEFAULT_TIMEOUT
+        except ValueError:
+            raise ValueError(f"LLM_TIMEOUT must be a number of seconds, got {configured!r}") from None
+    if timeout <= 0:
+        raise ValueError(f"the timeout must be a positive number of seconds, got {timeout}")
+    sdk["timeout"] = timeout
     if chosen == "offline":
         built = _offline(sdk)
     elif chosen == "replay":

@@ -4,7 +4,7 @@ import pytest
 from helpers import llm
 
 MODEL_ENV_VARS = ("LLM_MODE", "GROQ_API_KEY", "OPENAI_API_KEY", "LLM_API_KEY", "LLM_BASE_URL", "LLM_MODEL",
-                  "LLM_PROVIDER", "LLM_REASONING_EFFORT")
+                  "LLM_PROVIDER", "LLM_REASONING_EFFORT", "LLM_TIMEOUT")
 
 
 @pytest.fixture

@@ -239,3 +239,12 @@ def test_a_recording_replays_through_the_sdk_by_exact_request():
     assert "exact.json" in message and "LLM_MODE=record" in message and "max_tokens=65" in message
     saved = json.loads(replay.recording_path.read_text(encoding="utf-8"))
     assert saved["exchanges"][0]["request"]["body"]["max_tokens"] == 64
+
+
+def test_a_live_call_waits_60_seconds_by_default_not_the_sdks_600(monkeypatch):
+    assert connect("live", api_key=KEY, load_env=False, quiet=True).client.timeout == 60.0
+    monkeypatch.setenv("LLM_TIMEOUT", "15")
+    assert connect("live", api_key=KEY, load_env=False, quiet=True).client.timeout == 15.0
+    monkeypatch.setenv("LLM_TIMEOUT", "soon")
+    with pytest.raises(ValueError, match="LLM_TIMEOUT must be a number of seconds"):
+        connect("live", api_key=KEY, load_env=False, quiet=True)
