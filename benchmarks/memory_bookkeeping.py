@@ -44,7 +44,8 @@ def scripted_messages(turns: int) -> list[tuple[str, str]]:
     return messages
 
 
-def time_run(memory, messages, window: int) -> tuple[float, list[float]]:
+def time_run(memory: SummaryMemory | SummaryBufferMemory, messages: list[tuple[str, str]],
+             window: int) -> tuple[float, list[float]]:
     """Total seconds, and mean microseconds per turn for each window of turns."""
     per_window, start_all = [], time.perf_counter()
     for offset in range(0, len(messages), 2 * window):

@@ -13,10 +13,13 @@ from collections.abc import Mapping, Sequence
 import matplotlib
 import numpy
 import PIL.Image
+from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.container import BarContainer
 from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
+from matplotlib.text import Text
 
 from helpers.budget import BudgetResult, BudgetTable
 from helpers.schedule import Schedule
@@ -179,7 +182,7 @@ def schedule_chart(schedule: Schedule) -> Figure:
 
 
 # ----- lesson 4: the token budget --------------------------------------------------------------------
-def _bar_labels(ax, bars, values: Sequence[int]) -> list:
+def _bar_labels(ax: Axes, bars: BarContainer, values: Sequence[int]) -> list[Text]:
     return [ax.text(bar.get_x() + bar.get_width() / 2, value, str(value), ha="center", va="bottom",
                     fontsize=TICK_SIZE) for bar, value in zip(bars, values)]
 
