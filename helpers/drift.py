@@ -8,12 +8,11 @@ sentences that mention the keyword and looks for the words that carry the force 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+from helpers.memory import Summariser
 from helpers.tokens import count_tokens
-
-Summariser = Callable[[list[dict[str, str]], "str | None"], str]
 
 # Words that keep the force of the user's rule, and words that turn it into a taste.
 RULE_CUES = ("hard rule", "rule", "never", "must not", "must never", "do not", "don't", "does not want",
