@@ -20,6 +20,25 @@ from helpers.memory import FoldEvent, SummariserError, SummaryBufferMemory
 Memory = Any  # SummaryMemory or SummaryBufferMemory (helpers.memory)
 
 
+def summary_memory_line(turn: int, messages_sent: int, prompt_tokens: int | None, summary_sent: bool,
+                        watched: tuple[str, bool | None] | None = None) -> str:
+    """Lesson 3's turn line, e.g.
+    ``[Turn 1] messages sent: 2 | prompt_tokens: 229 | summary sent: False | salary in a verbatim turn: True``.
+
+    ``watched`` is (what, found): whether a watched text (the salary) is in a verbatim turn.
+    """
+    line = (f"[Turn {turn}] messages sent: {messages_sent} | prompt_tokens: {prompt_tokens} | "
+            f"summary sent: {summary_sent}")
+    if watched is not None:
+        line += f" | {watched[0]} in a verbatim turn: {watched[1]}"
+    return line
+
+
+def summarise_line(messages: int, message_tokens: int, summary_tokens: int) -> str:
+    """Lesson 3's fold line: ``  [SUMMARISE] 4 messages (489 tokens) -> summary (131 tokens)``."""
+    return f"  [SUMMARISE] {messages} messages ({message_tokens} tokens) -> summary ({summary_tokens} tokens)"
+
+
 @dataclass(frozen=True)
 class TurnRecord:
     """What one turn sent, got back and measured. Sizes are taken as the lessons take them:
@@ -76,13 +95,9 @@ class TurnRecord:
 
     # ----- the lessons' lines -------------------------------------------------------------------
     def summary_memory_line(self) -> str:
-        """Lesson 3's line, e.g.
-        ``[Turn 1] messages sent: 2 | prompt_tokens: 229 | summary sent: False | salary in a verbatim turn: True``."""
-        line = (f"[Turn {self.turn}] messages sent: {self.messages_sent} | prompt_tokens: {self.prompt_tokens} | "
-                f"summary sent: {self.summary_sent}")
-        if self.watch is not None:
-            line += f" | {self.watch_label} in a verbatim turn: {self.watch_in_verbatim}"
-        return line
+        """Lesson 3's line for this turn (see ``summary_memory_line``)."""
+        watched = (self.watch_label, self.watch_in_verbatim) if self.watch is not None else None
+        return summary_memory_line(self.turn, self.messages_sent, self.prompt_tokens, self.summary_sent, watched)
 
     def summary_buffer_line(self) -> str:
         """Lesson 4's line, e.g.
@@ -104,8 +119,7 @@ class TurnRecord:
             text = (f"  [COMPRESS] {event.messages_folded} messages + old summary ({event.tokens_in} tokens) "
                     f"-> new summary ({event.summary_tokens} tokens)")
         else:
-            text = (f"  [SUMMARISE] {event.messages_folded} messages ({event.message_tokens} tokens) "
-                    f"-> summary ({event.summary_tokens} tokens)")
+            text = summarise_line(event.messages_folded, event.message_tokens, event.summary_tokens)
         if event.condensed:
             text += " [condensed: passed max_summary_tokens]"
         if event.over_cap:
@@ -128,7 +142,8 @@ class TurnRecord:
             "summary_sent": self.summary_sent, "summary_tokens": self.summary_tokens,
             "verbatim_tokens": self.verbatim_tokens, "verbatim_messages": self.verbatim_messages,
             "max_buffer_tokens": self.max_buffer_tokens, "summary_count": self.summary_count,
-            "overflow_count": self.overflow_count, "over_budget": self.over_budget, "watch_in_verbatim": self.watch_in_verbatim,
+            "overflow_count": self.overflow_count, "over_budget": self.over_budget,
+            "watch_in_verbatim": self.watch_in_verbatim,
             "folds": [asdict(e) | {"tokens_in": e.tokens_in} for e in self.fold_events], "notes": list(self.notes),
             "notices": list(self.notices),
             "model": self.model, "reply": self.reply,

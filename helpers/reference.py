@@ -5,6 +5,7 @@ printed here says so, so a notebook never passes them off as its own output.
 """
 from __future__ import annotations
 
+from helpers.chat import summarise_line, summary_memory_line
 from helpers.lesson_data import published_run
 
 LABEL = "the lesson's run of openai/gpt-oss-120b on Groq (reference data, not this notebook's run)"
@@ -12,18 +13,16 @@ HEADING = "From " + LABEL + ":"
 
 
 def lesson3_run_lines() -> list[str]:
-    """Lesson 3's six-turn run as the lesson printed it: turn lines and [SUMMARISE] lines."""
+    """Lesson 3's six-turn run as the lesson printed it, in the same line format as this project's runs."""
     run = published_run(3)["summary_run"]
     events = {event["after_turn"]: event for event in run["summarise_events"]}
     lines = [HEADING]
     for row in run["turn_lines"]:
-        lines.append(f"[Turn {row['turn']}] messages sent: {row['messages_sent']} | prompt_tokens: "
-                     f"{row['prompt_tokens']} | summary sent: {row['summary_sent']} | salary in a verbatim turn: "
-                     f"{row['salary_in_verbatim_turn']}")
+        lines.append(summary_memory_line(row["turn"], row["messages_sent"], row["prompt_tokens"], row["summary_sent"],
+                                         ("salary", row["salary_in_verbatim_turn"])))
         if row["turn"] in events:
             event = events[row["turn"]]
-            lines.append(f"  [SUMMARISE] {event['messages']} messages ({event['messages_tokens']} tokens) "
-                         f"-> summary ({event['summary_tokens']} tokens)")
+            lines.append(summarise_line(event["messages"], event["messages_tokens"], event["summary_tokens"]))
     return lines
 
 
