@@ -72,6 +72,9 @@ def enable_notebook_display() -> None:
     formatter.for_type(Figure, lambda fig: png_bytes(fig, dpi=DISPLAY_DPI))
 
 
+enable_notebook_display()
+
+
 class LiveChart:
     """A chart that sliders redraw in place. With ``blit=True`` (panels) the changing artists are
     animated: the rest is drawn once per layout and restored from a saved background.
@@ -318,18 +321,6 @@ def drift_chart(series: Mapping[str, Mapping[str, Sequence[int]]], word_limit: i
     word_ax.set_ylim(0, max([word_limit, *(w for _, d in runs for w in d["words"])]) * 1.35)
     tok_ax.set_ylim(0, max(v for _, d in runs for key in ("batch_tokens", "summary_tokens") for v in d[key]) * 1.6)
     return fig
-
-
-# ----- lesson 4: the buffer run, turn by turn ---------------------------------------------------------
-def buffer_run_chart(turns: Sequence[int], buffer_tokens: Sequence[int], summary_tokens: Sequence[int],
-                     budget: int, title: str) -> Figure:
-    """Per turn: the buffer and the summary in each request, against the buffer's budget."""
-    return stacked_token_bars([str(t) for t in turns], {"buffer": list(buffer_tokens),
-                                                        "summary block": list(summary_tokens)},
-                              title, "turn", limit=(f"buffer budget ({budget})", budget))
-
-
-enable_notebook_display()
 
 
 def request_chart(records: Sequence, title: str, memory_part: str = "summary block",
