@@ -15,8 +15,8 @@ import argparse
 import statistics
 import time
 
-from helpers import widgets
-from helpers.plots import BudgetChart, ScheduleChart
+from helpers.display import widgets
+from helpers.display.plots import BudgetChart, ScheduleChart
 
 
 def sweep(low: int, high: int, step: int, start: int) -> list[int]:

@@ -1,7 +1,7 @@
 """Fixtures shared by the model-access tests."""
 import pytest
 
-from helpers import llm
+from helpers.model import connect as llm
 
 MODEL_ENV_VARS = ("LLM_MODE", "GROQ_API_KEY", "OPENAI_API_KEY", "LLM_API_KEY", "LLM_BASE_URL", "LLM_MODEL",
                   "LLM_PROVIDER", "LLM_REASONING_EFFORT", "LLM_TIMEOUT")

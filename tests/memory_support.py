@@ -1,7 +1,7 @@
 """Summarisers for memory tests: a recording stub and ones that fail on purpose."""
 from __future__ import annotations
 
-from helpers.memory import turn_range_stub
+from helpers.memory.stubs import turn_range_stub
 
 
 class RecordingStub:

@@ -1,10 +1,12 @@
 """Lesson 4's budget table comes out exactly as published, from SummaryBufferMemory itself."""
 import pytest
 
-from helpers.budget import analyse_budget, budget_table
-from helpers.lesson_data import lesson4
-from helpers.memory import SummaryBufferMemory, turn_range_stub
-from helpers.tokens import filler_text
+from helpers.base.tokens import filler_text
+from helpers.lessons.data import lesson4
+from helpers.memory.budget import analyse_budget, budget_table
+from helpers.memory.stubs import turn_range_stub
+from helpers.memory.summary_buffer import SummaryBufferMemory
+from helpers.display.lines import budget_table_text
 
 ANALYSIS = lesson4()["budget_analysis"]
 MESSAGES = ANALYSIS["user_messages"]
@@ -33,7 +35,7 @@ def test_compressing_2_messages_overflows_5_times_at_600():
 
 
 def test_table_prints_in_the_lessons_layout():
-    lines = str(budget_table(MESSAGES, [300, 1500])).splitlines()
+    lines = budget_table_text(budget_table(MESSAGES, [300, 1500])).splitlines()
     assert lines == ["Budget | Overflows | Largest buffer",
                      "   300 |         4 |            250",
                      "  1500 |         0 |           1142"]

@@ -6,13 +6,19 @@ import json
 import httpx2
 import pytest
 
-from helpers.chat import TurnRecord, chat
-from helpers.lesson_data import lesson3, lesson4, prompt
-from helpers.llm import ModelUnavailable, RecordingMissing, connect
-from helpers.memory import FoldEvent, SummaryBufferMemory, SummaryMemory
-from helpers.offline_model import MARKER, SUMMARY_MARKER, is_summariser_request, respond
-from helpers.summarisers import make_summariser
-from helpers.tokens import count_tokens
+from helpers.base.tokens import count_tokens
+from helpers.lessons.data import lesson3, lesson4, prompt
+from helpers.memory.summary import SummaryMemory
+from helpers.memory.summary_buffer import SummaryBufferMemory
+from helpers.memory.turn_record import TurnRecord
+from helpers.memory.types import FoldEvent
+from helpers.model.chat import chat
+from helpers.model.connect import ModelUnavailable, RecordingMissing, connect
+from helpers.model.offline.markers import MARKER, SUMMARY_MARKER
+from helpers.model.offline.requests import is_summariser_request
+from helpers.model.offline.server import respond
+from helpers.model.summarisers import make_summariser
+from helpers.display.lines import fold_line, turn_line, turn_lines
 from tests.support.mock_api import Scripted, ok, status
 
 SYSTEM = prompt("fincoach_system")
@@ -47,7 +53,7 @@ def stand_in_server(request: httpx2.Request) -> httpx2.Response:
 
 def lesson_record(**overrides) -> TurnRecord:
     fields = dict(turn=1, user_message="u", reply="r", request=[{"role": "system", "content": "s"}] * 2,
-                  prompt_tokens=229, completion_tokens=10, model="m", finish_reason="stop", style="summary",
+                  prompt_tokens=229, completion_tokens=10, model="m", finish_reason="stop", request_tokens=155,
                   summary=None, summary_tokens=0, summary_block_tokens=0, system_prompt_tokens=136,
                   verbatim_tokens=19, verbatim_messages=1, summary_count=0, watch="1,20,000",
                   watch_in_verbatim=True)
@@ -55,17 +61,17 @@ def lesson_record(**overrides) -> TurnRecord:
 
 
 def test_the_lines_reproduce_the_lessons_formats():
-    assert lesson_record().line() == ("[Turn 1] messages sent: 2 | prompt_tokens: 229 | summary sent: False | "
+    assert turn_line(lesson_record()) == ("[Turn 1] messages sent: 2 | prompt_tokens: 229 | summary sent: False | "
                                       "salary in a verbatim turn: True")
     fold = FoldEvent(first_turn=1, last_turn=2, messages_folded=4, message_tokens=489, old_summary_tokens=0,
                      summary_tokens=131)
-    assert lesson_record().fold_line(fold) == "  [SUMMARISE] 4 messages (489 tokens) -> summary (131 tokens)"
-    buffer = lesson_record(style="summary_buffer", prompt_tokens=200, max_buffer_tokens=600, overflow_count=0)
-    assert buffer.line() == ("[Turn 1] prompt_tokens: 200 | summary: 0 tokens | buffer: 19/600 tokens in 1 "
+    assert fold_line(fold, budgeted=False) == "  [SUMMARISE] 4 messages (489 tokens) -> summary (131 tokens)"
+    buffer = lesson_record(prompt_tokens=200, max_buffer_tokens=600, overflow_count=0)
+    assert turn_line(buffer) == ("[Turn 1] prompt_tokens: 200 | summary: 0 tokens | buffer: 19/600 tokens in 1 "
                              "messages | overflows: 0")
     compress = FoldEvent(first_turn=1, last_turn=2, messages_folded=4, message_tokens=550, old_summary_tokens=0,
                          summary_tokens=141)
-    assert buffer.fold_line(compress) == ("  [COMPRESS] 4 messages + old summary (550 tokens) -> new summary "
+    assert fold_line(compress, budgeted=True) == ("  [COMPRESS] 4 messages + old summary (550 tokens) -> new summary "
                                           "(141 tokens)")
 
 
@@ -82,7 +88,7 @@ def test_six_turns_of_summary_memory_offline_behave_as_lesson_3_describes(capsys
     assert [len(r.folds_after) for r in records] == [0, 0, 0, 1, 0, 1]
     assert records[3].folds_after[0].messages_folded == 4
     # the printed lines are the records' lines, folds after the turn that triggered them
-    assert printed == [line for r in records for line in r.lines()]
+    assert printed == [line for r in records for line in turn_lines(r)]
     assert printed[4].startswith("  [SUMMARISE] 4 messages (")
     # prompt_tokens comes from usage; the stand-in counts the request's contents exactly
     assert all(r.prompt_tokens == r.request_tokens for r in records)
@@ -104,15 +110,15 @@ def test_six_turns_of_summary_buffer_memory_offline_overflow_at_the_lessons_600_
     for record in records:  # measured after the user message, before the reply
         assert record.verbatim_tokens == sum(count_tokens(m["content"]) for m in record.request
                                              if m["role"] != "system")
-        assert record.line().startswith(f"[Turn {record.turn}] prompt_tokens: {record.prompt_tokens} | summary: ")
+        assert turn_line(record).startswith(f"[Turn {record.turn}] prompt_tokens: {record.prompt_tokens} | summary: ")
         assert (f"/600 tokens in {record.verbatim_messages} messages | overflows: {record.overflow_count}"
-                in record.line())
+                in turn_line(record))
         # the reply's outline is the request the turn line describes
         assert f"word for word ({record.verbatim_tokens} tokens)" in record.reply
     folds = [e for r in records for e in r.fold_events]
     assert len(folds) == memory.overflow_count >= 2
     assert records[-1].overflow_count >= 1 and records[-1].summary_sent  # an overflow before turn 6
-    assert all(line.startswith("  [COMPRESS] 4 messages") for r in records for line in r.lines() if "COMPRESS" in line)
+    assert all(line.startswith("  [COMPRESS] 4 messages") for r in records for line in turn_lines(r) if "COMPRESS" in line)
     # turn 6 asks for "my salary and risk profile": both come from the summary, quoted
     assert 'From the summary: "My monthly take-home salary is ₹1,20,000."' in records[-1].reply
     assert 'From the summary: "I\'m 32 years old and risk-averse."' in records[-1].reply
@@ -173,7 +179,7 @@ def test_a_failing_summariser_is_a_note_the_turn_goes_on_and_nothing_empty_is_fo
     memory = summary_memory(access)
     records = [chat(memory, text, access) for text in L3_TURNS[:4]]
     assert records[3].notes and "summariser failed" in records[3].notes[0]
-    assert "[NOTE]" in records[3].lines()[-1]
+    assert "[NOTE]" in turn_lines(records[3])[-1]
     assert memory.summary is None and memory.summary_count == 0
     assert len(memory.verbatim) == 8  # every message kept word for word
     failing["on"] = False
@@ -197,7 +203,7 @@ def test_six_turns_replay_exactly_what_was_recorded(kind):
     replay = connect(recording=f"six_{kind}", load_env=False, quiet=True)  # no key: replay by default
     assert replay.mode == "replay"
     replayed_memory, replayed = run(replay)
-    assert [r.lines() for r in replayed] == [r.lines() for r in recorded]
+    assert [turn_lines(r) for r in replayed] == [turn_lines(r) for r in recorded]
     assert [r.reply for r in replayed] == [r.reply for r in recorded]
     assert replayed_memory.to_dict() == recorded_memory.to_dict()
     assert replayed_memory.summary_count >= 1
@@ -223,8 +229,8 @@ def test_a_turn_bigger_than_the_whole_budget_is_reported_on_its_line():
     pasted = "Here is my whole bank statement. " + "Salary credited ₹1,20,000 on the first. " * 40
     record = chat(memory, pasted, access)
     assert record.over_budget and record.verbatim_tokens > 120
-    assert record.line().endswith("| OVER BUDGET: kept whole, folded at the next overflow")
+    assert turn_line(record).endswith("| OVER BUDGET: kept whole, folded at the next overflow")
     assert memory.archive[2]["content"] == pasted  # kept whole, not cut
     after = chat(memory, "Thanks.", access)
-    assert not after.over_budget and "OVER BUDGET" not in after.line()
+    assert not after.over_budget and "OVER BUDGET" not in turn_line(after)
     assert after.folds_before and after.folds_before[-1].last_turn == 2

@@ -1,8 +1,9 @@
 """Drift measures: the lesson's counts, the keyword check, and rule versus preference."""
 import pytest
 
-from helpers import drift
-from helpers.lesson_data import lesson3, published_run
+from helpers.lessons.data import lesson3, published_run
+from helpers.measure import drift
+from helpers.display.lines import comparison_table, cycle_check_line, cycle_line, cycle_report
 
 CYCLES = published_run(3)["drift_run"]["cycles"]
 SUMMARIES = [c["summary"] for c in CYCLES]
@@ -38,13 +39,13 @@ def test_measure_counts_tokens_words_and_limit():
     cycles = drift.measure(SUMMARIES, [c["batch_tokens"] for c in CYCLES])
     assert [c.summary_tokens for c in cycles][:2] == [58, 99]  # cycle 3's quoted text lost a few characters
     assert [c.over_limit for c in cycles] == [False, False, True]
-    assert cycles[0].line() == "Cycle 1: batch 82 tokens | summary 58 tokens | mentions equity: True"
-    assert "82/80 (over the limit)" in cycles[2].check_line()
+    assert cycle_line(cycles[0]) == "Cycle 1: batch 82 tokens | summary 58 tokens | mentions equity: True"
+    assert "82/80 (over the limit)" in cycle_check_line(cycles[2])
     with pytest.raises(ValueError):
         drift.measure(SUMMARIES, [1, 2])
 
 
-def test_run_drift_folds_each_batch_into_the_previous_summary(capsys):
+def test_run_drift_folds_each_batch_into_the_previous_summary():
     calls = []
 
     def summarise(messages, existing):
@@ -55,12 +56,12 @@ def test_run_drift_folds_each_batch_into_the_previous_summary(capsys):
     cycles = drift.run_drift(summarise, batches)
     assert [c.batch_tokens for c in cycles] == lesson3()["drift_run"]["published_batch_tokens"]
     assert calls[0] == (4, None) and calls[1][1] is not None
-    printed = capsys.readouterr().out
+    printed = cycle_report(cycles)
     assert printed.count("Cycle ") == 3 and "survives as: rule" in printed
 
 
 def test_comparison_table_has_a_row_per_cycle_and_run():
     cycles = drift.measure(SUMMARIES, [82, 71, 66])
-    table = drift.comparison_table({"a": cycles, "a much longer label": cycles})
+    table = comparison_table({"a": cycles, "a much longer label": cycles})
     assert len(table.splitlines()) == 2 + 6
     assert drift.chart_series(cycles)["words"] == [39, 65, 82]

@@ -1,5 +1,5 @@
 """The set-up check reports every check and never raises."""
-from helpers import environment_check
+from helpers.setup import environment_check
 
 
 def test_all_checks_pass_here_and_the_tokenizer_matches_the_lesson():

@@ -10,8 +10,8 @@ import json
 
 import pytest
 
-from helpers.notebook_runner import cell_text, execute_notebook
-from helpers.paths import NOTEBOOKS_DIR
+from helpers.base.paths import NOTEBOOKS_DIR
+from helpers.setup.notebook_runner import cell_text, execute_notebook
 from tests.support.openai_compatible_server import OpenAICompatibleServer
 
 NOTEBOOK = NOTEBOOKS_DIR / "02_summary_memory_run.ipynb"

@@ -9,13 +9,15 @@ import json
 
 import pytest
 
-from helpers import llm
-from helpers.chat import chat
-from helpers.lesson_data import lesson3, lesson4, prompt
-from helpers.llm import ModelUnavailable, connect
-from helpers.memory import SummaryBufferMemory, SummaryMemory
-from helpers.recordings import recording_path
-from helpers.summarisers import make_summariser
+from helpers.lessons.data import lesson3, lesson4, prompt
+from helpers.memory.summary import SummaryMemory
+from helpers.memory.summary_buffer import SummaryBufferMemory
+from helpers.model import connect as llm
+from helpers.model.chat import chat
+from helpers.model.connect import ModelUnavailable, connect
+from helpers.model.recordings import recording_path
+from helpers.model.summarisers import make_summariser
+from helpers.display.lines import turn_lines
 from tests.support.openai_compatible_server import OpenAICompatibleServer
 
 KEY = "loopback-test-key-0123456789"
@@ -121,7 +123,7 @@ def test_record_before_class_then_a_rate_limited_or_dead_endpoint_is_answered_fr
     in_class = to(server, recording="02_summary_memory_run", quiet=False)
     memory, records = run_lesson3(in_class)
     out = capsys.readouterr().out
-    assert [r.lines() for r in records] == [r.lines() for r in recorded]
+    assert [turn_lines(r) for r in records] == [turn_lines(r) for r in recorded]
     assert memory.to_dict() == recorded_memory.to_dict()
     fallback_lines = [line for line in out.splitlines() if line.startswith("live call failed")]
     assert len(fallback_lines) == 8
@@ -134,5 +136,5 @@ def test_record_before_class_then_a_rate_limited_or_dead_endpoint_is_answered_fr
     server.stop()
     offline_class = to(server, recording="02_summary_memory_run", max_retries=0)
     memory, records = run_lesson3(offline_class, lesson3()["summary_run"]["user_turns"][:2])
-    assert [r.lines() for r in records] == [r.lines() for r in recorded[:2]]
+    assert [turn_lines(r) for r in records] == [turn_lines(r) for r in recorded[:2]]
     assert all("connection error" in notice for notice in offline_class.notices)

@@ -1,4 +1,4 @@
-"""helpers.llm: every mode gives a real openai client; failures explain themselves (issue 3).
+"""helpers.model.connect: every mode gives a real openai client; failures explain themselves (issue 3).
 
 All calls go through the real openai SDK (its retries included) over an ``httpx2.MockTransport``
 or in-process transports; nothing leaves the machine.
@@ -11,9 +11,15 @@ import httpx2
 import openai
 import pytest
 
-from helpers import llm
-from helpers.llm import EmptyReply, MissingKey, ModelUnavailable, RecordingMissing, connect
-from helpers.offline_model import MARKER, MODEL_NAME
+from helpers.model import connect as llm
+from helpers.model.connect import (
+    EmptyReply,
+    MissingKey,
+    ModelUnavailable,
+    RecordingMissing,
+    connect,
+)
+from helpers.model.offline.markers import MARKER, MODEL_NAME
 from tests.support.mock_api import Scripted, ok, status
 
 KEY = "gsk_" + "TESTKEYabcdefghijklmnopqrstuvwxyz0123"

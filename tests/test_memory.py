@@ -3,9 +3,11 @@ import json
 
 import pytest
 
-from helpers.memory import (FoldEvent, SummariserError, SummaryBufferMemory, SummaryMemory,
-                            turn_range_stub)
-from helpers.tokens import count_tokens, filler_text
+from helpers.base.tokens import count_tokens, filler_text
+from helpers.memory.stubs import turn_range_stub
+from helpers.memory.summary import SummaryMemory
+from helpers.memory.summary_buffer import SummaryBufferMemory
+from helpers.memory.types import FoldEvent, SummariserError
 from tests.memory_support import FlakySummariser, RecordingStub
 
 SYSTEM = "You are a test assistant."

@@ -2,8 +2,10 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers.memory import SummariserError, SummaryBufferMemory, SummaryMemory
-from helpers.tokens import count_tokens, filler_text
+from helpers.base.tokens import count_tokens, filler_text
+from helpers.memory.summary import SummaryMemory
+from helpers.memory.summary_buffer import SummaryBufferMemory
+from helpers.memory.types import SummariserError
 from tests.memory_support import FlakySummariser, RecordingStub
 
 SYSTEM = "You are a test assistant."
@@ -93,3 +95,13 @@ def test_a_failing_summariser_loses_nothing(message_sizes, setting, fail_from, m
                 assert after["verbatim_start"] == before["verbatim_start"]
             sent.append({"role": role, "content": content})
             check_shape(memory, sent)
+
+
+@settings(max_examples=300, deadline=None)
+@given(summary=st.text(min_size=1, max_size=80).map(str.strip).filter(bool),
+       memory_class=st.sampled_from([SummaryMemory, SummaryBufferMemory]))
+def test_the_summary_block_count_equals_a_full_count_of_heading_and_summary(summary, memory_class):
+    """The memory counts the block as heading + summary tokens (one encode less per fold); that is
+    exact, whatever the summary, because the heading's ':\\n' ends a token (a leading '/' is counted in full)."""
+    memory = memory_class(SYSTEM, lambda messages, existing: summary)
+    assert memory._block_tokens(summary, count_tokens(summary)) == count_tokens(memory.summary_heading + summary)

@@ -6,10 +6,11 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers import offline_model as om
-from helpers.lesson_data import lesson3, lesson4, prompt
-from helpers.summarisers import build_summariser_request, messages_from_lines, request_templates
-from helpers.tokens import count_tokens
+from helpers.base.text import messages_from_lines, stated_word_limit, word_count
+from helpers.base.tokens import count_tokens
+from helpers.lessons.data import lesson3, lesson4, prompt
+from helpers.model.offline import facts, markers, replies, requests, server, summariser
+from helpers.model.summarisers import build_summariser_request, request_templates
 
 SYSTEM = prompt("fincoach_system")
 SALARY_TURN = "Hi! I'm Chiru. My monthly take-home salary is ₹1,20,000."
@@ -23,7 +24,7 @@ def summary_request(messages, existing=None, prompt_name="summary_memory", templ
 
 
 def reply(messages, **body):
-    return om.respond({"model": "any", "messages": messages, **body})
+    return server.respond({"model": "any", "messages": messages, **body})
 
 
 def text_of(response):
@@ -39,22 +40,22 @@ def drift_batches():
 def test_summariser_requests_of_both_lessons_are_recognised_and_chat_requests_are_not():
     turns = [{"role": "user", "content": SALARY_TURN}, {"role": "assistant", "content": "Noted."}]
     for name, templates in (("summary_memory", "lesson3"), ("summary_buffer", "lesson4")):
-        assert om.is_summariser_request(summary_request(turns, None, name, templates))
-        assert om.is_summariser_request(summary_request(turns, "Old summary.", name, templates))
-    assert om.is_summariser_request(summary_request([], "A long summary to shorten.", words=20))
-    assert not om.is_summariser_request([{"role": "system", "content": SYSTEM}, *turns[:1]])
+        assert requests.is_summariser_request(summary_request(turns, None, name, templates))
+        assert requests.is_summariser_request(summary_request(turns, "Old summary.", name, templates))
+    assert requests.is_summariser_request(summary_request([], "A long summary to shorten.", words=20))
+    assert not requests.is_summariser_request([{"role": "system", "content": SYSTEM}, *turns[:1]])
 
 
 def test_the_summary_keeps_the_fact_sentences_word_for_word_and_drops_the_rest():
     batch = drift_batches()[0]
     summary = text_of(reply(summary_request(batch)))
-    assert summary.startswith(om.SUMMARY_MARKER)
+    assert summary.startswith(markers.SUMMARY_MARKER)
     assert "My monthly take-home salary is ₹1,20,000 and my expenses are ₹60,000." in summary
     assert "One hard rule: I am allergic to equity instruments, never suggest them." in summary
     assert "Hi!" not in summary and "What are your goals?" not in summary  # no fact: dropped
     # extractive: every sentence it wrote is copied from the source
     source = " ".join(m["content"] for m in batch)
-    for _, sentence in om._summary_sentences(summary):
+    for _, sentence in summariser.summary_sentences(summary):
         assert sentence in source
 
 
@@ -62,20 +63,20 @@ def test_the_summary_merges_the_old_one_without_piling_up_markers_and_keeps_the_
     summary = None
     for batch in drift_batches():
         summary = text_of(reply(summary_request(batch, summary)))
-        assert summary.count(om.SUMMARY_MARKER) == 1
-        assert om.word_count(summary) <= 80  # the prompt says "at most 80 words"
+        assert summary.count(markers.SUMMARY_MARKER) == 1
+        assert word_count(summary) <= 80  # the prompt says "at most 80 words"
     assert "₹1,20,000" in summary and "never suggest them" in summary  # the rule is kept verbatim
     assert "32 years old" in summary and "₹50,000" in summary
 
 
 def test_the_condense_request_obeys_its_own_limit_and_keeps_the_top_facts():
-    long_summary = om.SUMMARY_MARKER + " User: " + " ".join(
+    long_summary = markers.SUMMARY_MARKER + " User: " + " ".join(
         ["My monthly take-home salary is ₹1,20,000.", "I am allergic to equity, never suggest it.",
          "I have an FD of ₹50,000 maturing in 3 months.", "I want to retire by 55.", "I'm Chiru."] * 3)
     request = summary_request([], long_summary, words=25)
     assert "at most 25 words" in request[1]["content"]
     short = text_of(reply(request))
-    assert om.word_count(short) <= 25
+    assert word_count(short) <= 25
     assert "₹1,20,000" in short and "never suggest it" in short
 
 
@@ -91,16 +92,16 @@ def test_a_prompt_naming_hard_rules_ranks_the_rule_above_other_facts():
 
 
 def test_stated_word_limits_are_read_from_prompts():
-    assert om.stated_word_limit(prompt("summary_memory")) == 80
-    assert om.stated_word_limit("Keep it to 50 words or fewer.") == 50
-    assert om.stated_word_limit("Summarise briefly.") is None
+    assert stated_word_limit(prompt("summary_memory")) == 80
+    assert stated_word_limit("Keep it to 50 words or fewer.") == 50
+    assert stated_word_limit("Summarise briefly.") is None
 
 
 # ----- grounded chat replies ----------------------------------------------------------------------
 
 def summary_block(*sentences, heading="CONVERSATION MEMORY (earlier turns, compressed):\n"):
     """A second system message as the memories send it, holding a stand-in summary of these sentences."""
-    return {"role": "system", "content": heading + om.SUMMARY_MARKER + " User: " + " ".join(sentences)}
+    return {"role": "system", "content": heading + markers.SUMMARY_MARKER + " User: " + " ".join(sentences)}
 
 
 def quoted_in(text):
@@ -124,7 +125,7 @@ def test_it_finds_the_salary_only_when_the_request_holds_it():
     assert "do not have your salary" in without
     assert "your expenses (verbatim, 1 turn back)" in without  # named, not quoted: it was not asked for
     for text in (from_summary, from_turns, without):
-        assert text.startswith(om.MARKER)
+        assert text.startswith(markers.MARKER)
 
 
 def test_a_statement_is_noted_and_the_recap_says_where_each_fact_is_without_echoing_old_values():
@@ -134,7 +135,7 @@ def test_a_statement_is_noted_and_the_recap_says_where_each_fact_is_without_echo
                 {"role": "assistant", "content": "[offline stand-in] Noted."},
                 {"role": "user", "content": "My financial goal is to retire by 55 with a comfortable corpus."}]
     text = text_of(reply(messages))
-    assert text.startswith(om.MARKER + ' Noted, about your goal: "My financial goal is to retire by 55 with a '
+    assert text.startswith(markers.MARKER + ' Noted, about your goal: "My financial goal is to retire by 55 with a '
                                        'comfortable corpus."')
     assert "cannot advise you" in text
     assert ("tells me about your name and salary (from the summary); your expenses, age and risk profile "
@@ -176,7 +177,7 @@ def test_the_assistants_replies_are_not_facts_about_the_user():
 
 
 LESSON_FACTS = [sentence for text in lesson3()["summary_run"]["user_turns"] + L4_TURNS
-                for sentence in om.split_sentences(text) if om.fact_score(sentence)]
+                for sentence in facts.split_sentences(text) if facts.fact_score(sentence)]
 ASIDES = ["Thanks!", "Okay.", "Hello again."]
 QUESTIONS = [L4_TURNS[4], L4_TURNS[5], SALARY_QUESTION, "How old am I?", "What are my debts?",
              "I will open a PPF account this month.", "Never suggest gold to me."]
@@ -194,7 +195,7 @@ def test_any_reply_is_grounded_marked_and_deterministic(in_summary, turns, last)
         messages += [{"role": "user", "content": text}, {"role": "assistant", "content": "[offline stand-in] Noted."}]
     messages.append({"role": "user", "content": last})
     text = text_of(reply(messages))
-    assert text == text_of(reply(messages)) and text.startswith(om.MARKER) and text.count(om.MARKER) == 1
+    assert text == text_of(reply(messages)) and text.startswith(markers.MARKER) and text.count(markers.MARKER) == 1
     stated = in_summary + turns + [last]
     # every quote is a sentence of the summary or of a user message; every amount is one the user stated
     for quote in quoted_in(text):
@@ -203,16 +204,16 @@ def test_any_reply_is_grounded_marked_and_deterministic(in_summary, turns, last)
         assert any(amount in sentence for sentence in stated), amount
     assert "9,99,999" not in text  # the system prompt is not the user's
     # a value from an earlier message is repeated only when the latest message asks about its topic
-    asked = set(om._topics(om._words(last))) if last.endswith("?") else set()
+    asked = set(replies._topics(replies._words(last))) if last.endswith("?") else set()
     for sentence in in_summary + turns:
         for amount in re.findall(r"₹[\d,]+", sentence):
             if amount in text and amount not in last:
-                assert asked & set(om.sentence_topics(sentence)), (amount, last)
+                assert asked & set(replies.sentence_topics(sentence)), (amount, last)
     # a topic is said to be missing only if no fact the request holds is about it (a question states none)
-    held = {topic for sentence in stated if om.fact_score(sentence) for topic in om.sentence_topics(sentence)}
+    held = {topic for sentence in stated if facts.fact_score(sentence) for topic in replies.sentence_topics(sentence)}
     nothing = re.search(r"I find nothing in it about your (.*)\.", text)
     if nothing:
-        assert not held & {topic for topic in om._TOPICS if topic in nothing.group(1)}
+        assert not held & {topic for topic in replies._TOPICS if topic in nothing.group(1)}
 
 
 def test_the_summary_never_copies_the_stand_ins_own_replies():
@@ -230,7 +231,7 @@ def test_replies_are_deterministic_and_usage_holds_real_o200k_counts():
     messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": SALARY_TURN}]
     first, second = reply(messages, max_tokens=100), reply(messages, max_tokens=100)
     assert first == second
-    assert first["model"] == om.MODEL_NAME
+    assert first["model"] == markers.MODEL_NAME
     assert first["usage"]["prompt_tokens"] == count_tokens(SYSTEM) + count_tokens(SALARY_TURN)
     assert first["usage"]["completion_tokens"] == count_tokens(text_of(first))
     assert first["usage"]["total_tokens"] == first["usage"]["prompt_tokens"] + first["usage"]["completion_tokens"]
@@ -262,9 +263,9 @@ def test_any_summary_keeps_the_limit_is_deterministic_and_copies_only_source_sen
     request = [system, summary_request(messages, old)[1]]
     summary = text_of(reply(request))
     assert summary == text_of(reply(request))
-    assert om.word_count(summary) <= limit
-    assert summary.startswith(om.SUMMARY_MARKER) and summary.count(om.SUMMARY_MARKER) == 1
+    assert word_count(summary) <= limit
+    assert summary.startswith(markers.SUMMARY_MARKER) and summary.count(markers.SUMMARY_MARKER) == 1
     source = " ".join(texts)
-    for _, sentence in om._summary_sentences(summary):
+    for _, sentence in summariser.summary_sentences(summary):
         cut = sentence.removesuffix("…")  # a single sentence longer than the limit is cut
         assert cut in source or sentence == "No facts stated yet."

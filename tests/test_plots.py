@@ -5,10 +5,10 @@ import numpy
 import PIL.Image
 import pytest
 
-from helpers import plots
-from helpers.budget import analyse_budget, budget_table
-from helpers.lesson_data import lesson4
-from helpers.schedule import summary_schedule
+from helpers.display import plots
+from helpers.lessons.data import lesson4
+from helpers.memory.budget import analyse_budget, budget_table
+from helpers.memory.schedule import summary_schedule
 
 MESSAGES = lesson4()["budget_analysis"]["user_messages"]
 BUDGETS = lesson4()["budget_analysis"]["budgets"]

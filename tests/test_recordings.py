@@ -7,9 +7,9 @@ import httpx2
 import openai
 import pytest
 
-from helpers import llm
-from helpers.llm import ModelUnavailable, RecordingMissing, connect
-from helpers.recordings import Recording, recording_path, request_key, scrub
+from helpers.model import connect as llm
+from helpers.model.connect import ModelUnavailable, RecordingMissing, connect
+from helpers.model.recordings import Recording, recording_path, request_key, scrub
 from tests.support.mock_api import Scripted, ok, status
 
 KEY = "gsk_" + "RECORDINGTESTKEY0123456789abcdefghij"

@@ -1,9 +1,11 @@
 """Lesson 3's schedule comes out exactly as published, from the SummaryMemory class itself."""
 import pytest
 
-from helpers.lesson_data import lesson3
-from helpers.memory import SummaryMemory, turn_range_stub
-from helpers.schedule import summary_schedule
+from helpers.lessons.data import lesson3
+from helpers.memory.schedule import summary_schedule
+from helpers.memory.stubs import turn_range_stub
+from helpers.memory.summary import SummaryMemory
+from helpers.display.lines import schedule_row_line, schedule_text
 
 PUBLISHED_KEEP_2_OF_4 = """\
 Summarise after 4 turns, keep 2 verbatim:
@@ -21,14 +23,14 @@ Summarise after 4 turns, keep 2 verbatim:
 
 
 def test_keep_2_of_4_prints_the_lessons_ten_lines_and_4_calls():
-    assert str(summary_schedule(10, 4, 2)) == PUBLISHED_KEEP_2_OF_4
+    assert schedule_text(summary_schedule(10, 4, 2)) == PUBLISHED_KEEP_2_OF_4
 
 
 def test_keep_3_of_4_calls_after_every_turn_from_turn_4():
     schedule = summary_schedule(10, 4, 3)
     assert schedule.calls == 7
     assert [row.summariser_called_after for row in schedule.rows] == [False] * 3 + [True] * 7
-    assert schedule.rows[4].line() == " turn  5 request: summary of turns 1 to 1   + verbatim turns [2, 3, 4, 5]"
+    assert schedule_row_line(schedule.rows[4]) == " turn  5 request: summary of turns 1 to 1   + verbatim turns [2, 3, 4, 5]"
 
 
 def test_try_it_6_and_2_gives_2_calls_and_six_verbatim_turns_at_turn_10():

@@ -3,12 +3,13 @@ from __future__ import annotations
 
 import pytest
 
-from helpers import llm
-from helpers.lesson_data import lesson3, prompt
-from helpers.llm import EmptyReply, connect
-from helpers.memory import SummaryMemory
-from helpers.summarisers import make_summariser, messages_from_lines
-from helpers.tokens import count_tokens
+from helpers.base.text import messages_from_lines
+from helpers.base.tokens import count_tokens
+from helpers.lessons.data import lesson3, prompt
+from helpers.memory.summary import SummaryMemory
+from helpers.model import connect as llm
+from helpers.model.connect import EmptyReply, connect
+from helpers.model.summarisers import make_summariser
 from tests.support.mock_api import Scripted, ok
 
 TURNS = [{"role": "user", "content": "Hi! I'm Chiru."}, {"role": "assistant", "content": "Hello Chiru."}]

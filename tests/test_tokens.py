@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
-from helpers import tokens
-from helpers.lesson_data import lesson4, prompt
+from helpers.base import tokens
+from helpers.lessons.data import lesson4, prompt
 
 
 def test_counts_match_the_lessons_published_figures():
@@ -27,7 +27,7 @@ def test_loads_in_a_fresh_process_with_an_empty_cache_and_no_network(tmp_path):
     # A bogus proxy makes any download attempt fail, so passing proves the load is offline.
     env = {**os.environ, "TIKTOKEN_CACHE_DIR": str(tmp_path / "cache"),
            "HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9"}
-    code = "from helpers.tokens import count_tokens; print(count_tokens('Hi! I\\'m Chiru.'))"
+    code = "from helpers.base.tokens import count_tokens; print(count_tokens('Hi! I\\'m Chiru.'))"
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert int(result.stdout) > 0

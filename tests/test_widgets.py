@@ -1,7 +1,12 @@
 """Slider panels: built from the same render functions as the fixed-value cells; sliders update the readout."""
 import pytest
 
-from helpers.widgets import budget_panel, render_budget, render_schedule, schedule_panel
+from helpers.display.widgets import (
+    budget_panel,
+    render_budget,
+    render_schedule,
+    schedule_panel,
+)
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

@@ -19,9 +19,10 @@ from pathlib import Path
 import nbclient
 import nbformat
 
-from helpers.notebook_runner import execute_notebook
-from helpers.paths import NOTEBOOKS_DIR as NOTEBOOKS
-from helpers.paths import REPO_ROOT
+from helpers.base.paths import NOTEBOOKS_DIR as NOTEBOOKS
+from helpers.base.paths import REPO_ROOT
+from helpers.setup.notebook_runner import execute_notebook
+
 MODES = ("offline", "replay", "live", "record")
 
 

@@ -92,7 +92,7 @@ def test_selftest_slider_drives_output(lab_page, lab_server, selftest_notebook):
 NB_SCHEDULE = "01_summary_schedule.ipynb"
 NB_BUDGET = "04_budget_analysis.ipynb"
 
-# Slider descriptions as helpers.widgets shows them (matched case-insensitively, ':' ignored).
+# Slider descriptions as helpers.display.widgets shows them (matched case-insensitively, ':' ignored).
 SCHEDULE_KEEP = "keep verbatim"  # schedule_panel: "threshold", "keep verbatim", "turns"
 BUDGET = "budget"  # budget_panel: "budget" (step 50), "reply tokens", "compress"
 
@@ -101,18 +101,18 @@ BUDGET_OVERFLOWS = {300: 4, 400: 4, 600: 3, 800: 2, 1000: 1, 1500: 0}
 
 
 def calls_line(calls: int, turns: int = 10):
-    """The last line of helpers.schedule.Schedule's text."""
+    """The last line of helpers.display.lines.schedule_text."""
     return re.compile(rf"summariser calls in {turns} turns:\s*{calls}\b")
 
 
 def budget_line(budget: int, overflows: int, peak: int | None = None):
-    """helpers.widgets.render_budget's summary line for the chosen budget."""
+    """helpers.display.widgets.render_budget's summary line for the chosen budget."""
     tail = rf", largest buffer: {peak:,} tokens".replace(",", ",?") if peak is not None else ""
     return re.compile(rf"budget {budget}: overflows: {overflows}\b{tail}")
 
 
 def table_row(budget: int, overflows: int):
-    """A row of helpers.budget.BudgetTable: 'Budget | Overflows | Largest buffer'."""
+    """A row of helpers.display.lines.budget_table_text: 'Budget | Overflows | Largest buffer'."""
     return re.compile(rf"^\s*{budget}\s*\|\s*{overflows}\s*\|", re.M)
 
 

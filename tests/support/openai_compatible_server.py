@@ -16,7 +16,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from helpers.offline_model import handle_chat_request
+from helpers.model.offline.server import handle_chat_request
 
 
 class OpenAICompatibleServer:

@@ -10,8 +10,9 @@ import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from helpers.memory import SummaryBufferMemory, turn_range_stub
-from helpers.tokens import filler_text
+from helpers.base.tokens import filler_text
+from helpers.memory.stubs import turn_range_stub
+from helpers.memory.summary_buffer import SummaryBufferMemory
 
 
 @dataclass(frozen=True)
@@ -53,14 +54,9 @@ class BudgetResult:
 
 @dataclass(frozen=True)
 class BudgetTable:
-    """Several budgets side by side, printable as the lesson's table."""
+    """Several budgets side by side (``helpers.display.lines.budget_table_text`` prints the lesson's table)."""
 
     results: tuple[BudgetResult, ...]
-
-    def __str__(self) -> str:
-        lines = [f"{'Budget':>6} | {'Overflows':>9} | {'Largest buffer':>14}"]
-        lines += [f"{r.max_buffer_tokens:>6} | {r.overflows:>9} | {r.peak_buffer_tokens:>14}" for r in self.results]
-        return "\n".join(lines)
 
 
 @functools.lru_cache(maxsize=64)

@@ -10,7 +10,7 @@ import sys
 from dataclasses import dataclass
 from importlib import metadata
 
-from helpers.paths import DATA_DIR, REPO_ROOT
+from helpers.base.paths import DATA_DIR, REPO_ROOT
 
 PYTHON_RANGE = ((3, 11), (3, 13))
 # Distribution names whose versions the notebooks depend on (pinned in requirements.txt).
@@ -71,8 +71,8 @@ def check_packages() -> list[Check]:
 def check_tokenizer() -> Check:
     """o200k_base loads with no network and reproduces a count the lesson publishes."""
     try:
-        from helpers.lesson_data import lesson3
-        from helpers.tokens import count_tokens
+        from helpers.base.tokens import count_tokens
+        from helpers.lessons.data import lesson3
 
         batch = lesson3()["drift_run"]["batches"][0]
         expected = lesson3()["drift_run"]["published_batch_tokens"][0]
@@ -93,7 +93,7 @@ def check_data() -> Check:
 def model_mode(recording: str = "02_summary_memory_run") -> Check:
     """The mode the model notebooks will use and why (from LLM_MODE, a key, or a recording), no call made."""
     try:
-        from helpers.llm import connect
+        from helpers.model.connect import connect
 
         access = connect(recording=recording, quiet=True)
         label = access.label

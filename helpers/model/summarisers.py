@@ -11,11 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from helpers import lesson_data
-from helpers.drift import word_count
-from helpers.llm import ModelAccess
-from helpers.model_errors import EmptyReply
-from helpers.offline_model import stated_word_limit
+from helpers.base.text import stated_word_limit, turns_text, word_count
+from helpers.lessons import data as lesson_data
+from helpers.model.connect import ModelAccess
+from helpers.model.errors import EmptyReply
 
 PROMPTS = ("summary_memory", "summary_memory_hard_rules", "summary_buffer")
 TEMPLATES = ("lesson3", "lesson4")
@@ -30,22 +29,6 @@ def request_templates(which: str) -> dict[str, str]:
     if which == "lesson4":
         return dict(lesson_data.lesson4()["summariser_request"])
     raise ValueError(f"templates must be 'lesson3' or 'lesson4', got {which!r}")
-
-
-def turns_text(messages: list[dict[str, str]], line: str = "{ROLE}: {content}") -> str:
-    """The messages as the lessons write them for the summariser: one ``USER: ...`` line each."""
-    return "\n".join(line.format(ROLE=m["role"].upper(), role=m["role"], content=m["content"]) for m in messages)
-
-
-def messages_from_lines(lines: list[str]) -> list[dict[str, str]]:
-    """``["USER: ...", "ASSISTANT: ..."]`` (the drift run's batches) -> API message dicts."""
-    messages = []
-    for text in lines:
-        role, separator, content = text.partition(":")
-        if not separator or role.strip().lower() not in ("user", "assistant"):
-            raise ValueError(f"expected a line starting 'USER:' or 'ASSISTANT:', got {text[:40]!r}")
-        messages.append({"role": role.strip().lower(), "content": content.strip()})
-    return messages
 
 
 def build_summariser_request(messages: list[dict[str, str]], existing_summary: str | None, *, system_prompt: str,

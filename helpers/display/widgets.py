@@ -15,10 +15,11 @@ from typing import Any
 import ipywidgets as widgets
 from matplotlib.figure import Figure
 
-from helpers.budget import BudgetTable, analyse_budget, budget_table
-from helpers.lesson_data import lesson4
-from helpers.plots import BudgetChart, ScheduleChart
-from helpers.schedule import summary_schedule
+from helpers.display.lines import budget_panel_text, schedule_panel_text
+from helpers.display.plots import BudgetChart, ScheduleChart
+from helpers.lessons.data import lesson4
+from helpers.memory.budget import BudgetTable, analyse_budget, budget_table
+from helpers.memory.schedule import summary_schedule
 
 PANEL_DPI = 72  # PNG resolution of slider charts: sharp enough, and fast to redraw
 
@@ -28,9 +29,7 @@ def render_schedule(threshold: int = 4, keep: int = 2, turns: int = 10,
                     chart: ScheduleChart | None = None) -> tuple[str, Figure]:
     """Lesson 3's schedule for one setting: the printed lines and the chart."""
     schedule = summary_schedule(turns, threshold, keep)
-    last = schedule.rows[-1]
-    text = f"{schedule}\n request at turn {last.turn} holds {len(last.verbatim_turns)} verbatim turns"
-    return text, (chart or ScheduleChart()).update(schedule)
+    return schedule_panel_text(schedule), (chart or ScheduleChart()).update(schedule)
 
 
 def _budget_inputs() -> tuple[list[str], list[int]]:
@@ -51,9 +50,7 @@ def render_budget(budget: int = 600, reply_tokens: int = 100, compress: int = 4,
     messages, budgets = _budget_inputs()
     table = _lesson_table(reply_tokens, compress)
     chosen = analyse_budget(messages, budget, reply_tokens, compress)
-    text = (f"Replies of {reply_tokens} tokens, {compress} messages compressed per overflow, "
-            f"{len(messages)} turns:\n{table}\n"
-            f"budget {budget}: overflows: {chosen.overflows}, largest buffer: {chosen.peak_buffer_tokens} tokens")
+    text = budget_panel_text(table, chosen, reply_tokens, compress, len(messages))
     chart = chart or BudgetChart(budgets, 2 * len(messages))
     return text, chart.update(table, chosen)
 

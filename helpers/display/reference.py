@@ -5,8 +5,8 @@ printed here says so, so a notebook never passes them off as its own output.
 """
 from __future__ import annotations
 
-from helpers.chat import summarise_line, summary_memory_line
-from helpers.lesson_data import published_run
+from helpers.display.lines import compress_line, summarise_line, summary_memory_line
+from helpers.lessons.data import published_run
 
 LABEL = "the lesson's run of openai/gpt-oss-120b on Groq (reference data, not this notebook's run)"
 HEADING = "From " + LABEL + ":"
@@ -32,8 +32,7 @@ def lesson4_run_lines() -> list[str]:
     request = run["request_at_turn_6"]
     lines = [HEADING,
              "buffer after turns 1 to 3: " + ", ".join(f"{t}/600" for t in run["buffer_tokens_turns_1_to_3"])]
-    lines += [f"  [COMPRESS] old messages + old summary ({event['tokens_in']} tokens) -> new summary "
-              f"({event['summary_tokens']} tokens)" for event in run["compress_events"]]
+    lines += [compress_line(event["tokens_in"], event["summary_tokens"]) for event in run["compress_events"]]
     lines += [f"overflows before turn 6: {run['overflows_before_turn_6']}",
               f"request at turn 6: system prompt {request['system_prompt_tokens']} + memory block "
               f"{request['memory_block_tokens']} (summary {request['summary_tokens']}) + buffer "

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from helpers.memory import SummaryMemory, turn_range_stub
+from helpers.memory.stubs import turn_range_stub
+from helpers.memory.summary import SummaryMemory
 
 
 @dataclass(frozen=True)
@@ -24,10 +25,6 @@ class ScheduleRow:
     def summary_label(self) -> str:
         return f"summary of turns 1 to {self.summarised_up_to}" if self.summarised_up_to else "no summary"
 
-    def line(self) -> str:
-        """The row as the lesson prints it."""
-        return f" turn {self.turn:>2} request: {self.summary_label:<25} + verbatim turns {list(self.verbatim_turns)}"
-
 
 @dataclass(frozen=True)
 class Schedule:
@@ -41,15 +38,6 @@ class Schedule:
     @property
     def calls(self) -> int:
         return sum(row.summariser_called_after for row in self.rows)
-
-    def lines(self) -> list[str]:
-        return [row.line() for row in self.rows]
-
-    def __str__(self) -> str:
-        heading = (f"Summarise after {self.max_turns_before_summary} turns, "
-                   f"keep {self.turns_to_keep_verbatim} verbatim:")
-        footer = f" summariser calls in {self.total_turns} turns: {self.calls}"
-        return "\n".join([heading, *self.lines(), footer])
 
 
 def summary_schedule(total_turns: int, max_turns_before_summary: int, turns_to_keep_verbatim: int) -> Schedule:

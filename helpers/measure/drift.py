@@ -11,8 +11,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from helpers.memory import Summariser
-from helpers.tokens import count_tokens
+from helpers.base.text import messages_from_lines, word_count
+from helpers.base.tokens import count_tokens
+from helpers.memory.types import Summariser
 
 # Words that keep the force of the user's rule, and words that turn it into a taste.
 RULE_CUES = ("hard rule", "rule", "never", "must not", "must never", "do not", "don't", "does not want",
@@ -21,11 +22,6 @@ RULE_CUES = ("hard rule", "rule", "never", "must not", "must never", "do not", "
 PREFERENCE_CUES = ("avoid", "prefer", "rather", "lean", "inclined", "favour", "favor", "likes",
                    "reluctant", "wary", "cautious about", "not keen", "less interested")
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+")
-
-
-def word_count(text: str) -> int:
-    """Words as the lesson counts them: runs of non-space characters."""
-    return len(text.split())
 
 
 def mentions(text: str, keyword: str = "equit") -> bool:
@@ -80,17 +76,6 @@ class CycleMeasure:
     def over_limit(self) -> bool:
         return self.words > self.word_limit
 
-    def line(self) -> str:
-        """The lesson's line: ``Cycle 1: batch 82 tokens | summary 58 tokens | mentions equity: True``."""
-        return (f"Cycle {self.cycle}: batch {self.batch_tokens} tokens | summary {self.summary_tokens} tokens | "
-                f"mentions {self.keyword_label}: {self.mentions_keyword}")
-
-    def check_line(self) -> str:
-        """Words against the limit and the rule check, one line."""
-        cues = ", ".join(f'"{c}"' for c in self.cues) or "no cue words"
-        return (f"  words: {self.words}/{self.word_limit}{' (over the limit)' if self.over_limit else ''} | "
-                f"the {self.keyword_label} rule survives as: {self.strength} ({cues})")
-
 
 def measure(summaries: Sequence[str], batch_tokens: Sequence[int], keyword: str = "equit",
             word_limit: int = 80, keyword_label: str = "equity") -> list[CycleMeasure]:
@@ -106,40 +91,18 @@ def measure(summaries: Sequence[str], batch_tokens: Sequence[int], keyword: str 
 
 
 def run_drift(summarise: Summariser, batches: Sequence[Sequence[str]], keyword: str = "equit",
-              word_limit: int = 80, show: bool = True) -> list[CycleMeasure]:
-    """Fold the batches into a rolling summary, one summariser call per batch; measure each cycle.
-
-    With ``show`` each cycle prints the lesson's line, the check line and the summary.
-    """
-    from helpers.summarisers import messages_from_lines  # model access is needed only for a run
-
+              word_limit: int = 80) -> list[CycleMeasure]:
+    """Fold the batches into a rolling summary, one summariser call per batch; measure each cycle."""
     batch_tokens = [count_tokens("\n".join(batch)) for batch in batches]
     summary: str | None = None
     summaries: list[str] = []
     for batch in batches:
         summary = summarise(messages_from_lines(list(batch)), summary)
         summaries.append(summary)
-        if show:
-            cycle = measure(summaries, batch_tokens[:len(summaries)], keyword, word_limit)[-1]
-            print(cycle.line())
-            print(cycle.check_line())
-            print("  " + summary)
     return measure(summaries, batch_tokens, keyword, word_limit)
 
 
-def comparison_table(runs: dict[str, Sequence[CycleMeasure]]) -> str:
-    """Runs side by side per cycle: summary tokens, words, keyword check, rule or preference."""
-    width = max([3, *map(len, runs)])
-    header = f"{'run':<{width}} | cycle | batch | summary | words | mentions | survives as"
-    lines = [header, "-" * len(header)]
-    for label, cycles in runs.items():
-        for c in cycles:
-            lines.append(f"{label:<{width}} | {c.cycle:>5} | {c.batch_tokens:>5} | {c.summary_tokens:>7} | "
-                         f"{c.words:>5} | {str(c.mentions_keyword):>8} | {c.strength}")
-    return "\n".join(lines)
-
-
 def chart_series(cycles: Sequence[CycleMeasure]) -> dict[str, list[int]]:
-    """The numbers ``helpers.plots.drift_chart`` draws for one run."""
+    """The numbers ``helpers.display.plots.drift_chart`` draws for one run."""
     return {"batch_tokens": [c.batch_tokens for c in cycles], "summary_tokens": [c.summary_tokens for c in cycles],
             "words": [c.words for c in cycles]}

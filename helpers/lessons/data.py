@@ -5,7 +5,7 @@ import functools
 import json
 from typing import Any
 
-from helpers.paths import DATA_DIR
+from helpers.base.paths import DATA_DIR
 
 PROMPT_NAMES = ("fincoach_system", "summary_memory", "summary_memory_hard_rules", "summary_buffer")
 

@@ -24,8 +24,8 @@ from typing import Any
 
 import httpx2
 
-from helpers.model_errors import RecordingMissing
-from helpers.paths import DATA_DIR, REPO_ROOT
+from helpers.base.paths import DATA_DIR, REPO_ROOT
+from helpers.model.errors import RecordingMissing
 
 FORMAT_VERSION = 1
 RETRY_COUNT_HEADER = "x-stainless-retry-count"  # the SDK numbers its attempts in this header
@@ -195,7 +195,7 @@ class Recording:
         data = {
             "format": FORMAT_VERSION,
             "about": "Model exchanges recorded with LLM_MODE=record and answered again with LLM_MODE=replay "
-                     "(helpers.recordings). Request and response bodies only: no headers, no keys.",
+                     "(helpers.model.recordings). Request and response bodies only: no headers, no keys.",
             "endpoint": self.endpoint,
             "models": self.models,
             "exchanges": self.exchanges,

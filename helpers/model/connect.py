@@ -9,7 +9,7 @@ The mode decides what sits under the SDK (an ``httpx2`` transport):
   If the notebook's recording exists, a call that fails for good is answered from it.
 * ``record``  live, and every exchange saved to ``data/recordings/NAME.json`` (no key, no headers).
 * ``replay``  answers from that recording by exact request match; no network.
-* ``offline`` the deterministic stand-in of ``helpers.offline_model``; no network, not a language model.
+* ``offline`` the deterministic stand-in of ``helpers.model.offline``; no network, not a language model.
 
 The mode comes from the argument or ``LLM_MODE``; with neither: live if a key (or server URL) is
 set, else replay if the recording exists, else offline. Keys come from the environment or the
@@ -29,12 +29,24 @@ import openai
 from dotenv import load_dotenv
 from openai.types.chat import ChatCompletion
 
-from helpers.model_errors import EmptyReply, MissingKey, ModelAccessError, ModelUnavailable, RecordingMissing
-from helpers.offline_model import MODEL_NAME as OFFLINE_MODEL
-from helpers.offline_model import OfflineTransport
-from helpers.paths import REPO_ROOT
-from helpers.recordings import (FallbackTransport, RecordTransport, Recording, ReplayTransport, display_path,
-                                recording_path)
+from helpers.base.paths import REPO_ROOT
+from helpers.model.errors import (
+    EmptyReply,
+    MissingKey,
+    ModelAccessError,
+    ModelUnavailable,
+    RecordingMissing,
+)
+from helpers.model.offline.markers import MODEL_NAME as OFFLINE_MODEL
+from helpers.model.offline.server import OfflineTransport
+from helpers.model.recordings import (
+    FallbackTransport,
+    Recording,
+    RecordTransport,
+    ReplayTransport,
+    display_path,
+    recording_path,
+)
 
 __all__ = ["MODES", "PROVIDERS", "ModelAccess", "connect", "explain_error", "EmptyReply", "MissingKey",
            "ModelAccessError", "ModelUnavailable", "RecordingMissing"]

@@ -15,14 +15,14 @@ import numpy
 import PIL.Image
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.container import BarContainer
 from matplotlib.colors import ListedColormap
+from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from matplotlib.text import Text
 
-from helpers.budget import BudgetResult, BudgetTable
-from helpers.schedule import Schedule
+from helpers.memory.budget import BudgetResult, BudgetTable
+from helpers.memory.schedule import Schedule
 
 # Letter sizes that stay readable on a projector.
 STYLE = {"font.size": 16, "axes.titlesize": 18, "axes.labelsize": 16, "xtick.labelsize": 14,
@@ -325,7 +325,7 @@ def drift_chart(series: Mapping[str, Mapping[str, Sequence[int]]], word_limit: i
 
 def request_chart(records: Sequence, title: str, memory_part: str = "summary block",
                   recent_part: str = "verbatim turns") -> Figure:
-    """What each turn's request was made of, from ``helpers.chat.TurnRecord``s (tokens by part)."""
+    """What each turn's request was made of, from ``helpers.memory.turn_record.TurnRecord``s (tokens by part)."""
     return stacked_token_bars([str(r.turn) for r in records],
                               {"system prompt": [r.system_prompt_tokens for r in records],
                                memory_part: [r.summary_block_tokens for r in records],

@@ -40,11 +40,6 @@ class Claim:
     kind: str  # "figure" or "negation"
     source: str  # "assistant reply" (FinCoach said it) or "no message"
 
-    def line(self) -> str:
-        where = ("in no user message; a FinCoach reply said it" if self.source == "assistant reply"
-                 else "in no message of the archive")
-        return f"  {self.kind:<8} {self.text!r}: {where}"
-
 
 @dataclass(frozen=True)
 class Figure:
@@ -107,11 +102,3 @@ def audit_summary(summary: str, archive: Sequence[dict[str, str]]) -> list[Claim
         claims.append(Claim(match.group(0), "negation", source))
     seen: set[tuple[str, str]] = set()
     return [c for c in claims if not ((c.text, c.kind) in seen or seen.add((c.text, c.kind)))]
-
-
-def audit_report(summary: str, archive: Sequence[dict[str, str]]) -> str:
-    """The audit as printable lines: one per unsupported statement."""
-    claims = audit_summary(summary, archive)
-    users = sum(1 for m in archive if m["role"] == "user")
-    head = f"Statements in the summary that none of the {users} user messages states: {len(claims)}"
-    return "\n".join([head, *(claim.line() for claim in claims)])

@@ -1,0 +1,38 @@
+"""Small text helpers shared by the memory, the measurements and the model layer."""
+from __future__ import annotations
+
+import re
+
+_WORD_LIMIT = re.compile(
+    r"(?:at most|no more than|not more than|maximum of|max(?:imum)?\.?|under|within|up to)\s+(\d+)\s+words"
+    r"|(\d+)\s+words\s+or\s+(?:fewer|less)"
+    r"|(\d+)[- ]word\s+(?:limit|maximum)",
+    re.IGNORECASE,
+)
+
+
+def word_count(text: str) -> int:
+    """Words as the lesson counts them: runs of non-space characters."""
+    return len(text.split())
+
+
+def stated_word_limit(text: str) -> int | None:
+    """The word limit a prompt states ("at most 80 words", "100 words or fewer"), or None."""
+    limits = [int(next(g for g in match.groups() if g)) for match in _WORD_LIMIT.finditer(text or "")]
+    return min(limits) if limits else None
+
+
+def turns_text(messages: list[dict[str, str]], line: str = "{ROLE}: {content}") -> str:
+    """The messages as the lessons write them for the summariser: one ``USER: ...`` line each."""
+    return "\n".join(line.format(ROLE=m["role"].upper(), role=m["role"], content=m["content"]) for m in messages)
+
+
+def messages_from_lines(lines: list[str]) -> list[dict[str, str]]:
+    """``["USER: ...", "ASSISTANT: ..."]`` (the drift run's batches) -> API message dicts."""
+    messages = []
+    for text in lines:
+        role, separator, content = text.partition(":")
+        if not separator or role.strip().lower() not in ("user", "assistant"):
+            raise ValueError(f"expected a line starting 'USER:' or 'ASSISTANT:', got {text[:40]!r}")
+        messages.append({"role": role.strip().lower(), "content": content.strip()})
+    return messages

@@ -1,0 +1,187 @@
+"""Every line the notebooks print in the lessons' formats, in one place.
+
+The lessons print a line per turn (``[Turn 1] messages sent: 2 | ...``), a line per fold
+(``[SUMMARISE] ...`` in lesson 3, ``[COMPRESS] ...`` in lesson 4), the schedule table, the budget
+table, a line per drift cycle and the audit of a summary. This project's runs and the lessons'
+published runs (``helpers.display.reference``) are printed by the same functions, so the two can
+be read side by side.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from helpers.measure.audit import Claim, audit_summary
+from helpers.measure.drift import CycleMeasure
+from helpers.memory.budget import BudgetResult, BudgetTable
+from helpers.memory.schedule import Schedule, ScheduleRow
+from helpers.memory.turn_record import TurnRecord
+from helpers.memory.types import FoldEvent
+
+# ----- lesson 3: the summary memory run ----------------------------------------------------------
+
+
+def summary_memory_line(turn: int, messages_sent: int, prompt_tokens: int | None, summary_sent: bool,
+                        watched: tuple[str, bool | None] | None = None) -> str:
+    """Lesson 3's turn line, e.g.
+    ``[Turn 1] messages sent: 2 | prompt_tokens: 229 | summary sent: False | salary in a verbatim turn: True``.
+
+    ``watched`` is (what, found): whether a watched text (the salary) is in a verbatim turn.
+    """
+    line = (f"[Turn {turn}] messages sent: {messages_sent} | prompt_tokens: {prompt_tokens} | "
+            f"summary sent: {summary_sent}")
+    if watched is not None:
+        line += f" | {watched[0]} in a verbatim turn: {watched[1]}"
+    return line
+
+
+def summarise_line(messages: int, message_tokens: int, summary_tokens: int) -> str:
+    """Lesson 3's fold line: ``  [SUMMARISE] 4 messages (489 tokens) -> summary (131 tokens)``."""
+    return f"  [SUMMARISE] {messages} messages ({message_tokens} tokens) -> summary ({summary_tokens} tokens)"
+
+
+# ----- lesson 4: the summary buffer run ----------------------------------------------------------
+
+
+def summary_buffer_line(turn: int, prompt_tokens: int | None, summary_tokens: int, buffer_tokens: int,
+                        budget: int | None, buffer_messages: int, overflows: int, over_budget: bool = False) -> str:
+    """Lesson 4's turn line, e.g.
+    ``[Turn 1] prompt_tokens: .. | summary: 0 tokens | buffer: 19/600 tokens in 1 messages | overflows: 0``."""
+    return (f"[Turn {turn}] prompt_tokens: {prompt_tokens} | summary: {summary_tokens} tokens | "
+            f"buffer: {buffer_tokens}/{budget if budget is not None else '-'} tokens in {buffer_messages} messages | "
+            f"overflows: {overflows}" + (" | OVER BUDGET: kept whole, folded at the next overflow"
+                                         if over_budget else ""))
+
+
+def compress_line(tokens_in: int, summary_tokens: int, messages: int | None = None) -> str:
+    """Lesson 4's fold line: ``  [COMPRESS] 4 messages + old summary (550 tokens) -> new summary (141 tokens)``.
+
+    ``messages=None`` when only the total is known (the lesson's page gives no message count).
+    """
+    what = "old messages" if messages is None else f"{messages} messages"
+    return f"  [COMPRESS] {what} + old summary ({tokens_in} tokens) -> new summary ({summary_tokens} tokens)"
+
+
+# ----- a turn of this project's runs -------------------------------------------------------------
+
+
+def turn_line(record: TurnRecord) -> str:
+    """The turn line in the format of the record's lesson (a token budget means lesson 4)."""
+    if record.budgeted:
+        overflows = record.overflow_count if record.overflow_count is not None else record.summary_count
+        return summary_buffer_line(record.turn, record.prompt_tokens, record.summary_tokens, record.verbatim_tokens,
+                                   record.max_buffer_tokens, record.verbatim_messages, overflows, record.over_budget)
+    watched = (record.watch_label, record.watch_in_verbatim) if record.watch is not None else None
+    return summary_memory_line(record.turn, record.messages_sent, record.prompt_tokens, record.summary_sent, watched)
+
+
+def fold_line(event: FoldEvent, budgeted: bool) -> str:
+    """A fold as the lessons print it: ``[COMPRESS] ...`` for a token-budgeted memory, else ``[SUMMARISE] ...``."""
+    if budgeted:
+        text = compress_line(event.tokens_in, event.summary_tokens, event.messages_folded)
+    else:
+        text = summarise_line(event.messages_folded, event.message_tokens, event.summary_tokens)
+    if event.condensed:
+        text += " [condensed: passed max_summary_tokens]"
+    if event.over_cap:
+        text += " [still over max_summary_tokens]"
+    return text
+
+
+def turn_lines(record: TurnRecord) -> list[str]:
+    """Everything a turn prints, in the order it happened: folds, the turn line, folds, notes."""
+    return ([fold_line(e, record.budgeted) for e in record.folds_before] + [turn_line(record)]
+            + [fold_line(e, record.budgeted) for e in record.folds_after]
+            + [f"  [NOTE] {note}" for note in record.notes])
+
+
+def turn_text(record: TurnRecord) -> str:
+    """``turn_lines`` joined, ready to print."""
+    return "\n".join(turn_lines(record))
+
+
+# ----- lesson 3's schedule and lesson 4's budget table ----------------------------------------------
+
+
+def schedule_row_line(row: ScheduleRow) -> str:
+    """A schedule row as the lesson prints it."""
+    return f" turn {row.turn:>2} request: {row.summary_label:<25} + verbatim turns {list(row.verbatim_turns)}"
+
+
+def schedule_text(schedule: Schedule) -> str:
+    """The whole schedule: heading, a row per turn, the number of summariser calls."""
+    heading = (f"Summarise after {schedule.max_turns_before_summary} turns, "
+               f"keep {schedule.turns_to_keep_verbatim} verbatim:")
+    footer = f" summariser calls in {schedule.total_turns} turns: {schedule.calls}"
+    return "\n".join([heading, *(schedule_row_line(row) for row in schedule.rows), footer])
+
+
+def budget_table_text(table: BudgetTable) -> str:
+    """Lesson 4's table: budget, overflows, largest buffer."""
+    lines = [f"{'Budget':>6} | {'Overflows':>9} | {'Largest buffer':>14}"]
+    lines += [f"{r.max_buffer_tokens:>6} | {r.overflows:>9} | {r.peak_buffer_tokens:>14}" for r in table.results]
+    return "\n".join(lines)
+
+
+def schedule_panel_text(schedule: Schedule) -> str:
+    """The schedule slider's text: the schedule and how many verbatim turns the last request holds."""
+    last = schedule.rows[-1]
+    return f"{schedule_text(schedule)}\n request at turn {last.turn} holds {len(last.verbatim_turns)} verbatim turns"
+
+
+def budget_panel_text(table: BudgetTable, chosen: BudgetResult, reply_tokens: int, compress: int, turns: int) -> str:
+    """The budget slider's text: the lesson's table for these settings, and the chosen budget's figures."""
+    return (f"Replies of {reply_tokens} tokens, {compress} messages compressed per overflow, "
+            f"{turns} turns:\n{budget_table_text(table)}\n"
+            f"budget {chosen.max_buffer_tokens}: overflows: {chosen.overflows}, "
+            f"largest buffer: {chosen.peak_buffer_tokens} tokens")
+
+
+# ----- drift --------------------------------------------------------------------------------------
+
+
+def cycle_line(cycle: CycleMeasure) -> str:
+    """The lesson's line: ``Cycle 1: batch 82 tokens | summary 58 tokens | mentions equity: True``."""
+    return (f"Cycle {cycle.cycle}: batch {cycle.batch_tokens} tokens | summary {cycle.summary_tokens} tokens | "
+            f"mentions {cycle.keyword_label}: {cycle.mentions_keyword}")
+
+
+def cycle_check_line(cycle: CycleMeasure) -> str:
+    """Words against the limit and the rule check, one line."""
+    cues = ", ".join(f'"{c}"' for c in cycle.cues) or "no cue words"
+    return (f"  words: {cycle.words}/{cycle.word_limit}{' (over the limit)' if cycle.over_limit else ''} | "
+            f"the {cycle.keyword_label} rule survives as: {cycle.strength} ({cues})")
+
+
+def cycle_report(cycles: Sequence[CycleMeasure]) -> str:
+    """Each cycle: the lesson's line, the check line and the summary itself."""
+    return "\n".join(line for c in cycles for line in (cycle_line(c), cycle_check_line(c), "  " + c.summary))
+
+
+def comparison_table(runs: Mapping[str, Sequence[CycleMeasure]]) -> str:
+    """Runs side by side per cycle: summary tokens, words, keyword check, rule or preference."""
+    width = max([3, *map(len, runs)])
+    header = f"{'run':<{width}} | cycle | batch | summary | words | mentions | survives as"
+    lines = [header, "-" * len(header)]
+    for label, cycles in runs.items():
+        for c in cycles:
+            lines.append(f"{label:<{width}} | {c.cycle:>5} | {c.batch_tokens:>5} | {c.summary_tokens:>7} | "
+                         f"{c.words:>5} | {str(c.mentions_keyword):>8} | {c.strength}")
+    return "\n".join(lines)
+
+
+# ----- the audit ------------------------------------------------------------------------------------
+
+
+def claim_line(claim: Claim) -> str:
+    """One unsupported statement and where it came from."""
+    where = ("in no user message; a FinCoach reply said it" if claim.source == "assistant reply"
+             else "in no message of the archive")
+    return f"  {claim.kind:<8} {claim.text!r}: {where}"
+
+
+def audit_report(summary: str, archive: Sequence[dict[str, str]]) -> str:
+    """The audit as printable lines: one per unsupported statement."""
+    claims = audit_summary(summary, archive)
+    users = sum(1 for m in archive if m["role"] == "user")
+    head = f"Statements in the summary that none of the {users} user messages states: {len(claims)}"
+    return "\n".join([head, *(claim_line(claim) for claim in claims)])

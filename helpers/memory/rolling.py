@@ -1,0 +1,309 @@
+"""The part both memories share: the archive, the verbatim suffix, the summary and the fold.
+
+Both keep recent messages word for word and fold older ones into a running summary written by a
+``summarise(messages, existing_summary) -> str`` callable. They differ only in *when* they fold
+(``SummaryMemory``: after N turns; ``SummaryBufferMemory``: before a token budget would overflow).
+
+Bookkeeping is constant-time per message: each message is counted once, when it is added, and
+the verbatim part is a suffix of the append-only archive, tracked by its start index and a
+running token total.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterator
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, ClassVar
+
+from helpers.base.tokens import count_tokens
+from helpers.memory.types import (
+    ROLES,
+    FoldEvent,
+    MemorySnapshot,
+    Message,
+    Summariser,
+    SummariserError,
+)
+
+STATE_FORMAT_VERSION = 1
+
+
+def check_count(name: str, value: object, minimum: int, why: str) -> int:
+    """``value`` if it is a whole number of at least ``minimum``; else a ``ValueError`` naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{name} must be a whole number, got {value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be at least {minimum}, got {value}: {why}")
+    return value
+
+
+class RollingSummaryMemory:
+    """Archive, verbatim suffix, summary and the one fold both memory classes use."""
+
+    summary_heading: ClassVar[str] = ""
+    # The counters a subclass keeps: saved by ``to_dict`` and restored by ``transaction``.
+    COUNTERS: ClassVar[tuple[str, ...]] = ("summary_count",)
+    # The rest of the mutable state, restored by ``transaction`` (lists are truncated, not copied).
+    _SCALARS: ClassVar[tuple[str, ...]] = ("_verbatim_start", "_verbatim_tokens", "_summary", "_summary_tokens",
+                                           "_summary_block_tokens")
+
+    def __init__(self, system_prompt: str, summarise: Summariser, max_summary_tokens: int | None) -> None:
+        if not isinstance(system_prompt, str):
+            raise ValueError(f"system_prompt must be text, got {type(system_prompt).__name__}")
+        if not callable(summarise):
+            raise ValueError("summarise must be a callable (messages, existing_summary) -> str")
+        if max_summary_tokens is not None:
+            check_count("max_summary_tokens", max_summary_tokens, 1, "a summary needs room for at least one token")
+        self.system_prompt = system_prompt
+        self.summarise = summarise
+        self.max_summary_tokens = max_summary_tokens
+        self.system_prompt_tokens = count_tokens(system_prompt)
+        self._heading_tokens = count_tokens(self.summary_heading)
+        self._archive: list[Message] = []
+        self._verbatim_start = 0
+        self._verbatim_tokens = 0
+        self._summary: str | None = None
+        self._summary_tokens = 0
+        self._summary_block_tokens = 0
+        self.summary_count = 0
+        self.fold_events: list[FoldEvent] = []
+        # The request as it stands: kept up to date on every add and fold, so building it costs
+        # nothing per turn (``get_messages_for_api`` copies the list, not the messages).
+        self._request: list[dict[str, str]] = [{"role": "system", "content": system_prompt}]
+
+    # ----- what the memory holds -------------------------------------------------------------
+    @property
+    def archive(self) -> list[dict[str, str]]:
+        """Every message ever added, in order. Never sent to the model."""
+        return [message.to_api() for message in self._archive]
+
+    @property
+    def verbatim(self) -> list[dict[str, str]]:
+        """The recent messages sent word for word."""
+        return [message.to_api() for message in self._archive[self._verbatim_start:]]
+
+    @property
+    def summary(self) -> str | None:
+        return self._summary
+
+    @property
+    def summary_tokens(self) -> int:
+        return self._summary_tokens
+
+    @property
+    def summary_block_tokens(self) -> int:
+        """Tokens of the second system message: the heading plus the summary (0 without a summary)."""
+        return self._summary_block_tokens
+
+    @property
+    def verbatim_tokens(self) -> int:
+        return self._verbatim_tokens
+
+    @property
+    def request_tokens(self) -> int:
+        """o200k_base tokens of the request's contents (the chat template adds a few per message)."""
+        return self.system_prompt_tokens + self._summary_block_tokens + self._verbatim_tokens
+
+    @property
+    def turns_folded(self) -> int:
+        """Whole turns now inside the summary (turns 1 to this number)."""
+        return self._verbatim_start // 2
+
+    @property
+    def turn_count(self) -> int:
+        """Turns started so far, the one awaiting a reply included."""
+        return (len(self._archive) + 1) // 2
+
+    @property
+    def last_message_tokens(self) -> int:
+        """Tokens of the most recently added message (0 before the first)."""
+        return self._archive[-1].tokens if self._archive else 0
+
+    @property
+    def last_fold(self) -> FoldEvent | None:
+        return self.fold_events[-1] if self.fold_events else None
+
+    @property
+    def summary_over_cap(self) -> bool:
+        """True when the summary is longer than max_summary_tokens even after being condensed."""
+        return self.max_summary_tokens is not None and self._summary_tokens > self.max_summary_tokens
+
+    def get_messages_for_api(self) -> list[dict[str, str]]:
+        """The request: system prompt, the summary as a second system message if any, the verbatim messages.
+
+        A new list each call; the message dicts in it are the memory's own, so copy one before changing it.
+        """
+        return list(self._request)
+
+    def _rebuild_request(self) -> None:
+        request = [{"role": "system", "content": self.system_prompt}]
+        if self._summary:
+            request.append({"role": "system", "content": self.summary_heading + self._summary})
+        request.extend(m.to_api() for m in self._archive[self._verbatim_start:])
+        self._request = request
+
+    def snapshot(self) -> MemorySnapshot:
+        """The numbers a turn line reads: sizes of the request's parts and the counters."""
+        return MemorySnapshot(
+            turn=self.turn_count, summary=self._summary, summary_tokens=self._summary_tokens,
+            summary_block_tokens=self._summary_block_tokens, system_prompt_tokens=self.system_prompt_tokens,
+            verbatim_tokens=self._verbatim_tokens, verbatim_messages=len(self._archive) - self._verbatim_start,
+            request_tokens=self.request_tokens, summary_count=self.summary_count)
+
+    # ----- adding messages ---------------------------------------------------------------------
+    def _new_message(self, role: str, content: str) -> Message:
+        if role not in ROLES:
+            raise ValueError(f"role must be 'user' or 'assistant', got {role!r}; the system prompt is set once, in the constructor")
+        if not isinstance(content, str):
+            raise ValueError(f"content must be text, got {type(content).__name__}")
+        expected = ROLES[len(self._archive) % 2]
+        if role != expected:
+            if expected == "user":
+                raise ValueError("expected a user message: the last turn is complete, so a new turn starts with the user")
+            raise ValueError("expected the assistant's reply: the last user message has no reply yet; add the reply first")
+        return Message(role, content, count_tokens(content))
+
+    def _append(self, message: Message) -> None:
+        self._archive.append(message)
+        self._verbatim_tokens += message.tokens
+        self._request.append({"role": message.role, "content": message.content})
+
+    def _block_tokens(self, summary: str, summary_tokens: int) -> int:
+        """Tokens of heading + summary. A heading ending in ':\\n' is a token boundary for o200k_base,
+        so the two counts add up, unless the summary starts with '/' (which joins the heading's last
+        token); the test suite checks this against a full count."""
+        if self.summary_heading.endswith(":\n") and not summary.startswith("/"):
+            return self._heading_tokens + summary_tokens
+        return count_tokens(self.summary_heading + summary)
+
+    def _fold(self, n_messages: int) -> FoldEvent:
+        """Fold the oldest ``n_messages`` verbatim messages into the summary with one summariser call.
+
+        On failure nothing changes and ``SummariserError`` is raised.
+        """
+        start = self._verbatim_start
+        old = self._archive[start:start + n_messages]
+        new_summary = self._call_summariser([m.to_api() for m in old], self._summary)
+        message_tokens = sum(m.tokens for m in old)
+        new_tokens = count_tokens(new_summary)
+        condensed = False
+        if self.max_summary_tokens is not None and new_tokens > self.max_summary_tokens:
+            try:
+                shorter = self._call_summariser([], new_summary)
+            except SummariserError:
+                shorter = None  # the fold itself worked; the cap is reported as missed below
+            if shorter is not None:
+                shorter_tokens = count_tokens(shorter)
+                if shorter_tokens < new_tokens:
+                    new_summary, new_tokens, condensed = shorter, shorter_tokens, True
+        # Commit: nothing above changed the memory, so a failure before here lost nothing.
+        old_summary_tokens = self._summary_tokens
+        kept = self._request[(2 if self._summary is not None else 1) + n_messages:]
+        self._request = [self._request[0], {"role": "system", "content": self.summary_heading + new_summary}, *kept]
+        self._summary = new_summary
+        self._summary_tokens = new_tokens
+        self._summary_block_tokens = self._block_tokens(new_summary, new_tokens)
+        self._verbatim_start += n_messages
+        self._verbatim_tokens -= message_tokens
+        self.summary_count += 1
+        event = FoldEvent(first_turn=start // 2 + 1, last_turn=(start + n_messages) // 2, messages_folded=n_messages,
+                          message_tokens=message_tokens, old_summary_tokens=old_summary_tokens,
+                          summary_tokens=new_tokens, condensed=condensed, over_cap=self.summary_over_cap)
+        self.fold_events.append(event)
+        return event
+
+    def _call_summariser(self, messages: list[dict[str, str]], existing: str | None) -> str:
+        what = "condensing the summary" if not messages else f"folding {len(messages)} messages"
+        try:
+            result = self.summarise(messages, existing)
+        except Exception as error:
+            raise SummariserError(f"the summariser raised {type(error).__name__} while {what}: {error}") from error
+        if not isinstance(result, str) or not result.strip():
+            raise SummariserError(f"the summariser returned empty text while {what}; an empty summary is never stored")
+        return result.strip()
+
+    @staticmethod
+    def _kept_error(error: SummariserError, role: str) -> SummariserError:
+        return SummariserError(
+            f"{error} Nothing was lost: the {role} message was kept verbatim, the summary and the archive "
+            "are unchanged, and the fold will be tried again on a later message. Fix the summariser "
+            "(or switch to replay/offline mode) and go on."
+        )
+
+    # ----- transactions and persistence --------------------------------------------------------
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Undo every change made inside the block if it raises: a failed model call changes nothing.
+
+        The archive and the fold events only grow, so they are cut back to their old lengths; the
+        scalars (``_SCALARS`` and ``COUNTERS``) are put back as they were.
+        """
+        scalars = {name: getattr(self, name) for name in self._SCALARS + self.COUNTERS}
+        archive_length, events_length = len(self._archive), len(self.fold_events)
+        try:
+            yield
+        except BaseException:
+            del self._archive[archive_length:]
+            del self.fold_events[events_length:]
+            for name, value in scalars.items():
+                setattr(self, name, value)
+            self._rebuild_request()
+            raise
+
+    def settings(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def to_dict(self) -> dict[str, Any]:
+        """Everything the memory holds, as JSON-ready data (the summariser itself is not saved)."""
+        return {
+            "format": STATE_FORMAT_VERSION,
+            "kind": type(self).__name__,
+            "settings": self.settings(),
+            "system_prompt": self.system_prompt,
+            "summary": self._summary,
+            "archive": [{"role": m.role, "content": m.content, "tokens": m.tokens} for m in self._archive],
+            "verbatim_start": self._verbatim_start,
+            "counters": {name: getattr(self, name) for name in self.COUNTERS},
+            "fold_events": [asdict(event) for event in self.fold_events],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], summarise: Summariser) -> RollingSummaryMemory:
+        """Rebuild a memory saved by ``to_dict``; token counts are checked against the text."""
+        if data.get("kind") != cls.__name__ or data.get("format") != STATE_FORMAT_VERSION:
+            raise ValueError(f"this state was saved by {data.get('kind')!r} (format {data.get('format')!r}); "
+                             f"load it with that class: {cls.__name__}.from_dict expects format {STATE_FORMAT_VERSION}")
+        memory = cls(data["system_prompt"], summarise, **data["settings"])
+        for index, saved in enumerate(data["archive"]):
+            message = memory._new_message(saved["role"], saved["content"])
+            if message.tokens != saved["tokens"]:
+                raise ValueError(f"message {index + 1} of the saved archive counts {message.tokens} tokens, "
+                                 f"not the {saved['tokens']} saved; the file was edited or made with another tokenizer")
+            memory._archive.append(message)
+        start = data["verbatim_start"]
+        if not (0 <= start <= len(memory._archive) and start % 2 == 0):
+            raise ValueError(f"verbatim_start {start} must be an even index within the archive")
+        memory._verbatim_start = start
+        memory._verbatim_tokens = sum(m.tokens for m in memory._archive[start:])
+        if data["summary"] is not None:
+            memory._summary = data["summary"]
+            memory._summary_tokens = count_tokens(data["summary"])
+            memory._summary_block_tokens = memory._block_tokens(data["summary"], memory._summary_tokens)
+        for name in cls.COUNTERS:
+            setattr(memory, name, data["counters"][name])
+        memory.fold_events = [FoldEvent(**event) for event in data["fold_events"]]
+        memory._rebuild_request()
+        return memory
+
+    def save(self, path: str | Path) -> Path:
+        """Write the state as UTF-8 JSON and return the path."""
+        path = Path(path)
+        path.write_text(json.dumps(self.to_dict(), ensure_ascii=False, indent=1), encoding="utf-8")
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path, summarise: Summariser) -> RollingSummaryMemory:
+        """Read a state written by ``save``."""
+        return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")), summarise)

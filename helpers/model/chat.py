@@ -1,0 +1,64 @@
+"""One conversation turn, in the spirit of the lessons' ``chat()``, returning what it measured.
+
+``chat(memory, user_message, access)`` stores the user message, sends the memory's request
+through ``access`` (the real openai SDK), stores the reply, and returns a ``TurnRecord``: the
+numbers the lessons print per turn, the folds the memory made during the turn, the request and
+the reply. ``helpers.display.lines.turn_text(record)`` prints it in the lessons' format.
+
+A failed model call changes nothing: the turn runs inside ``memory.transaction()``. A failed
+summariser call does not abort the turn: the memory keeps the message verbatim and retries the
+fold later, and the record carries a note saying so.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from helpers.display.lines import turn_text
+from helpers.memory.turn_record import TurnRecord
+from helpers.memory.types import ConversationMemory, SummariserError
+from helpers.model.connect import ModelAccess
+
+
+def _add(memory: ConversationMemory, role: str, content: str, notes: list[str]) -> None:
+    try:
+        memory.add_message(role, content)
+    except SummariserError as error:
+        notes.append(f"summariser failed while storing the {role} message; kept verbatim, fold retried later: {error}")
+
+
+def chat(memory: ConversationMemory, user_message: str, access: ModelAccess, *, max_tokens: int = 1024,
+         temperature: float | None = 0, watch: str | None = None, watch_label: str = "salary",
+         show: bool = False) -> TurnRecord:
+    """Run one turn: store the question, send the memory's request, store the reply; return the record.
+
+    If the model call fails (``ModelUnavailable``, ``RecordingMissing``, ``EmptyReply``) the
+    exception propagates and the memory is exactly as before the call. ``show=True`` prints the
+    record's lines as the lessons do.
+    """
+    notices_before = len(access.notices)
+    events_start = len(memory.fold_events)
+    notes: list[str] = []
+    with memory.transaction():
+        _add(memory, "user", user_message, notes)
+        events_mid = len(memory.fold_events)
+        request = memory.get_messages_for_api()
+        verbatim = memory.verbatim
+        snapshot = memory.snapshot()
+        response = access.complete(request, max_tokens=max_tokens, temperature=temperature, purpose="reply")
+        choice = response.choices[0]
+        reply = choice.message.content or ""
+        _add(memory, "assistant", reply, notes)
+    events = memory.fold_events
+    usage = response.usage
+    record = TurnRecord(
+        user_message=user_message, reply=reply, request=request,
+        prompt_tokens=usage.prompt_tokens if usage else None,
+        completion_tokens=usage.completion_tokens if usage else None,
+        model=response.model, finish_reason=choice.finish_reason,
+        watch=watch, watch_label=watch_label,
+        watch_in_verbatim=None if watch is None else any(watch in m["content"] for m in verbatim),
+        folds_before=tuple(events[events_start:events_mid]), folds_after=tuple(events[events_mid:]),
+        notes=tuple(notes), notices=tuple(access.notices[notices_before:]), **dataclasses.asdict(snapshot))
+    if show:
+        print(turn_text(record))
+    return record

@@ -1,0 +1,11 @@
+"""The offline stand-in: a deterministic, in-process replacement for the chat model. Not a language model.
+
+Read it part by part:
+
+* ``markers``    the labels every stand-in text carries, so its output is never taken for a model's
+* ``requests``   reading a request: is it a summariser request, and what are its sections
+* ``facts``      sentences and the facts they carry (amounts, ages, rules, ...)
+* ``summariser`` the extractive summariser: copies fact sentences, keeps to the word limit
+* ``replies``    grounded chat replies: quote what the request holds, say where it came from
+* ``server``     the OpenAI-compatible response and the ``httpx2`` transport the SDK talks to
+"""

@@ -1,0 +1,109 @@
+"""The OpenAI-compatible face of the offline stand-in: response bodies and the ``httpx2`` transport.
+
+The stand-in is a deterministic, in-process replacement for the chat model.
+
+It is **not a language model**. It lets the notebooks run end to end with no key and no network,
+behind the real openai SDK (``OfflineTransport`` is an ``httpx2`` transport), and it does two
+things only, both from the text of the request and nothing else:
+
+* a **summariser request** (a system prompt about summarising, and a user message with the
+  lessons' sections such as ``CONVERSATION TURNS TO SUMMARISE:``) gets an *extractive* summary:
+  the sentences that carry facts (amounts, ages, dates and durations, stated rules such as
+  "never ...", decisions, risk profile, goals, names) are copied word for word, merged with the
+  existing summary, and dropped lowest-value-first until the text keeps to the word limit the
+  prompt states ("at most 80 words"). Extractive summaries never reword a fact: they lose whole
+  sentences instead, which is the other failure mode to the lessons' drift;
+* a **chat request** gets a reply grounded in the request, about 100 to 150 tokens long (a
+  model's replies run 100 to 250), so token budgets fill much as they do with a model. Asked for
+  a fact ("what is my salary?") it quotes the sentence of the summary or of the verbatim turns
+  that holds it, or says it does not have it; told a fact, it quotes it back ("Noted, ...");
+  anything else gets a plain statement that it cannot answer or advise. Then it says what the
+  request is made of (system prompt, summary, messages, in tokens), what the request tells it
+  about the user, topic by topic and where ("from the summary", "verbatim, 2 turns back"), and
+  which topics it finds nothing on. Values are quoted only when the latest message states or asks
+  for them, so the stand-in never carries an old fact forward in its own replies: whether a fact
+  is still in the recent turns is the memory's doing.
+
+Every reply starts with a marker (``[offline stand-in]``, summaries ``[offline stand-in summary]``),
+the response's ``model`` field is ``offline-stand-in``, and the same request always gives the same
+reply. ``usage`` holds real o200k_base counts: ``prompt_tokens`` is the sum of the message
+contents' tokens (no chat-template overhead, so it is a little below what a real server bills),
+``completion_tokens`` the reply's tokens.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+import httpx2
+
+from helpers.base.tokens import count_tokens, encoding
+from helpers.model.offline.markers import FINGERPRINT, MODEL_NAME
+from helpers.model.offline.replies import grounded_reply
+from helpers.model.offline.requests import (
+    content_text,
+    is_summariser_request,
+    parse_summariser_request,
+)
+from helpers.model.offline.summariser import extractive_summary
+
+
+def reply_for(messages: list[dict[str, Any]]) -> str:
+    """The stand-in's reply text for a request's messages (summary or grounded chat reply)."""
+    if is_summariser_request(messages):
+        parsed = parse_summariser_request(messages)
+        return extractive_summary(parsed.existing_summary, parsed.messages, word_limit=parsed.word_limit,
+                                  rules_first=parsed.names_hard_rules)
+    return grounded_reply(messages)
+
+
+def respond(body: dict[str, Any]) -> dict[str, Any]:
+    """A ``chat.completions`` response body for a request body, as an OpenAI-compatible server sends it."""
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise ValueError("the request has no 'messages' list")
+    reply = reply_for(messages)
+    limit = body.get("max_completion_tokens") or body.get("max_tokens")
+    finish_reason = "stop"
+    reply_tokens = encoding().encode(reply, disallowed_special=())
+    if isinstance(limit, int) and 0 < limit < len(reply_tokens):
+        reply, finish_reason = encoding().decode(reply_tokens[:limit]), "length"
+    prompt_tokens = sum(count_tokens(content_text(message.get("content"))) for message in messages)
+    completion_tokens = count_tokens(reply)
+    digest = hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+    return {
+        "id": f"offline-{digest[:16]}",
+        "object": "chat.completion",
+        "created": 0,
+        "model": MODEL_NAME,
+        "system_fingerprint": FINGERPRINT,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": reply},
+                     "finish_reason": finish_reason, "logprobs": None}],
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                  "total_tokens": prompt_tokens + completion_tokens},
+    }
+
+
+def _error(status: int, message: str, kind: str) -> httpx2.Response:
+    return httpx2.Response(status, json={"error": {"message": message, "type": kind, "code": None}})
+
+
+def handle_chat_request(method: str, path: str, content: bytes) -> tuple[int, dict[str, Any]]:
+    """Status and JSON body for one HTTP request to an OpenAI-compatible server backed by the stand-in."""
+    if method != "POST" or not path.rstrip("/").endswith("chat/completions"):
+        message = f"the offline stand-in serves only POST .../chat/completions, not {method} {path}"
+        return 404, {"error": {"message": message, "type": "not_found", "code": None}}
+    try:
+        body = json.loads(content or b"{}")
+        return 200, respond(body)
+    except (ValueError, TypeError, AttributeError) as error:
+        return 400, {"error": {"message": f"invalid request: {error}", "type": "invalid_request_error", "code": None}}
+
+
+class OfflineTransport(httpx2.BaseTransport):
+    """An ``httpx2`` transport that answers chat requests with the stand-in, in process (no network)."""
+
+    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+        status, payload = handle_chat_request(request.method, request.url.path, request.read())
+        return httpx2.Response(status, json=payload, request=request)

@@ -1,0 +1,94 @@
+"""The stand-in's extractive summariser: fact sentences copied word for word, within the word limit.
+
+Extractive summaries never reword a fact; they lose whole sentences instead, which is the other
+failure mode to the lessons' drift.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from helpers.base.text import word_count
+from helpers.model.offline.facts import fact_score, split_sentences
+from helpers.model.offline.markers import SUMMARY_MARKER, is_stand_in_text, strip_marker
+
+LABELS = {"user": "User", "assistant": "Assistant", "system": "System"}
+
+
+@dataclass(frozen=True)
+class _Sentence:
+    label: str | None  # "User", "Assistant", or None (a summary sentence with no speaker)
+    text: str
+    score: int
+    position: int
+
+
+_LABELLED = re.compile(r"(?:^|(?<=\s))(User|Assistant|System):\s")
+
+
+def summary_sentences(summary: str) -> list[tuple[str | None, str]]:
+    """Sentences of an existing summary with their speaker labels ("User: ...", "Assistant: ...")."""
+    summary = strip_marker(summary)
+    pieces: list[tuple[str | None, str]] = []
+    cuts = list(_LABELLED.finditer(summary))
+    if not cuts or cuts[0].start() > 0:
+        head = summary[:cuts[0].start()] if cuts else summary
+        pieces.append((None, head))
+    for index, cut in enumerate(cuts):
+        end = cuts[index + 1].start() if index + 1 < len(cuts) else len(summary)
+        pieces.append((cut.group(1), summary[cut.end():end]))
+    return [(label, sentence) for label, text in pieces for sentence in split_sentences(text)]
+
+
+def _render(sentences: list[_Sentence]) -> str:
+    parts: list[str] = [SUMMARY_MARKER]
+    previous: str | None = "\0"
+    for sentence in sentences:
+        if sentence.label and sentence.label != previous:
+            parts.append(f"{sentence.label}:")
+        parts.append(sentence.text)
+        previous = sentence.label
+    return " ".join(parts)
+
+
+def extractive_summary(existing_summary: str | None, messages: list[tuple[str, str]], *,
+                       word_limit: int | None, rules_first: bool = False) -> str:
+    """Keep the fact-carrying sentences of the old summary and the new messages, within the word limit.
+
+    Sentences are copied word for word with their speaker. The stand-in's own chat replies are
+    skipped: they only restate what the request held (its recap would otherwise fill the summary
+    with copies). Over the limit, the lowest-scoring sentence
+    goes first, the newest of equals first, so facts already in the summary are kept longest.
+    The marker and speaker labels count as words; limits under 8 words cannot always be met.
+    """
+    candidates: list[_Sentence] = []
+    seen: set[str] = set()
+
+    def add(label: str | None, text: str, floor: int = 0) -> None:
+        key = re.sub(r"\s+", " ", text.lower()).strip()
+        score = max(fact_score(text, rules_first=rules_first), floor)
+        if score and key not in seen:
+            seen.add(key)
+            candidates.append(_Sentence(label, text, score, len(candidates)))
+
+    if existing_summary:
+        for label, text in summary_sentences(existing_summary):
+            add(label, text, floor=1)  # already chosen once: keep unless the limit needs the room
+    for role, content in messages:
+        if role == "assistant" and is_stand_in_text(content):
+            continue
+        for text in split_sentences(content):
+            add(LABELS.get(role, role.title()), text)
+
+    kept = list(candidates)
+    if word_limit is not None:
+        while len(kept) > 1 and word_count(_render(kept)) > word_limit:
+            drop = min(kept, key=lambda s: (s.score, -s.position))
+            kept.remove(drop)
+        if kept and word_count(_render(kept)) > word_limit:  # one sentence alone is too long: cut it
+            only = kept[0]
+            room = max(1, word_limit - word_count(_render([_Sentence(only.label, "", 0, 0)])))
+            kept = [_Sentence(only.label, " ".join(only.text.split()[:room]) + "…", only.score, 0)]
+    if not kept:
+        return f"{SUMMARY_MARKER} No facts stated yet."
+    return _render(kept)
