@@ -112,3 +112,18 @@ def test_importing_the_memory_measurement_or_display_does_not_load_the_sdk(modul
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                             cwd=HELPERS.parent).stdout.strip()
     assert loaded == "[]", f"importing {modules} loaded {loaded}"
+
+
+@pytest.mark.parametrize("notebook", ["01_summary_schedule", "04_budget_analysis"])
+def test_the_no_model_notebooks_do_not_load_the_sdk(notebook):
+    """Run every import line of a no-model notebook, as the notebook does, and look at sys.modules."""
+    import nbformat
+
+    path = HELPERS.parent / "notebooks" / f"{notebook}.ipynb"
+    lines = [line for cell in nbformat.read(path, as_version=4).cells if cell.cell_type == "code"
+             for line in cell.source.splitlines() if line.startswith(("from ", "import "))]
+    assert lines, f"no import lines found in {notebook}"
+    code = "import sys\n" + "\n".join(lines) + f"\nprint(sorted(m for m in {MODEL_ONLY!r} if m in sys.modules))"
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                            cwd=HELPERS.parent).stdout.strip()
+    assert loaded == "[]", f"notebook {notebook} loads {loaded}"
