@@ -11,15 +11,18 @@ running token total.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, ClassVar
 
+from helpers.base.files import lone_surrogate_at, write_text_atomic
 from helpers.base.tokens import count_tokens
 from helpers.memory.types import (
     ROLES,
+    CutText,
     FoldEvent,
     MemorySnapshot,
     Message,
@@ -39,6 +42,26 @@ def check_count(name: str, value: object, minimum: int, why: str) -> int:
     return value
 
 
+def check_text(name: str, value: object) -> str:
+    """``value`` if it is text that can be stored as UTF-8; else a ``ValueError`` naming ``name`` and the fix."""
+    if not isinstance(value, str):
+        raise ValueError(f"{name} must be text, got {type(value).__name__}")
+    position = lone_surrogate_at(value)
+    if position is not None:
+        raise ValueError(
+            f"{name} holds a lone surrogate at character {position} ({value[position]!r}): half of a character "
+            "such as an emoji, as escaped JSON like \"\\ud83d\" gives. It cannot be saved, so it is refused "
+            "and nothing was stored. Fix the text (e.g. text.encode('utf-16', 'surrogatepass').decode('utf-16') "
+            "rejoins a split pair, text.encode('utf-8', 'replace').decode() drops the half) and add it again.")
+    return value
+
+
+def _sentence(text: str) -> str:
+    """``text`` ending with a full stop, so another sentence can follow it."""
+    text = text.rstrip()
+    return text if text.endswith((".", "!", "?")) else text + "."
+
+
 class RollingSummaryMemory:
     """Archive, verbatim suffix, summary and the one fold both memory classes use."""
 
@@ -47,7 +70,7 @@ class RollingSummaryMemory:
     COUNTERS: ClassVar[tuple[str, ...]] = ("summary_count",)
     # The rest of the mutable state, restored by ``transaction`` (lists are truncated, not copied).
     _SCALARS: ClassVar[tuple[str, ...]] = ("_verbatim_start", "_verbatim_tokens", "_summary", "_summary_tokens",
-                                           "_summary_block_tokens")
+                                           "_summary_block_tokens", "_fold_pending")
 
     def __init__(self, system_prompt: str, summarise: Summariser, max_summary_tokens: int | None) -> None:
         if not isinstance(system_prompt, str):
@@ -56,6 +79,7 @@ class RollingSummaryMemory:
             raise ValueError("summarise must be a callable (messages, existing_summary) -> str")
         if max_summary_tokens is not None:
             check_count("max_summary_tokens", max_summary_tokens, 1, "a summary needs room for at least one token")
+        check_text("system_prompt", system_prompt)
         self.system_prompt = system_prompt
         self.summarise = summarise
         self.max_summary_tokens = max_summary_tokens
@@ -69,6 +93,7 @@ class RollingSummaryMemory:
         self._summary_block_tokens = 0
         self.summary_count = 0
         self.fold_events: list[FoldEvent] = []
+        self._fold_pending = False  # a fold failed and waits to be retried (the memory may hold more than usual)
         # The request as it stands: kept up to date on every add and fold, so building it costs
         # nothing per turn (``get_messages_for_api`` copies the list, not the messages).
         self._request: list[dict[str, str]] = [{"role": "system", "content": system_prompt}]
@@ -156,8 +181,7 @@ class RollingSummaryMemory:
     def _new_message(self, role: str, content: str) -> Message:
         if role not in ROLES:
             raise ValueError(f"role must be 'user' or 'assistant', got {role!r}; the system prompt is set once, in the constructor")
-        if not isinstance(content, str):
-            raise ValueError(f"content must be text, got {type(content).__name__}")
+        check_text(f"the {role} message's content", content)
         expected = ROLES[len(self._archive) % 2]
         if role != expected:
             if expected == "user":
@@ -185,7 +209,12 @@ class RollingSummaryMemory:
         """
         start = self._verbatim_start
         old = self._archive[start:start + n_messages]
-        new_summary = self._call_summariser([m.to_api() for m in old], self._summary)
+        try:
+            new_summary = self._call_summariser([m.to_api() for m in old], self._summary)
+        except SummariserError:
+            self._fold_pending = True
+            raise
+        cut = getattr(new_summary, "cut", False)
         message_tokens = sum(m.tokens for m in old)
         new_tokens = count_tokens(new_summary)
         condensed = False
@@ -198,6 +227,8 @@ class RollingSummaryMemory:
                 shorter_tokens = count_tokens(shorter)
                 if shorter_tokens < new_tokens:
                     new_summary, new_tokens, condensed = shorter, shorter_tokens, True
+                    cut = getattr(shorter, "cut", False)
+        new_summary = str(new_summary)  # stored as plain text; the cut is kept on the fold event
         # Commit: nothing above changed the memory, so a failure before here lost nothing.
         old_summary_tokens = self._summary_tokens
         kept = self._request[(2 if self._summary is not None else 1) + n_messages:]
@@ -208,9 +239,11 @@ class RollingSummaryMemory:
         self._verbatim_start += n_messages
         self._verbatim_tokens -= message_tokens
         self.summary_count += 1
+        self._fold_pending = False
         event = FoldEvent(first_turn=start // 2 + 1, last_turn=(start + n_messages) // 2, messages_folded=n_messages,
                           message_tokens=message_tokens, old_summary_tokens=old_summary_tokens,
-                          summary_tokens=new_tokens, condensed=condensed, over_cap=self.summary_over_cap)
+                          summary_tokens=new_tokens, condensed=condensed, over_cap=self.summary_over_cap,
+                          cut=cut)
         self.fold_events.append(event)
         return event
 
@@ -219,17 +252,24 @@ class RollingSummaryMemory:
         try:
             result = self.summarise(messages, existing)
         except Exception as error:
-            raise SummariserError(f"the summariser raised {type(error).__name__} while {what}: {error}") from error
-        if not isinstance(result, str) or not result.strip():
-            raise SummariserError(f"the summariser returned empty text while {what}; an empty summary is never stored")
-        return result.strip()
+            raise SummariserError(_sentence(f"the summariser raised {type(error).__name__} while {what}: {error}")) from error
+        if not isinstance(result, str):
+            raise SummariserError(f"the summariser returned {type(result).__name__} ({str(result)[:60]!r}) while "
+                                  f"{what}, not text; a summariser must return the summary as a str.")
+        if not result.strip():
+            raise SummariserError(f"the summariser returned empty text while {what}; an empty summary is never stored.")
+        try:
+            check_text("the summary", result)
+        except ValueError as error:
+            raise SummariserError(f"the summariser's text was refused while {what}: {error}") from error
+        stripped = result.strip()
+        return CutText(stripped) if getattr(result, "cut", False) else stripped
 
     @staticmethod
     def _kept_error(error: SummariserError, role: str) -> SummariserError:
         return SummariserError(
-            f"{error} Nothing was lost: the {role} message was kept verbatim, the summary and the archive "
-            "are unchanged, and the fold will be tried again on a later message. Fix the summariser "
-            "(or switch to replay/offline mode) and go on."
+            f"{_sentence(str(error))} Nothing was lost: the {role} message was kept verbatim and added to "
+            "the archive, the summary is unchanged, and the fold will be tried again on a later message. Fix the summariser (or switch to replay/offline mode) and go on."
         )
 
     # ----- transactions and persistence --------------------------------------------------------
@@ -267,43 +307,180 @@ class RollingSummaryMemory:
             "verbatim_start": self._verbatim_start,
             "counters": {name: getattr(self, name) for name in self.COUNTERS},
             "fold_events": [asdict(event) for event in self.fold_events],
+            "fold_pending": self._fold_pending,
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], summarise: Summariser) -> RollingSummaryMemory:
-        """Rebuild a memory saved by ``to_dict``; token counts are checked against the text."""
-        if data.get("kind") != cls.__name__ or data.get("format") != STATE_FORMAT_VERSION:
-            raise ValueError(f"this state was saved by {data.get('kind')!r} (format {data.get('format')!r}); "
-                             f"load it with that class: {cls.__name__}.from_dict expects format {STATE_FORMAT_VERSION}")
-        memory = cls(data["system_prompt"], summarise, **data["settings"])
-        for index, saved in enumerate(data["archive"]):
-            message = memory._new_message(saved["role"], saved["content"])
-            if message.tokens != saved["tokens"]:
-                raise ValueError(f"message {index + 1} of the saved archive counts {message.tokens} tokens, "
-                                 f"not the {saved['tokens']} saved; the file was edited or made with another tokenizer")
-            memory._archive.append(message)
-        start = data["verbatim_start"]
-        if not (0 <= start <= len(memory._archive) and start % 2 == 0):
-            raise ValueError(f"verbatim_start {start} must be an even index within the archive")
-        memory._verbatim_start = start
-        memory._verbatim_tokens = sum(m.tokens for m in memory._archive[start:])
-        if data["summary"] is not None:
-            memory._summary = data["summary"]
-            memory._summary_tokens = count_tokens(data["summary"])
-            memory._summary_block_tokens = memory._block_tokens(data["summary"], memory._summary_tokens)
-        for name in cls.COUNTERS:
-            setattr(memory, name, data["counters"][name])
-        memory.fold_events = [FoldEvent(**event) for event in data["fold_events"]]
+        """Rebuild a memory saved by ``to_dict``, checking every field and how they fit together.
+
+        Anything wrong raises ``ValueError`` naming the field; token counts are checked against the text.
+        """
+        _check_header(data, cls.__name__)
+        memory = cls._from_settings(data, summarise)
+        memory._load_archive(_field(data, "archive", list))
+        memory._load_verbatim_and_summary(data)
+        memory._load_counters_and_events(data)
+        memory._check_loaded()
         memory._rebuild_request()
         return memory
 
+    @classmethod
+    def _from_settings(cls, data: dict[str, Any], summarise: Summariser) -> RollingSummaryMemory:
+        settings = _field(data, "settings", dict)
+        system_prompt = _field(data, "system_prompt", str)
+        try:
+            return cls(system_prompt, summarise, **settings)
+        except TypeError as error:  # an unknown or missing setting
+            raise ValueError(f"settings: {error}; expected the keys {sorted(cls._setting_names())}") from None
+        except ValueError as error:
+            raise ValueError(f"settings: {error}") from None
+
+    @classmethod
+    def _setting_names(cls) -> list[str]:
+        import inspect
+        return [name for name in inspect.signature(cls.__init__).parameters if name not in ("self", "system_prompt",
+                                                                                              "summarise")]
+
+    def _load_archive(self, archive: list[Any]) -> None:
+        for index, saved in enumerate(archive):
+            where = f"archive[{index}]"
+            if not isinstance(saved, dict) or set(saved) != {"role", "content", "tokens"}:
+                raise ValueError(f"{where} must be an object with exactly role, content and tokens, got {saved!r:.80}")
+            try:
+                message = self._new_message(saved["role"], saved["content"])
+            except ValueError as error:
+                raise ValueError(f"{where}: {error}") from None
+            if message.tokens != saved["tokens"] or isinstance(saved["tokens"], bool):
+                raise ValueError(f"{where}.tokens: the message counts {message.tokens} tokens, not the "
+                                 f"{saved['tokens']!r} saved; the file was edited or made with another tokenizer")
+            self._archive.append(message)
+
+    def _load_verbatim_and_summary(self, data: dict[str, Any]) -> None:
+        start = _field(data, "verbatim_start", int)
+        if not (0 <= start <= len(self._archive) and start % 2 == 0):
+            raise ValueError(f"verbatim_start {start} must be an even index within the archive "
+                             f"(0 to {len(self._archive)}): only whole turns are folded")
+        summary = _field(data, "summary", (str, type(None)))
+        if summary is not None and not summary.strip():
+            raise ValueError("summary: an empty summary is never stored; use null for no summary")
+        if (summary is None) != (start == 0):
+            raise ValueError(f"summary and verbatim_start disagree: summary is {'null' if summary is None else 'set'} "
+                             f"but verbatim_start is {start}; messages before verbatim_start are sent only through "
+                             "the summary, so there is a summary exactly when verbatim_start > 0")
+        if summary is not None:
+            check_text("summary", summary)
+            self._summary = summary
+            self._summary_tokens = count_tokens(summary)
+            self._summary_block_tokens = self._block_tokens(summary, self._summary_tokens)
+        self._verbatim_start = start
+        self._verbatim_tokens = sum(m.tokens for m in self._archive[start:])
+
+    def _load_counters_and_events(self, data: dict[str, Any]) -> None:
+        counters = _field(data, "counters", dict)
+        if set(counters) != set(self.COUNTERS):
+            raise ValueError(f"counters must hold exactly {', '.join(self.COUNTERS)}, got {sorted(counters)}")
+        for name in self.COUNTERS:
+            setattr(self, name, check_count(f"counters.{name}", counters[name], 0, "a count of folds"))
+        self.fold_events = [_fold_event(index, saved) for index, saved in
+                            enumerate(_field(data, "fold_events", list))]
+        self._fold_pending = _field(data, "fold_pending", bool, default=False)
+        if self.summary_count != len(self.fold_events):
+            raise ValueError(f"counters.summary_count is {self.summary_count} but fold_events holds "
+                             f"{len(self.fold_events)} folds; each fold adds one of each")
+        self._check_fold_events()
+
+    def _check_fold_events(self) -> None:
+        """The fold events must tell the archive's story: consecutive whole turns, from turn 1 to verbatim_start."""
+        next_turn, previous_summary_tokens = 1, 0
+        for index, event in enumerate(self.fold_events):
+            where = f"fold_events[{index}]"
+            first, last = 2 * (event.first_turn - 1), 2 * event.last_turn
+            if event.first_turn != next_turn or event.last_turn < event.first_turn:
+                raise ValueError(f"{where} folds turns {event.first_turn} to {event.last_turn}, but the next fold "
+                                 f"must start at turn {next_turn}")
+            if event.messages_folded != last - first:
+                raise ValueError(f"{where}.messages_folded is {event.messages_folded}, but turns {event.first_turn} "
+                                 f"to {event.last_turn} are {last - first} messages")
+            if last > len(self._archive) or event.message_tokens != sum(m.tokens for m in self._archive[first:last]):
+                raise ValueError(f"{where}.message_tokens ({event.message_tokens}) does not match the archive's "
+                                 f"turns {event.first_turn} to {event.last_turn}")
+            if event.old_summary_tokens != previous_summary_tokens:
+                raise ValueError(f"{where}.old_summary_tokens is {event.old_summary_tokens}, but the fold before "
+                                 f"left a summary of {previous_summary_tokens} tokens")
+            next_turn, previous_summary_tokens = event.last_turn + 1, event.summary_tokens
+        if 2 * (next_turn - 1) != self._verbatim_start:
+            raise ValueError(f"fold_events end at turn {next_turn - 1} but verbatim_start {self._verbatim_start} "
+                             f"says turns 1 to {self._verbatim_start // 2} were folded")
+        if self.fold_events and previous_summary_tokens != self._summary_tokens:
+            raise ValueError(f"the last fold event made a summary of {previous_summary_tokens} tokens, but the "
+                             f"summary counts {self._summary_tokens}")
+
+    def _check_loaded(self) -> None:
+        """Invariants of the subclass's policy (e.g. the fold trigger, the budget); ``ValueError`` if broken."""
+
     def save(self, path: str | Path) -> Path:
-        """Write the state as UTF-8 JSON and return the path."""
-        path = Path(path)
-        path.write_text(json.dumps(self.to_dict(), ensure_ascii=False, indent=1), encoding="utf-8")
-        return path
+        """Write the state as UTF-8 JSON, atomically: if anything fails, the previous save is left whole."""
+        return write_text_atomic(path, self._state_text())
+
+    def _state_text(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, indent=1)
 
     @classmethod
     def load(cls, path: str | Path, summarise: Summariser) -> RollingSummaryMemory:
-        """Read a state written by ``save``."""
-        return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")), summarise)
+        """Read a state written by ``save``; a damaged or inconsistent file raises ``ValueError`` naming the field."""
+        return cls.from_dict(_read_state(Path(path)), summarise)
+
+
+def _read_state(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"{path} is not a saved memory state (not UTF-8 JSON: {error})") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{path} is not a saved memory state: it holds a {type(data).__name__}, not an object")
+    return data
+
+
+def _check_header(data: Any, kind: str) -> None:
+    if not isinstance(data, dict):
+        raise ValueError(f"a saved state is an object (dict), got {type(data).__name__}")
+    if data.get("kind") != kind or data.get("format") != STATE_FORMAT_VERSION:
+        raise ValueError(f"this state was saved by {data.get('kind')!r} (format {data.get('format')!r}); "
+                         f"load it with that class: {kind}.from_dict expects format {STATE_FORMAT_VERSION}")
+
+
+_MISSING = object()
+
+
+def _field(data: dict[str, Any], name: str, kind: type | tuple[type, ...], default: Any = _MISSING) -> Any:
+    """``data[name]`` if present and of type ``kind`` (a bool is never taken for an int); else ``ValueError``."""
+    if name not in data:
+        if default is not _MISSING:
+            return default
+        raise ValueError(f"the saved state has no {name!r} field")
+    value = data[name]
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+        names = " or ".join("null" if k is type(None) else k.__name__ for k in kinds)
+        raise ValueError(f"{name} must be {names}, got {type(value).__name__} {value!r:.60}")
+    return value
+
+
+def _fold_event(index: int, saved: Any) -> FoldEvent:
+    where = f"fold_events[{index}]"
+    if not isinstance(saved, dict):
+        raise ValueError(f"{where} must be an object, got {type(saved).__name__}")
+    fields = FoldEvent.__dataclass_fields__
+    unknown = set(saved) - set(fields)
+    missing = {name for name, f in fields.items() if f.default is dataclasses.MISSING} - set(saved)
+    if unknown or missing:
+        raise ValueError(f"{where}: unknown fields {sorted(unknown)}, missing fields {sorted(missing)}")
+    for name, value in saved.items():
+        if fields[name].type == "bool":
+            if not isinstance(value, bool):
+                raise ValueError(f"{where}.{name} must be true or false, got {value!r}")
+        else:
+            check_count(f"{where}.{name}", value, 1 if name in ("first_turn", "last_turn", "messages_folded") else 0,
+                        "counts in a fold event are whole numbers")
+    return FoldEvent(**saved)

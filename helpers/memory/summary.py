@@ -32,6 +32,13 @@ class SummaryMemory(RollingSummaryMemory):
                 "turns_to_keep_verbatim": self.turns_to_keep_verbatim,
                 "max_summary_tokens": self.max_summary_tokens}
 
+    def _check_loaded(self) -> None:
+        held = (len(self._archive) - self._verbatim_start) // 2
+        if held >= self.max_turns_before_summary and not self._fold_pending:
+            raise ValueError(
+                f"the saved state holds {held} complete verbatim turns, but max_turns_before_summary is "
+                f"{self.max_turns_before_summary}: a fold would have run (fold_pending is false, so none failed)")
+
     def add_message(self, role: str, content: str) -> None:
         """Store the message; after a reply, fold the oldest turns once the threshold is reached.
 

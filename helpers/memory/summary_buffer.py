@@ -57,6 +57,17 @@ class SummaryBufferMemory(RollingSummaryMemory):
         return dataclasses.replace(super().snapshot(), max_buffer_tokens=self.max_buffer_tokens,
                                    overflow_count=self.overflow_count, over_budget=self.over_budget)
 
+    def _check_loaded(self) -> None:
+        if self.overflow_count != self.summary_count:
+            raise ValueError(f"counters.overflow_count ({self.overflow_count}) must equal counters.summary_count "
+                             f"({self.summary_count}): every overflow is one fold")
+        held = len(self._archive) - self._verbatim_start
+        if self.over_budget and held > 2 and not self._fold_pending:
+            raise ValueError(
+                f"the saved buffer holds {self._verbatim_tokens} tokens in {held} messages, over max_buffer_tokens "
+                f"{self.max_buffer_tokens}: only the latest turn alone may pass the budget unless a fold failed "
+                "(fold_pending is false)")
+
     def messages_to_fold(self, incoming_tokens: int) -> int:
         """How many of the oldest buffered messages an overflow folds before adding ``incoming_tokens``.
 

@@ -8,6 +8,8 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Protocol
 
+from helpers.base.errors import Explained
+
 Summariser = Callable[[list[dict[str, str]], "str | None"], str]
 """``summarise(messages_to_fold, existing_summary) -> new summary``: an LLM call, the offline
 stand-in, or ``turn_range_stub`` in the simulations."""
@@ -15,8 +17,18 @@ stand-in, or ``turn_range_stub`` in the simulations."""
 ROLES = ("user", "assistant")
 
 
-class SummariserError(RuntimeError):
+class SummariserError(Explained, RuntimeError):
     """The summariser raised or returned empty text; the memory kept every message and will retry."""
+
+
+class CutText(str):
+    """Text a model stopped writing at its token limit (``finish_reason == "length"``).
+
+    A summariser returns its summary as ``CutText`` so the memory can report the cut on the fold
+    event; it is stored as plain text.
+    """
+
+    cut = True
 
 
 @dataclass(frozen=True)
@@ -43,6 +55,7 @@ class FoldEvent:
     summary_tokens: int
     condensed: bool = False  # the summary passed max_summary_tokens and was summarised again
     over_cap: bool = False  # still over max_summary_tokens after that (reported, never cut)
+    cut: bool = False  # the summariser stopped at its token limit: the summary may end mid-sentence
 
     @property
     def tokens_in(self) -> int:

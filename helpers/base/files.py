@@ -1,0 +1,46 @@
+"""Writing a file that holds state so that a failure never leaves it half-written or empty.
+
+The text is encoded first (so text that cannot be stored fails before any file is touched), then
+written to a temporary file in the same folder, flushed, fsynced and moved over the old file.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+
+
+def lone_surrogate_at(text: str) -> int | None:
+    """The index of the first lone surrogate in ``text`` (half of a character such as an emoji), or None.
+
+    Such text cannot be written as UTF-8; it comes from escaped JSON like ``"\\ud83d"``.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        return error.start
+    return None
+
+
+def write_text_atomic(path: str | Path, text: str) -> Path:
+    """Replace the file at ``path`` with ``text`` (UTF-8) in one step; the old file survives any failure.
+
+    Raises ``UnicodeEncodeError`` before touching anything if the text holds a lone surrogate.
+    """
+    path = Path(path)
+    data = text.encode("utf-8")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+    return path
+
