@@ -252,5 +252,5 @@ def test_a_live_call_waits_60_seconds_by_default_not_the_sdks_600(monkeypatch):
     monkeypatch.setenv("LLM_TIMEOUT", "15")
     assert connect("live", api_key=KEY, load_env=False, quiet=True).client.timeout == 15.0
     monkeypatch.setenv("LLM_TIMEOUT", "soon")
-    with pytest.raises(ValueError, match="LLM_TIMEOUT must be a number of seconds"):
+    with pytest.raises(ValueError, match="LLM_TIMEOUT must be a positive number of seconds"):
         connect("live", api_key=KEY, load_env=False, quiet=True)

@@ -17,6 +17,7 @@ repository's ``.env`` file (see ``.env.example``), never from a prompt, and are 
 """
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Callable
@@ -26,11 +27,12 @@ from typing import Any
 
 import httpx2
 import openai
-from dotenv import load_dotenv
+from dotenv import dotenv_values
 from openai.types.chat import ChatCompletion
 
 from helpers.base.paths import REPO_ROOT
 from helpers.model.errors import (
+    BadResponse,
     EmptyReply,
     MissingKey,
     ModelAccessError,
@@ -47,8 +49,10 @@ from helpers.model.recordings import (
     display_path,
     recording_path,
 )
+from helpers.model.responses import CallTrace, CheckedTransport
+from helpers.model.secrets import configured_secrets, public_url, scrub_text, url_credentials
 
-__all__ = ["MODES", "PROVIDERS", "ModelAccess", "connect", "explain_error", "EmptyReply", "MissingKey",
+__all__ = ["MODES", "PROVIDERS", "ModelAccess", "connect", "explain_error", "BadResponse", "EmptyReply", "MissingKey",
            "ModelAccessError", "ModelUnavailable", "RecordingMissing"]
 
 MODES = ("live", "record", "replay", "offline")
@@ -97,6 +101,15 @@ class _Endpoint:
     def configured(self) -> bool:
         return self.api_key is not None
 
+    @property
+    def public_url(self) -> str:
+        """The base URL without credentials written into it: what is printed and stored."""
+        return public_url(self.base_url)
+
+    def secrets(self) -> list[str]:
+        return configured_secrets(self.api_key if self.api_key != _NO_KEY_NEEDED else None,
+                                  *url_credentials(self.base_url))
+
 
 def _resolve_endpoint(provider: str | None, base_url: str | None, model: str | None,
                       api_key: str | None) -> _Endpoint:
@@ -123,11 +136,16 @@ def _resolve_endpoint(provider: str | None, base_url: str | None, model: str | N
                      key, source, known.key_env)
 
 
-def _model_traits(model: str) -> tuple[bool, str, bool]:
-    """(accepts reasoning_effort, name of the token-limit parameter, accepts temperature) for a model."""
+def _model_traits(model: str, provider: str) -> tuple[bool, str, bool]:
+    """(accepts reasoning_effort, name of the token-limit parameter, accepts temperature) for a model.
+
+    Decided by endpoint first: only OpenAI's own API has ``max_completion_tokens`` and refuses a
+    temperature for its reasoning models; a local server (``custom``) gets ``max_tokens`` and a
+    temperature whatever the model is called (llama.cpp's server has no ``max_completion_tokens``).
+    """
     short = model.rsplit("/", 1)[-1].lower()
-    openai_reasoning = bool(re.match(r"(o\d|gpt-5)", short))
-    reasoning = "gpt-oss" in short or openai_reasoning
+    openai_reasoning = provider == "openai" and bool(re.match(r"(o\d|gpt-5)", short))
+    reasoning = ("gpt-oss" in short and provider != "custom") or openai_reasoning
     override = (_env("LLM_REASONING_EFFORT") or "").lower()
     if override in ("off", "no", "false", "0"):
         reasoning = False
@@ -166,6 +184,16 @@ class ModelAccess:
     key_env: str = "GROQ_API_KEY"
     notices: list[str] = field(default_factory=list)
     quiet: bool = False
+    timeout: float = DEFAULT_TIMEOUT
+    trace: CallTrace = field(default_factory=CallTrace)  # what the transport saw during the last call
+    secrets: list[str] = field(default_factory=list, repr=False)  # scrubbed from every message
+    warned: set[str] = field(default_factory=set)  # plain-words warnings already given once
+
+    def warn_once(self, topic: str, line: str) -> None:
+        """``notify`` a warning the first time ``topic`` comes up for this client."""
+        if topic not in self.warned:
+            self.warned.add(topic)
+            self.notify(line)
 
     def notify(self, line: str) -> None:
         """Print a one-line notice (unless quiet) and keep it in ``notices``."""
@@ -195,6 +223,7 @@ class ModelAccess:
         for attempt in (1, 2):
             options = self.request_options(messages, max_tokens=limit, temperature=temperature,
                                            reasoning_effort=reasoning_effort)
+            self.trace.reset()
             try:
                 response = self.client.chat.completions.create(**options)
             except ModelAccessError:
@@ -230,23 +259,66 @@ class ModelAccess:
 
 
 def explain_error(error: BaseException, access: ModelAccess) -> str:
-    """A message for an SDK error that says what happened and what to do next."""
+    """A message for an SDK error that says what happened and what to do next, with every secret scrubbed."""
+    return scrub_text(_explanation(error, access), [*access.secrets, *configured_secrets()])
+
+
+def _sentence(text: str) -> str:
+    text = text.strip()
+    return text if text.endswith((".", "!", "?")) else text + "."
+
+
+def _server_words(error: BaseException) -> str:
+    """What the server itself said in an error answer (its ``error.message``, else its text), shortened."""
+    body = getattr(error, "body", None)
+    inner = body.get("error", body) if isinstance(body, dict) else body
+    if isinstance(inner, dict):
+        inner = inner.get("message") or inner.get("detail")
+    if isinstance(inner, str) and inner.strip():
+        return " ".join(inner.split())[:300]
+    response = getattr(error, "response", None)
+    try:
+        text = response.text if response is not None else ""
+    except Exception:  # noqa: BLE001 (an unread stream: nothing more to quote)
+        text = ""
+    return " ".join(text.split())[:300] or str(getattr(error, "message", "") or "")[:300]
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:g} seconds"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} minutes"
+    return f"{seconds / 3600:.1f} hours"
+
+
+def _explanation(error: BaseException, access: ModelAccess) -> str:
     where = f"{access.endpoint} (model {access.model})"
     fallback = "or run without the network: LLM_MODE=replay (recorded answers) or LLM_MODE=offline (the stand-in)"
-    attempts = f"{access.max_retries + 1} attempts, the SDK retrying with backoff"
+    made = access.trace.attempts or access.max_retries + 1
+    attempts = "1 attempt" if made == 1 else f"{made} attempts, the SDK retrying with backoff"
+    wait = access.trace.retry_after
     detail = ""
     if isinstance(error, openai.APIStatusError):
-        detail = f" The server said: {str(error.message)[:300]}"
+        words = _server_words(error)
+        detail = f" The server said: {_sentence(words)}" if words else ""
     if isinstance(error, openai.APITimeoutError):
-        return (f"{where} did not answer in time ({attempts}). Check the network or the server, then run again; "
-                f"{fallback}.")
+        return (f"{where} sent no complete answer within LLM_TIMEOUT={access.timeout:g} seconds ({attempts}). "
+                "A slow server needs a larger LLM_TIMEOUT (a local model on a CPU can take minutes for a long "
+                "reply): set e.g. LLM_TIMEOUT=300 in .env or your environment and restart the kernel. If the "
+                f"server should be fast, check the network or the server, then run again; {fallback}.")
     if isinstance(error, openai.APIConnectionError):
         cause = f" ({type(error.__cause__).__name__})" if error.__cause__ else ""
         return (f"Could not reach {where}{cause} after {attempts}: no network, or the server is not running at "
                 f"that address (check LLM_BASE_URL). Connect and run again; {fallback}.")
     if isinstance(error, openai.RateLimitError):
-        return (f"{where} answered 429 Too Many Requests (rate limit) after {attempts}.{detail} Free tiers limit "
-                f"tokens per minute: wait a minute and run the cell again; {fallback}.")
+        asked = ""
+        if wait is not None:
+            asked = f" It asked to wait {_duration(wait)} before trying again (Retry-After)"
+            asked += ", longer than the SDK waits, so it did not retry." if wait > 120 and made == 1 else "."
+        how_long = _duration(wait) if wait and wait > 60 else "a minute"
+        return (f"{where} answered 429 Too Many Requests (rate limit) after {attempts}.{detail}{asked} Free tiers "
+                f"limit tokens per minute: wait {how_long} and run the cell again; {fallback}.")
     if isinstance(error, (openai.AuthenticationError, openai.PermissionDeniedError)):
         return (f"{where} rejected the API key ({error.status_code}).{detail} Check {access.key_env} in the "
                 f".env file at the repository root (see .env.example) or in your environment; {fallback}.")
@@ -258,16 +330,48 @@ def explain_error(error: BaseException, access: ModelAccess) -> str:
                 if "reasoning" in str(error.message).lower() else "")
         return f"{where} rejected the request (400).{detail}{hint}"
     if isinstance(error, openai.APIStatusError) and error.status_code >= 500:
-        return (f"{where} answered {error.status_code} (a server error on their side) after {attempts}.{detail} "
-                f"Wait and run the cell again; {fallback}.")
+        asked = f" It asked to wait {_duration(wait)} (Retry-After)." if wait else ""
+        return (f"{where} answered {error.status_code} (a server error on their side) after {attempts}.{detail}"
+                f"{asked} Wait and run the cell again; {fallback}.")
     if isinstance(error, openai.APIStatusError):
         return f"{where} answered {error.status_code}.{detail} Run again, or {fallback}."
     return f"The call to {where} failed: {type(error).__name__}: {error}. Run again, or {fallback}."
 
 
+def timeout_seconds(timeout: float | None = None) -> float:
+    """The bound on one whole answer, in seconds: ``timeout``, else env ``LLM_TIMEOUT``, else the default.
+
+    Refuses what is not a positive, finite number (``nan``, ``inf``, ``1e400``, ``-5``) with a message naming LLM_TIMEOUT.
+    """
+    source, value = ("timeout", timeout) if timeout is not None else ("LLM_TIMEOUT", _env("LLM_TIMEOUT"))
+    if value is None:
+        return DEFAULT_TIMEOUT
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        seconds = math.nan
+    if isinstance(value, bool) or not math.isfinite(seconds) or seconds <= 0:
+        raise ValueError(f"{source} must be a positive number of seconds, such as 60 (the default) or 300 for a "
+                         f"slow local server, got {value!r}. Fix LLM_TIMEOUT in .env or your environment (or the "
+                         "timeout= argument) and run again.")
+    return seconds
+
+
 def load_env_file(path: str | Path | None = None) -> bool:
-    """Load keys from ``.env`` (the repository's by default) into the environment, never overriding what is set."""
-    return load_dotenv(Path(path) if path else ENV_FILE, override=False)
+    """Load keys from ``.env`` (the repository's by default) into the environment, never overriding what is set.
+
+    A variable exported empty (``export GROQ_API_KEY=``) counts as unset, so the file's value is used.
+    Returns True if the file set anything.
+    """
+    file = Path(path) if path else ENV_FILE
+    if not file.is_file():
+        return False
+    changed = False
+    for name, value in dotenv_values(file).items():
+        if value is not None and not os.environ.get(name, "").strip():
+            os.environ[name] = value
+            changed = True
+    return changed
 
 
 def _missing_key(endpoint: _Endpoint, mode: str) -> MissingKey:
@@ -290,15 +394,16 @@ def _offline(sdk: dict[str, Any]) -> _Built:
     return client, OFFLINE_MODEL, label, "in-process stand-in", "offline"
 
 
-def _replay(path: Path | None, model: str | None, sdk: dict[str, Any]) -> _Built:
+def _replay(path: Path | None, model: str | None, sdk: dict[str, Any], trace: CallTrace) -> _Built:
     if path is None:
         raise RecordingMissing("replay mode needs the name of a recording: connect('replay', "
                                "recording='02_summary_memory_run') reads data/recordings/02_summary_memory_run.json")
     saved = Recording.load(path)
     # the recorded model wins over LLM_MODEL (which may name a local server's model)
     model_name = model or (saved.models[0] if saved.models else None) or PROVIDERS["groq"].default_model
-    client = openai.OpenAI(api_key="replay", base_url=_REPLAY_URL,
-                           http_client=httpx2.Client(transport=ReplayTransport(saved)), **sdk)
+    checked = CheckedTransport(ReplayTransport(saved), timeout=sdk["timeout"], where=display_path(path), trace=trace)
+    client = openai.OpenAI(api_key="replay", base_url=_REPLAY_URL, http_client=httpx2.Client(transport=checked),
+                           **sdk)
     origin = f", recorded from {saved.endpoint}" if saved.endpoint else ""
     label = (f"Model: replay | {display_path(path)} ({len(saved.exchanges)} exchanges{origin}) | {model_name} "
              "| no network")
@@ -306,7 +411,7 @@ def _replay(path: Path | None, model: str | None, sdk: dict[str, Any]) -> _Built
 
 
 def _live(mode: str, endpoint: _Endpoint, path: Path | None, transport: httpx2.BaseTransport | None,
-          notify: Callable[[str], None], sdk: dict[str, Any]) -> _Built:
+          notify: Callable[[str], None], sdk: dict[str, Any], trace: CallTrace) -> _Built:
     """Live or record: the real endpoint, wrapped to record, or to fall back on the recording."""
     if not endpoint.configured:
         raise _missing_key(endpoint, mode)
@@ -314,30 +419,28 @@ def _live(mode: str, endpoint: _Endpoint, path: Path | None, transport: httpx2.B
         raise ModelUnavailable(f"name the model your server at {endpoint.base_url} serves: set LLM_MODEL "
                                "(e.g. LLM_MODEL=llama3.2 for Ollama) or pass model=")
     key_text = f"key from {endpoint.key_source}" if endpoint.key_source != "no key needed" else "no key"
-    label = f"Model: {mode} | {endpoint.name} {endpoint.base_url} | {endpoint.model} | {key_text}"
+    label = f"Model: {mode} | {endpoint.name} {endpoint.public_url} | {endpoint.model} | {key_text}"
 
     def network() -> httpx2.BaseTransport:
-        return transport or httpx2.HTTPTransport(proxy=_proxy_for(endpoint.base_url))
+        inner = transport or httpx2.HTTPTransport(proxy=_proxy_for(endpoint.base_url))
+        return CheckedTransport(inner, timeout=sdk["timeout"], where=f"{endpoint.public_url} (model {endpoint.model})",
+                                secrets=endpoint.secrets, trace=trace)
 
-    wrapped: httpx2.BaseTransport | None = transport
+    wrapped: httpx2.BaseTransport = network()
     if mode == "record":
         if path is None:
             raise ValueError("record mode needs the name of a recording: connect('record', "
                              "recording='02_summary_memory_run') writes data/recordings/02_summary_memory_run.json")
 
-        def secrets() -> list[str]:
-            return [endpoint.api_key or "", *(os.environ.get(k, "") for k in ("GROQ_API_KEY", "OPENAI_API_KEY",
-                                                                              "LLM_API_KEY"))]
-
-        wrapped = RecordTransport(network(), Recording.load(path, missing_ok=True), endpoint=endpoint.base_url,
-                                  secrets=secrets)
+        wrapped = RecordTransport(wrapped, Recording.load(path, missing_ok=True), endpoint=endpoint.public_url,
+                                  secrets=endpoint.secrets)
         label += f" | saving exchanges to {display_path(path)}"
     elif path is not None and path.exists():
-        wrapped = FallbackTransport(network(), Recording.load(path), max_retries=sdk["max_retries"], notify=notify)
+        wrapped = FallbackTransport(wrapped, Recording.load(path), max_retries=sdk["max_retries"], notify=notify)
         label += f" | a failed call is answered from {display_path(path)}"
-    http_client = openai.DefaultHttpxClient(transport=wrapped) if wrapped is not None else None
+    http_client = openai.DefaultHttpxClient(transport=wrapped)
     client = openai.OpenAI(api_key=endpoint.api_key, base_url=endpoint.base_url, http_client=http_client, **sdk)
-    return client, endpoint.model, label, endpoint.base_url, endpoint.provider
+    return client, endpoint.model, label, endpoint.public_url, endpoint.provider
 
 
 def connect(mode: str | None = None, *, provider: str | None = None, base_url: str | None = None,
@@ -387,31 +490,24 @@ def connect(mode: str | None = None, *, provider: str | None = None, base_url: s
         if not quiet:
             print(line)
 
-    sdk: dict[str, Any] = {"max_retries": max_retries}
-    if timeout is None:
-        configured = _env("LLM_TIMEOUT")
-        try:
-            timeout = float(configured) if configured else DEFAULT_TIMEOUT
-        except ValueError:
-            raise ValueError(f"LLM_TIMEOUT must be a number of seconds, got {configured!r}") from None
-    if timeout <= 0:
-        raise ValueError(f"the timeout must be a positive number of seconds, got {timeout}")
-    sdk["timeout"] = timeout
+    sdk: dict[str, Any] = {"max_retries": max_retries, "timeout": timeout_seconds(timeout)}
+    trace = CallTrace()
     if chosen == "offline":
         built = _offline(sdk)
     elif chosen == "replay":
-        built = _replay(path, model, sdk)
+        built = _replay(path, model, sdk, trace)
     else:
         assert endpoint is not None
-        built = _live(chosen, endpoint, path, transport, notify, sdk)
+        built = _live(chosen, endpoint, path, transport, notify, sdk, trace)
     client, model_name, label, access_endpoint, provider_name = built
     label += why
 
-    reasoning, limit_parameter, temperature_ok = _model_traits(model_name)
+    reasoning, limit_parameter, temperature_ok = _model_traits(model_name, provider_name)
     access = ModelAccess(client=client, model=model_name, mode=chosen, label=label, endpoint=access_endpoint,
                          provider=provider_name, recording_path=path, accepts_reasoning_effort=reasoning,
                          token_limit_parameter=limit_parameter, accepts_temperature=temperature_ok,
-                         max_retries=max_retries, key_env=key_env, notices=notices, quiet=quiet)
+                         max_retries=max_retries, key_env=key_env, notices=notices, quiet=quiet,
+                         timeout=sdk["timeout"], trace=trace, secrets=endpoint.secrets() if endpoint else [])
     if not quiet:
         print(label)
     return access

@@ -7,13 +7,19 @@ from __future__ import annotations
 
 import openai
 
+from helpers.base.errors import Explained
 
-class ModelAccessError(openai.OpenAIError):
+
+class ModelAccessError(Explained, openai.OpenAIError):
     """Base of every model-access error in this project."""
 
 
 class ModelUnavailable(ModelAccessError):
     """The endpoint could not answer (no network, rate limit, server error, rejected request)."""
+
+
+class BadResponse(ModelUnavailable):
+    """The endpoint answered 200 with something that is not a usable chat completion (HTML, bad JSON, no choices)."""
 
 
 class MissingKey(ModelUnavailable):

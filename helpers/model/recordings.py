@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,16 +23,15 @@ from typing import Any
 
 import httpx2
 
+from helpers.base.files import write_text_atomic
 from helpers.base.paths import DATA_DIR, REPO_ROOT
-from helpers.model.errors import RecordingMissing
+from helpers.model.errors import BadResponse, RecordingMissing
+from helpers.model.secrets import REDACTED, public_url, scrub_text  # noqa: F401 (REDACTED: re-exported)
 
 FORMAT_VERSION = 1
 RETRY_COUNT_HEADER = "x-stainless-retry-count"  # the SDK numbers its attempts in this header
 FAILED_STATUSES = frozenset({408, 409, 429}) | frozenset(range(500, 600))  # what the SDK retries
 MAX_RETRY_AFTER_SECONDS = 120  # the SDK does not wait longer than this for a retry
-REDACTED = "[REDACTED]"
-# Key shapes of the providers we know (Groq gsk_, OpenAI sk-...), scrubbed even if not configured.
-_KEY_SHAPES = re.compile(r"\b(?:gsk_[A-Za-z0-9]{20,}|sk-(?:proj-|svcacct-)?[A-Za-z0-9_\-]{20,})")
 
 
 def recordings_dir(override: str | Path | None = None) -> Path:
@@ -71,12 +69,10 @@ def request_key(path: str, body: dict[str, Any]) -> str:
 
 
 def scrub(value: Any, secrets: Iterable[str]) -> Any:
-    """A copy of JSON data with every secret (and anything shaped like an API key) replaced."""
-    secrets = [secret for secret in secrets if secret and len(secret) >= 8]
+    """A copy of JSON data with every secret, whatever its length (and anything shaped like an API key), replaced."""
+    secrets = [secret for secret in secrets if secret]
     if isinstance(value, str):
-        for secret in secrets:
-            value = value.replace(secret, REDACTED)
-        return _KEY_SHAPES.sub(REDACTED, value)
+        return scrub_text(value, secrets)
     if isinstance(value, list):
         return [scrub(item, secrets) for item in value]
     if isinstance(value, dict):
@@ -110,10 +106,18 @@ class Recording:
         except json.JSONDecodeError as error:
             raise RecordingMissing(f"{display_path(path)} is not valid JSON ({error}); delete it and record "
                                    "again with LLM_MODE=record") from error
-        if data.get("format") != FORMAT_VERSION or not isinstance(data.get("exchanges"), list):
+        if (not isinstance(data, dict) or data.get("format") != FORMAT_VERSION
+                or not isinstance(data.get("exchanges"), list)):
             raise RecordingMissing(f"{display_path(path)} is not a recording of format {FORMAT_VERSION}; "
                                    "delete it and record again with LLM_MODE=record")
-        return cls(path, data["exchanges"], data.get("endpoint"))
+        for index, exchange in enumerate(data["exchanges"]):
+            problem = _exchange_problem(exchange)
+            if problem:
+                raise RecordingMissing(f"{display_path(path)}: exchange {index + 1} {problem}, so it cannot be "
+                                       "replayed; delete that exchange (or the file) and record again with "
+                                       "LLM_MODE=record")
+        endpoint = data.get("endpoint")
+        return cls(path, data["exchanges"], public_url(endpoint) if isinstance(endpoint, str) else None)
 
     # ----- lookup --------------------------------------------------------------------------------
     def _matches(self, key: str) -> list[dict[str, Any]]:
@@ -188,7 +192,7 @@ class Recording:
             self._recorded_now.add(key)
         self.exchanges.append({"request": {"path": endpoint_path(path), "body": body},
                                "response": {"status_code": status, "body": response_body}})
-        self.endpoint = endpoint
+        self.endpoint = public_url(endpoint)
         self.save()
 
     def save(self) -> None:
@@ -200,10 +204,26 @@ class Recording:
             "models": self.models,
             "exchanges": self.exchanges,
         }
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        partial = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        partial.write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-        os.replace(partial, self.path)
+        try:
+            write_text_atomic(self.path, json.dumps(data, ensure_ascii=False, indent=1) + "\n")
+        except UnicodeEncodeError:  # a lone surrogate: \u-escaped JSON stores it losslessly
+            write_text_atomic(self.path, json.dumps(data, ensure_ascii=True, indent=1) + "\n")
+
+
+def _exchange_problem(exchange: Any) -> str | None:
+    """What makes a recorded exchange unusable, or None."""
+    if not isinstance(exchange, dict):
+        return f"is a {type(exchange).__name__}, not an object"
+    request, response = exchange.get("request"), exchange.get("response")
+    if not isinstance(request, dict) or not isinstance(request.get("path"), str):
+        return "has no request path"
+    if not isinstance(request.get("body"), dict):
+        return "has no request body"
+    if not isinstance(response, dict):
+        return "has no response"
+    if not isinstance(response.get("body"), dict):
+        return f"has a response body that is {type(response.get('body')).__name__}, not an object"
+    return None
 
 
 # ----- transports ----------------------------------------------------------------------------------
@@ -325,6 +345,11 @@ class FallbackTransport(httpx2.BaseTransport):
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
         try:
             response = self.inner.handle_request(request)
+        except BadResponse as error:  # a 200 that is not a chat completion: the SDK will not retry it
+            fallback = self._from_recording(request, "answered 200 without a usable chat completion", final=True)
+            if fallback is None:
+                raise
+            return fallback
         except httpx2.TransportError as error:
             fallback = self._from_recording(request, f"connection error: {type(error).__name__}")
             if fallback is None:

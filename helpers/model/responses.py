@@ -1,0 +1,130 @@
+"""The one check of what an endpoint answered, and the one bound on how long an answer may take.
+
+``CheckedTransport`` sits under the SDK in live, record and replay modes. For each attempt it
+reads the whole answer within ``timeout`` seconds (a server trickling bytes cannot stretch a call
+past it), notes what a retry needs to be explained (attempts, ``Retry-After``), and checks that a
+successful chat completion really is one. Anything else raises ``BadResponse`` saying what came
+back and what to do, before the SDK, a recording or the memory sees it.
+"""
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import httpx2
+
+from helpers.base.files import lone_surrogate_at
+from helpers.model.errors import BadResponse
+from helpers.model.secrets import scrub_text
+
+_SKIPPED_HEADERS = ("content-length", "transfer-encoding")
+
+
+@dataclass
+class CallTrace:
+    """What the transport saw during one call: attempts made and the last wait the server asked for."""
+
+    attempts: int = 0
+    retry_after: float | None = None  # seconds, from Retry-After / retry-after-ms of the last failed answer
+
+    def reset(self) -> None:
+        self.attempts, self.retry_after = 0, None
+
+
+def retry_after_seconds(headers: httpx2.Headers) -> float | None:
+    """The wait a failed answer asks for, in seconds, or None."""
+    for name, divisor in (("retry-after-ms", 1000), ("retry-after", 1)):
+        try:
+            return float(headers[name]) / divisor
+        except (KeyError, ValueError):
+            continue
+    return None
+
+
+def completion_problem(payload: Any) -> str | None:
+    """What keeps ``payload`` (parsed JSON) from being a chat completion the project can use, or None."""
+    if not isinstance(payload, dict):
+        return f"the body is a JSON {type(payload).__name__}, not a chat completion object"
+    choices = payload.get("choices")
+    if not isinstance(choices, list) or not choices:
+        return "the body has no choices"
+    choice = choices[0]
+    if not isinstance(choice, dict):
+        return f"choices[0] is a {type(choice).__name__}, not an object"
+    message = choice.get("message")
+    if not isinstance(message, dict):
+        return f"choices[0].message is {'missing' if message is None else type(message).__name__}"
+    content = message.get("content")
+    if content is not None and not isinstance(content, str):
+        return f"choices[0].message.content is a {type(content).__name__}, not text"
+    if isinstance(content, str) and (position := lone_surrogate_at(content)) is not None:
+        return (f"the reply holds a lone surrogate at character {position} (half of a character such as an emoji), "
+                "which cannot be stored")
+    finish = choice.get("finish_reason")
+    if finish is not None and not isinstance(finish, str):
+        return f"choices[0].finish_reason is a {type(finish).__name__}, not text"
+    usage = payload.get("usage")
+    if usage is not None and not isinstance(usage, dict):
+        return f"usage is a {type(usage).__name__}, not an object"
+    return None
+
+
+def parse_completion(content: bytes, where: str, secrets: Iterable[str] = ()) -> dict[str, Any]:
+    """The chat completion in ``content``, or ``BadResponse`` saying what came back instead."""
+    try:
+        payload = json.loads(content)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        text = content[:120].decode("utf-8", "replace")
+        problem = f"the body is not JSON (it starts {text!r})"
+        payload = None
+    else:
+        problem = completion_problem(payload)
+    if problem is None:
+        return payload
+    raise BadResponse(scrub_text(
+        f"{where} answered 200, but not with a chat completion: {problem}. Nothing was stored. An HTML page or "
+        "text usually means a captive portal (log in to the network in a browser), a proxy, or an LLM_BASE_URL "
+        "that is not an OpenAI-compatible /v1 endpoint; a malformed completion means the server is not "
+        "compatible. Run the cell again; or run without the network: LLM_MODE=replay (recorded answers) or "
+        "LLM_MODE=offline (the stand-in).", secrets))
+
+
+class CheckedTransport(httpx2.BaseTransport):
+    """Wraps a transport: whole answers within ``timeout`` seconds, attempts traced, chat completions checked."""
+
+    def __init__(self, inner: httpx2.BaseTransport, *, timeout: float, where: str,
+                 secrets: Callable[[], Iterable[str]] = tuple, trace: CallTrace | None = None) -> None:
+        self.inner, self.timeout, self.where, self.secrets = inner, timeout, where, secrets
+        self.trace = trace if trace is not None else CallTrace()
+
+    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+        started = time.monotonic()
+        self.trace.attempts += 1
+        response = self.inner.handle_request(request)
+        raw = self._read_within(response, request, started)
+        headers = [(k, v) for k, v in response.headers.multi_items() if k.lower() not in _SKIPPED_HEADERS]
+        content = httpx2.Response(response.status_code, headers=headers, content=raw).read()  # undo the encoding
+        plain = [(k, v) for k, v in headers if k.lower() != "content-encoding"]
+        if not 200 <= response.status_code < 300:
+            self.trace.retry_after = retry_after_seconds(response.headers)
+        elif request.url.path.rstrip("/").endswith("chat/completions"):
+            parse_completion(content, self.where, self.secrets())
+        return httpx2.Response(response.status_code, headers=plain, content=content, request=request)
+
+    def _read_within(self, response: httpx2.Response, request: httpx2.Request, started: float) -> bytes:
+        chunks: list[bytes] = []
+        try:
+            for chunk in response.stream:
+                chunks.append(chunk)
+                if time.monotonic() - started > self.timeout:
+                    raise httpx2.ReadTimeout(f"no complete answer within {self.timeout:g} s (LLM_TIMEOUT)",
+                                             request=request)
+        finally:
+            response.close()
+        return b"".join(chunks)
+
+    def close(self) -> None:
+        self.inner.close()
