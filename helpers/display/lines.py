@@ -65,13 +65,35 @@ def compress_line(tokens_in: int, summary_tokens: int, messages: int | None = No
 
 
 def turn_line(record: TurnRecord) -> str:
-    """The turn line in the format of the record's lesson (a token budget means lesson 4)."""
+    """The turn line in the format of the record's lesson (a token budget means lesson 4), with warnings.
+
+    The lesson's figures (taken when the request is sent) come first and unchanged; then, only when
+    they apply: a billed prompt far below what was sent, a reply cut at the token limit, a reply that
+    took the buffer over its budget.
+    """
     if record.budgeted:
         overflows = record.overflow_count if record.overflow_count is not None else record.summary_count
-        return summary_buffer_line(record.turn, record.prompt_tokens, record.summary_tokens, record.verbatim_tokens,
+        line = summary_buffer_line(record.turn, record.prompt_tokens, record.summary_tokens, record.verbatim_tokens,
                                    record.max_buffer_tokens, record.verbatim_messages, overflows, record.over_budget)
-    watched = (record.watch_label, record.watch_in_verbatim) if record.watch is not None else None
-    return summary_memory_line(record.turn, record.messages_sent, record.prompt_tokens, record.summary_sent, watched)
+    else:
+        watched = (record.watch_label, record.watch_in_verbatim) if record.watch is not None else None
+        line = summary_memory_line(record.turn, record.messages_sent, record.prompt_tokens, record.summary_sent,
+                                   watched)
+    return line + "".join(f" | {warning}" for warning in turn_warnings(record))
+
+
+def turn_warnings(record: TurnRecord) -> list[str]:
+    """The short warnings a turn line ends with (none in a normal turn)."""
+    warnings = []
+    if record.prompt_far_below_sent:
+        warnings.append(f"BILLED PROMPT {record.prompt_tokens} FAR BELOW THE {record.request_tokens} SENT: "
+                        "messages may have been dropped")
+    if record.reply_cut:
+        warnings.append(f"REPLY CUT at the token limit ({record.completion_tokens} tokens)")
+    if record.over_budget_after_reply and not record.over_budget:
+        warnings.append(f"the reply took the buffer to {record.buffer_tokens_after_reply}/{record.max_buffer_tokens}: "
+                        "OVER BUDGET until the next overflow")
+    return warnings
 
 
 def fold_line(event: FoldEvent, budgeted: bool) -> str:
@@ -84,6 +106,8 @@ def fold_line(event: FoldEvent, budgeted: bool) -> str:
         text += " [condensed: passed max_summary_tokens]"
     if event.over_cap:
         text += " [still over max_summary_tokens]"
+    if event.cut:
+        text += " [SUMMARY CUT at the token limit: it may end mid-sentence]"
     return text
 
 

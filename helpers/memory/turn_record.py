@@ -10,6 +10,11 @@ from typing import Any
 
 from helpers.memory.types import FoldEvent
 
+# Billed prompt_tokens under this share of the o200k_base count of what was sent: warn. Other
+# tokenizers count English text at about the same or more tokens, and chat templates add some, so
+# a real server bills at least this much unless it dropped part of the request.
+PROMPT_SHORTFALL = 0.8
+
 
 @dataclass(frozen=True)
 class TurnRecord:
@@ -42,6 +47,8 @@ class TurnRecord:
     folds_after: tuple[FoldEvent, ...] = ()  # made while storing the reply
     notes: tuple[str, ...] = field(default=())  # summariser failures the memory absorbed (printed as [NOTE])
     notices: tuple[str, ...] = field(default=())  # what model access reported (already printed), e.g. a fallback
+    buffer_tokens_after_reply: int | None = None  # the verbatim part once the reply was stored
+    over_budget_after_reply: bool = False  # the reply took the buffer over its budget (lesson 4)
 
     @property
     def messages_sent(self) -> int:
@@ -50,6 +57,20 @@ class TurnRecord:
     @property
     def summary_sent(self) -> bool:
         return self.summary is not None
+
+    @property
+    def reply_cut(self) -> bool:
+        """True when the model stopped at its token limit: the reply may end mid-sentence."""
+        return self.finish_reason == "length"
+
+    @property
+    def prompt_far_below_sent(self) -> bool:
+        """True when the endpoint billed far fewer prompt tokens than the request holds (under 80%).
+
+        The sign of a server whose chat format dropped messages (e.g. every system message after the
+        first): the summary or the system prompt may never have reached the model.
+        """
+        return self.prompt_tokens is not None and self.prompt_tokens < PROMPT_SHORTFALL * self.request_tokens
 
     @property
     def budgeted(self) -> bool:
@@ -75,6 +96,9 @@ class TurnRecord:
             "overflow_count": self.overflow_count, "over_budget": self.over_budget,
             "watch_in_verbatim": self.watch_in_verbatim,
             "folds": [asdict(e) | {"tokens_in": e.tokens_in} for e in self.fold_events], "notes": list(self.notes),
-            "notices": list(self.notices),
+            "notices": list(self.notices), "finish_reason": self.finish_reason, "reply_cut": self.reply_cut,
+            "prompt_far_below_sent": self.prompt_far_below_sent,
+            "buffer_tokens_after_reply": self.buffer_tokens_after_reply,
+            "over_budget_after_reply": self.over_budget_after_reply,
             "model": self.model, "reply": self.reply,
         }

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 
 from helpers.display.lines import turn_text
-from helpers.memory.turn_record import TurnRecord
+from helpers.memory.turn_record import PROMPT_SHORTFALL, TurnRecord
 from helpers.memory.types import ConversationMemory, SummariserError
 from helpers.model.connect import ModelAccess
 
@@ -24,6 +24,24 @@ def _add(memory: ConversationMemory, role: str, content: str, notes: list[str]) 
         memory.add_message(role, content)
     except SummariserError as error:
         notes.append(f"summariser failed while storing the {role} message; kept verbatim, fold retried later: {error}")
+
+
+def _warn_in_plain_words(access: ModelAccess, prompt_tokens: int | None, sent_tokens: int,
+                         finish_reason: str | None) -> None:
+    """Say once per client, in plain words, what a turn line's short warning means."""
+    if prompt_tokens is not None and prompt_tokens < PROMPT_SHORTFALL * sent_tokens:
+        access.warn_once("prompt shortfall", (
+            f"WARNING: the server billed {prompt_tokens} prompt tokens for a request of {sent_tokens} tokens "
+            "(o200k_base count of what was sent). The summary or the system prompt may not have reached the "
+            "model: some servers' chat formats have no system role and drop system messages (llama.cpp's "
+            "'gemma' format drops every one; its 'llama-2' fallback keeps only the first). Use a chat format "
+            "with a system role (e.g. start llama.cpp's server with --jinja or the model's own template), "
+            "and compare prompt_tokens on the next turn."))
+    if finish_reason == "length":
+        access.warn_once("reply cut", (
+            "WARNING: the model stopped at its token limit (finish_reason 'length'); the reply was stored as it "
+            "came and may end mid-sentence. Raise max_tokens (a local server may also shrink it to fit its "
+            "context: give the server a larger context size)."))
 
 
 def chat(memory: ConversationMemory, user_message: str, access: ModelAccess, *, max_tokens: int = 1024,
@@ -48,8 +66,11 @@ def chat(memory: ConversationMemory, user_message: str, access: ModelAccess, *, 
         choice = response.choices[0]
         reply = choice.message.content or ""
         _add(memory, "assistant", reply, notes)
+    after = memory.snapshot()
     events = memory.fold_events
     usage = response.usage
+    _warn_in_plain_words(access, usage.prompt_tokens if usage else None, snapshot.request_tokens,
+                         choice.finish_reason)
     record = TurnRecord(
         user_message=user_message, reply=reply, request=request,
         prompt_tokens=usage.prompt_tokens if usage else None,
@@ -58,7 +79,9 @@ def chat(memory: ConversationMemory, user_message: str, access: ModelAccess, *, 
         watch=watch, watch_label=watch_label,
         watch_in_verbatim=None if watch is None else any(watch in m["content"] for m in verbatim),
         folds_before=tuple(events[events_start:events_mid]), folds_after=tuple(events[events_mid:]),
-        notes=tuple(notes), notices=tuple(access.notices[notices_before:]), **dataclasses.asdict(snapshot))
+        notes=tuple(notes), notices=tuple(access.notices[notices_before:]),
+        buffer_tokens_after_reply=after.verbatim_tokens, over_budget_after_reply=after.over_budget,
+        **dataclasses.asdict(snapshot))
     if show:
         print(turn_text(record))
     return record

@@ -297,7 +297,7 @@ def _explanation(error: BaseException, access: ModelAccess) -> str:
     fallback = "or run without the network: LLM_MODE=replay (recorded answers) or LLM_MODE=offline (the stand-in)"
     made = access.trace.attempts or access.max_retries + 1
     attempts = "1 attempt" if made == 1 else f"{made} attempts, the SDK retrying with backoff"
-    wait = access.trace.retry_after
+    wait = access.trace.retry_after if (access.trace.retry_after or 0) >= 1 else None  # a wait worth naming
     detail = ""
     if isinstance(error, openai.APIStatusError):
         words = _server_words(error)

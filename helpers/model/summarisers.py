@@ -14,6 +14,7 @@ from typing import Any
 from helpers.base.text import stated_word_limit, turns_text, word_count
 from helpers.lessons import data as lesson_data
 from helpers.model.connect import ModelAccess
+from helpers.memory.types import CutText
 from helpers.model.errors import EmptyReply
 
 PROMPTS = ("summary_memory", "summary_memory_hard_rules", "summary_buffer")
@@ -90,12 +91,18 @@ class ModelSummariser:
         request = self.request(messages, existing_summary)
         response = self.access.complete(request, max_tokens=self.max_tokens, temperature=self.temperature,
                                         reasoning_effort=self.reasoning_effort, purpose="summary")
-        summary = (response.choices[0].message.content or "").strip()
+        choice = response.choices[0]
+        summary = (choice.message.content or "").strip()
         if not summary:  # complete() already refuses empty text; never hand an empty summary to a memory
             raise EmptyReply("the summariser got an empty summary; nothing was folded")
         usage = response.usage
         self.calls.append(SummariserCall(request, summary, usage.prompt_tokens if usage else None,
                                          usage.completion_tokens if usage else None, response.model))
+        if choice.finish_reason == "length":  # stopped at max_tokens: the memory reports it on the fold event
+            self.access.warn_once("summary cut", (
+                f"WARNING: a summary was cut at max_tokens={self.max_tokens} (finish_reason 'length') and may end "
+                "mid-sentence; the fold line says so. Raise the summariser's max_tokens."))
+            return CutText(summary)
         return summary
 
 

@@ -2,7 +2,10 @@
 
 Live mode is pointed at it by base URL, as a user points it at Ollama or vLLM, so the tests go
 over real HTTP through the real SDK. It can be told to fail (429 with a short ``retry-after-ms``,
-5xx, an empty reply cut off by the token limit) and it records what it received. It binds port 0
+5xx, an empty reply cut off by the token limit) and to behave as real servers misbehave (``misbehave``:
+drop system messages as a chat format without a system role does, cut replies at ``max_tokens``,
+trickle bytes slowly, answer 200 with bodies that are not chat completions, ask for a long
+``Retry-After``, echo the key in a 401), and it records what it received. It binds port 0
 on loopback only, answers at most ``max_requests`` requests, and always shuts down on exit.
 
     with OpenAICompatibleServer() as server:
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -22,8 +26,28 @@ from helpers.model.offline.server import handle_chat_request
 class OpenAICompatibleServer:
     """A bounded loopback server answering ``POST /v1/chat/completions`` with the stand-in."""
 
+    # 200 bodies that are not chat completions, as captive portals, proxies and odd servers send them
+    BAD_BODIES: dict[str, tuple[bytes, str]] = {
+        "malformed": (b'{"choices": [', "application/json"),
+        "html": (b"<html><body>Please log in to the Wi-Fi</body></html>", "text/html"),
+        "empty list": (b"[]", "application/json"),
+        "empty choice": (b'{"choices": [{}]}', "application/json"),
+        "null message": (b'{"choices": [{"index": 0, "message": null, "finish_reason": "stop"}]}', "application/json"),
+        "list content": (b'{"choices": [{"index": 0, "message": {"role": "assistant", "content": [{"type": "text", '
+                         b'"text": "hi"}]}, "finish_reason": "stop"}]}', "application/json"),
+        "number content": (b'{"choices": [{"index": 0, "message": {"role": "assistant", "content": 42}, '
+                           b'"finish_reason": "stop"}]}', "application/json"),
+        "half emoji": (b'{"id": "x", "object": "chat.completion", "created": 0, "model": "m", "choices": [{"index": 0, '
+                       b'"message": {"role": "assistant", "content": "Rocket \\ud83d up"}, "finish_reason": "stop"}], '
+                       b'"usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}', "application/json"),
+    }
+
     def __init__(self, *, expected_key: str | None = None, max_requests: int = 200) -> None:
         self.expected_key = expected_key
+        self.system_role = "keep"  # "keep"; "first" (llama.cpp's llama-2 fallback); "none" (its gemma format)
+        self.cut_at: int | None = None  # cut every reply to this many words with finish_reason "length"
+        self.trickle: float | None = None  # seconds between the bytes of every answer
+        self.echo_key_in_401 = False
         self.max_requests = max_requests
         self.received: list[dict[str, Any]] = []  # path, headers (lower-cased), body of every request
         self._failures: list[tuple[int, str]] = []  # queued (status, kind) answers for the next requests
@@ -48,6 +72,17 @@ class OpenAICompatibleServer:
         """Answer every request with ``status`` until called with None."""
         with self._lock:
             self._always = status
+
+    def bad_body_next(self, count: int, kind: str) -> None:
+        """The next ``count`` requests get status 200 with one of ``BAD_BODIES``."""
+        assert kind in self.BAD_BODIES, kind
+        with self._lock:
+            self._failures.extend([(200, f"bad:{kind}")] * count)
+
+    def retry_after_next(self, count: int, seconds: int = 3600) -> None:
+        """The next ``count`` requests get 429 with ``Retry-After: seconds``."""
+        with self._lock:
+            self._failures.extend([(429, f"wait:{seconds}")] * count)
 
     @property
     def chat_requests(self) -> list[dict[str, Any]]:
@@ -78,14 +113,24 @@ class OpenAICompatibleServer:
                 length = int(self.headers.get("content-length") or 0)
                 content = self.rfile.read(length) if length else b""
                 status, payload, headers = owner._answer(self.command, self.path, dict(self.headers.items()), content)
-                data = json.dumps(payload).encode()
+                data, content_type = payload if isinstance(payload, tuple) else (json.dumps(payload).encode(),
+                                                                                 "application/json")
                 self.send_response(status)
-                self.send_header("content-type", "application/json")
+                self.send_header("content-type", content_type)
                 self.send_header("content-length", str(len(data)))
                 for name, value in headers.items():
                     self.send_header(name, value)
                 self.end_headers()
-                self.wfile.write(data)
+                if owner.trickle is None:
+                    self.wfile.write(data)
+                    return
+                try:
+                    for index in range(len(data)):
+                        self.wfile.write(data[index:index + 1])
+                        self.wfile.flush()
+                        time.sleep(owner.trickle)
+                except (BrokenPipeError, ConnectionResetError):  # the client gave up, as it should
+                    pass
 
             do_GET = do_POST  # noqa: N815
 
@@ -130,18 +175,42 @@ class OpenAICompatibleServer:
         if self.expected_key is not None:
             sent = {k.lower(): v for k, v in headers.items()}.get("authorization", "")
             if sent != f"Bearer {self.expected_key}":
-                return 401, _error("Invalid API Key", "invalid_request_error", "invalid_api_key"), {}
+                words = f"Invalid API Key: {sent}" if self.echo_key_in_401 else "Invalid API Key"
+                return 401, _error(words, "invalid_request_error", "invalid_api_key"), {}
         status, kind = queued if queued else ((always, "status") if always else (200, "ok"))
+        if kind.startswith("bad:"):
+            return 200, self.BAD_BODIES[kind[4:]], {}
+        if kind.startswith("wait:"):
+            return 429, _error("Rate limit reached. Please try again in 1h.", "rate_limit_exceeded"), {
+                "retry-after": kind[5:]}
         if kind == "status":
             message = "Rate limit reached. Please try again in 1ms." if status == 429 else "Service unavailable"
             return status, _error(message, "rate_limit_exceeded" if status == 429 else "server_error"), {
                 "retry-after-ms": "1"}
-        status, payload = handle_chat_request(method, path, content)
+        status, payload = handle_chat_request(method, path, self._as_the_model_sees_it(body, content))
+        if status == 200 and self.cut_at is not None:
+            words = payload["choices"][0]["message"]["content"].split()
+            payload["choices"][0]["message"]["content"] = " ".join(words[:self.cut_at])
+            payload["choices"][0]["finish_reason"] = "length"
         if kind == "empty" and status == 200:
             payload["choices"][0]["message"]["content"] = ""
             payload["choices"][0]["finish_reason"] = "length"
             payload["usage"]["completion_tokens"] = body.get("max_tokens", 0) if isinstance(body, dict) else 0
         return status, payload, {}
+
+
+    def _as_the_model_sees_it(self, body: Any, content: bytes) -> bytes:
+        """The request after the chat format: system messages dropped as ``system_role`` says."""
+        if self.system_role == "keep" or not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+            return content
+        kept, seen_system = [], False
+        for message in body["messages"]:
+            if isinstance(message, dict) and message.get("role") == "system":
+                if self.system_role == "none" or seen_system:
+                    continue
+                seen_system = True
+            kept.append(message)
+        return json.dumps({**body, "messages": kept}).encode()
 
 
 def _error(message: str, kind: str, code: str | None = None) -> dict[str, Any]:

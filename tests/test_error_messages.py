@@ -1,0 +1,55 @@
+"""Messages say the right thing: the summariser's wrong return types, what "nothing was lost" means,
+whole sentences, and no configured secret in any explanation (issue 9)."""
+from __future__ import annotations
+
+import pytest
+
+from helpers.memory.summary import SummaryMemory
+from helpers.memory.summary_buffer import SummaryBufferMemory
+from helpers.memory.types import SummariserError
+from helpers.model.connect import ModelUnavailable, connect
+from tests.support.mock_api import Scripted, status
+
+SYSTEM = "You are a test assistant."
+
+pytestmark = pytest.mark.usefixtures("model_env")
+
+
+@pytest.mark.parametrize("value, kind", [(None, "NoneType"), (42, "int"), (b"bytes", "bytes"), (["a"], "list")])
+def test_a_summariser_returning_something_other_than_text_is_named_as_such(value, kind):
+    memory = SummaryMemory(SYSTEM, lambda messages, existing: value, 2, 1)
+    memory.add_message("user", "turn 1")
+    memory.add_message("assistant", "reply 1")
+    memory.add_message("user", "turn 2")
+    with pytest.raises(SummariserError) as raised:
+        memory.add_message("assistant", "reply 2")
+    message = str(raised.value)
+    assert f"the summariser returned {kind} " in message and "not text" in message and "empty text" not in message
+
+
+@pytest.mark.parametrize("cls", [SummaryMemory, SummaryBufferMemory])
+def test_nothing_was_lost_says_the_message_was_added_to_the_archive_in_whole_sentences(cls):
+    def broken(messages, existing):
+        raise ConnectionError("network down")
+
+    memory = cls(SYSTEM, broken, 2, 1) if cls is SummaryMemory else cls(SYSTEM, broken, 10, 2)
+    with pytest.raises(SummariserError) as raised:
+        for text in ("a long first question " * 3, "a long reply " * 3, "another question " * 3, "reply " * 9):
+            memory.add_message("user" if len(memory.archive) % 2 == 0 else "assistant", text)
+    message = str(raised.value)
+    assert "network down. Nothing was lost" in message
+    assert "added to the archive" in message and "archive are unchanged" not in message
+    assert message.endswith("go on.")
+
+
+def test_no_configured_secret_reaches_an_explanation_whatever_its_length(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-x9")
+    monkeypatch.setenv("LLM_API_KEY", "tiny")
+    handler = Scripted(status(500, "bad key tiny, sk-x9 and gsk_GROQKEYGROQKEYGROQKEY0123"))
+    access = connect("live", api_key="gsk_GROQKEYGROQKEYGROQKEY0123", transport=handler.transport(),
+                     load_env=False, quiet=True, max_retries=0)
+    with pytest.raises(ModelUnavailable) as raised:
+        access.complete([{"role": "user", "content": "hi"}], max_tokens=5)
+    message = str(raised.value)
+    assert "tiny" not in message and "sk-x9" not in message and "GROQKEY" not in message
+    assert "The server said: bad key [REDACTED], [REDACTED] and [REDACTED]. Wait and run" in message
