@@ -51,6 +51,30 @@ def _render(sentences: list[_Sentence]) -> str:
     return " ".join(parts)
 
 
+def _fewest_drops_within(candidates: list[_Sentence], word_limit: int) -> list[_Sentence]:
+    """The candidates left after dropping, lowest score first (newest of equals first), until the
+    summary fits ``word_limit`` words or one sentence is left.
+
+    Dropping a sentence never adds words (its label goes with it or moves to the next sentence), so
+    the words left fall as more are dropped and the fewest drops are found by bisection: about
+    log2(n) renders instead of one per drop, linear-logarithmic in the input rather than quadratic.
+    """
+    order = sorted(range(len(candidates)), key=lambda i: (candidates[i].score, -candidates[i].position))
+    rank = {index: step for step, index in enumerate(order)}  # the drop step at which each sentence goes
+
+    def after(drops: int) -> list[_Sentence]:
+        return [sentence for index, sentence in enumerate(candidates) if rank[index] >= drops]
+
+    low, high = 0, max(len(candidates) - 1, 0)  # dropping ``high`` leaves one sentence: the loop's last stop
+    while low < high:
+        middle = (low + high) // 2
+        if word_count(_render(after(middle))) <= word_limit:
+            high = middle
+        else:
+            low = middle + 1
+    return after(low)
+
+
 def extractive_summary(existing_summary: str | None, messages: list[tuple[str, str]], *,
                        word_limit: int | None, rules_first: bool = False) -> str:
     """Keep the fact-carrying sentences of the old summary and the new messages, within the word limit.
@@ -82,9 +106,7 @@ def extractive_summary(existing_summary: str | None, messages: list[tuple[str, s
 
     kept = list(candidates)
     if word_limit is not None:
-        while len(kept) > 1 and word_count(_render(kept)) > word_limit:
-            drop = min(kept, key=lambda s: (s.score, -s.position))
-            kept.remove(drop)
+        kept = _fewest_drops_within(candidates, word_limit)
         if kept and word_count(_render(kept)) > word_limit:  # one sentence alone is too long: cut it
             only = kept[0]
             room = max(1, word_limit - word_count(_render([_Sentence(only.label, "", 0, 0)])))
