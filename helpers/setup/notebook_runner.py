@@ -5,10 +5,17 @@ unedited in several model modes. The kernel inherits this process's environment 
 """
 from __future__ import annotations
 
+import hashlib
+import json
+import re
 from pathlib import Path
 
 import nbclient
 import nbformat
+
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+_REFERENCE = re.compile(r"IPY_MODEL_([0-9a-f]{32})")
 
 
 def execute_notebook(path: str | Path, timeout: int = 600) -> nbformat.NotebookNode:
@@ -18,7 +25,62 @@ def execute_notebook(path: str | Path, timeout: int = 600) -> nbformat.NotebookN
     client = nbclient.NotebookClient(book, timeout=timeout, kernel_name="python3", record_timing=False,
                                      resources={"metadata": {"path": str(path.parent)}})
     client.execute()
+    return stable_widget_ids(joined_streams(book))
+
+
+def joined_streams(book: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """The notebook with each cell's consecutive stdout (or stderr) outputs joined into one.
+
+    How a cell's printing is cut into stream messages depends on timing, not on the code, so a
+    refresh would otherwise move line breaks between outputs from one run to the next.
+    """
+    for cell in book.get("cells", []):
+        joined: list[nbformat.NotebookNode] = []
+        for output in cell.get("outputs", []):
+            previous = joined[-1] if joined else None
+            if (output.get("output_type") == "stream" and previous is not None
+                    and previous.get("output_type") == "stream" and previous.get("name") == output.get("name")):
+                previous["text"] = previous["text"] + output["text"]
+            else:
+                joined.append(output)
+        if "outputs" in cell:
+            cell["outputs"] = joined
     return book
+
+
+def stable_widget_ids(book: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """The notebook with its widget model ids renamed in a fixed order, and the saved widget state in that order.
+
+    Every run gives widgets fresh random ids, so a refresh of an unchanged notebook would rewrite
+    hundreds of lines. Ids are numbered as they are met: the views in cell order, then the models each
+    one refers to; models nothing displays follow, ordered by their state. The widgets work as before.
+    """
+    state = book.get("metadata", {}).get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+    order: list[str] = []
+
+    def meet(model_id: str) -> None:
+        if model_id in order or model_id not in state:
+            return
+        order.append(model_id)
+        for referred in _REFERENCE.findall(json.dumps(state[model_id], sort_keys=True)):
+            meet(referred)
+
+    for cell in book.get("cells", []):
+        for output in cell.get("outputs", []):
+            view = output.get("data", {}).get(WIDGET_VIEW)
+            if isinstance(view, dict) and isinstance(view.get("model_id"), str):
+                meet(view["model_id"])
+    order += sorted((m for m in state if m not in order),
+                    key=lambda m: _REFERENCE.sub("IPY_MODEL_", json.dumps(state[m], sort_keys=True)))
+    renamed = {old: hashlib.sha256(f"widget {index}".encode()).hexdigest()[:32] for index, old in enumerate(order)}
+    if not renamed:
+        return book
+    text = nbformat.writes(book)
+    text = re.sub("|".join(renamed), lambda match: renamed[match.group(0)], text)
+    stable = nbformat.reads(text, as_version=4)
+    saved = stable.metadata.widgets[WIDGET_STATE]
+    saved["state"] = {renamed[old]: saved["state"][renamed[old]] for old in order}
+    return stable
 
 
 def cell_text(cell: nbformat.NotebookNode) -> str:

@@ -1,0 +1,67 @@
+"""A refresh of an unchanged notebook leaves it byte-identical (issue 9): widget ids fixed, streams joined."""
+from __future__ import annotations
+
+import uuid
+
+import nbformat
+
+from helpers.setup.notebook_runner import (
+    WIDGET_STATE,
+    WIDGET_VIEW,
+    execute_notebook,
+    joined_streams,
+    stable_widget_ids,
+)
+
+
+def widget_book(seed: int) -> nbformat.NotebookNode:
+    """A notebook as nbclient leaves it: a slider view and its layout/style models, under fresh random ids."""
+    ids = [uuid.UUID(int=(seed * 7919 + n) * 104729 % 2**128).hex for n in range(3)]
+    slider, layout, style = ids
+    state = {
+        style: {"model_name": "SliderStyleModel", "state": {"description_width": ""}},
+        slider: {"model_name": "IntSliderModel", "state": {"layout": f"IPY_MODEL_{layout}",
+                                                            "style": f"IPY_MODEL_{style}", "value": 4}},
+        layout: {"model_name": "LayoutModel", "state": {"width": None}},
+    }
+    if seed % 2:  # nbclient's order of the saved state varies too
+        state = dict(reversed(list(state.items())))
+    book = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("slider", id="slider-cell")
+    cell.outputs = [nbformat.v4.new_output("display_data", data={WIDGET_VIEW: {"model_id": slider, "version_major": 2,
+                                                                             "version_minor": 0},
+                                                                "text/plain": "IntSlider(value=4)"})]
+    book.cells.append(cell)
+    book.metadata["widgets"] = {WIDGET_STATE: {"state": state, "version_major": 2, "version_minor": 0}}
+    return book
+
+
+def test_two_runs_with_different_widget_ids_are_written_byte_identically():
+    first, second = (nbformat.writes(stable_widget_ids(widget_book(seed))) for seed in (1, 2))
+    assert first == second
+    stable = stable_widget_ids(widget_book(1))
+    state = stable.metadata.widgets[WIDGET_STATE]["state"]
+    view_id = stable.cells[0].outputs[0].data[WIDGET_VIEW]["model_id"]
+    assert list(state)[0] == view_id  # the displayed model first, then what it refers to
+    assert state[view_id]["state"]["layout"] == f"IPY_MODEL_{list(state)[1]}"  # references renamed with it
+
+
+def test_a_cells_printing_cut_into_several_stream_messages_is_stored_as_one():
+    book = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("print('a'); print('b')")
+    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="a"),
+                    nbformat.v4.new_output("stream", name="stdout", text="\nb\n"),
+                    nbformat.v4.new_output("stream", name="stderr", text="warning\n")]
+    book.cells.append(cell)
+    outputs = joined_streams(book).cells[0].outputs
+    assert [(o.name, o.text) for o in outputs] == [("stdout", "a\nb\n"), ("stderr", "warning\n")]
+
+
+def test_executing_a_widget_notebook_twice_gives_the_same_bytes(tmp_path):
+    book = nbformat.v4.new_notebook()
+    book.cells = [nbformat.v4.new_code_cell("import ipywidgets as w\nw.IntSlider(value=3)"),
+                  nbformat.v4.new_code_cell("for i in range(200):\n    print(i)")]
+    path = tmp_path / "widgets.ipynb"
+    nbformat.write(book, path)
+    runs = [nbformat.writes(execute_notebook(path, timeout=60)) for _ in range(2)]
+    assert runs[0] == runs[1] and WIDGET_VIEW in runs[0]
