@@ -184,7 +184,7 @@ def test_a_server_that_drops_system_messages_is_noticed_on_the_turn_line_and_onc
     records = [chat(memory, text, access) for text in TURNS]
     assert all("FAR BELOW THE" in turn_line(r) for r in records)
     assert len([n for n in access.notices if "may not have reached the model" in n]) == 1
-    assert "'gemma' format drops every one" in access.notices[0]
+    assert "'gemma' format drops every one" in access.notices[0] and "--chat_format chatml" in access.notices[0]
 
 
 def test_a_server_that_keeps_every_message_gets_no_warning(server):

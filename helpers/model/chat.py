@@ -33,10 +33,10 @@ def _warn_in_plain_words(access: ModelAccess, prompt_tokens: int | None, sent_to
         access.warn_once("prompt shortfall", (
             f"WARNING: the server billed {prompt_tokens} prompt tokens for a request of {sent_tokens} tokens "
             "(o200k_base count of what was sent). The summary or the system prompt may not have reached the "
-            "model: some servers' chat formats have no system role and drop system messages (llama.cpp's "
+            "model: some servers' chat formats have no system role and drop system messages (llama-cpp-python's "
             "'gemma' format drops every one; its 'llama-2' fallback keeps only the first). Use a chat format "
-            "with a system role (e.g. start llama.cpp's server with --jinja or the model's own template), "
-            "and compare prompt_tokens on the next turn."))
+            "that keeps system messages (e.g. --chat_format chatml) and compare prompt_tokens on the next turn. "
+            "See 'Running against a local server' in the README."))
     if finish_reason == "length":
         access.warn_once("reply cut", (
             "WARNING: the model stopped at its token limit (finish_reason 'length'); the reply was stored as it "
