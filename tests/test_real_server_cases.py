@@ -237,3 +237,13 @@ def test_a_reply_that_takes_the_buffer_over_budget_is_reported():
                                       "OVER BUDGET until the next overflow")
     assert turn_line(record).startswith(f"[Turn 1] prompt_tokens: {record.prompt_tokens} | summary: 0 tokens | "
                                         f"buffer: {record.verbatim_tokens}/60 tokens in 1 messages | overflows: 0")
+
+
+def test_a_replay_sends_the_parameters_its_recording_was_made_with(server):
+    gpt_oss = connect("record", base_url=server.base_url, model="gpt-oss-20b", api_key=KEY, recording="run",
+                      load_env=False, quiet=True, max_retries=0)
+    assert not gpt_oss.accepts_reasoning_effort  # a local server: no reasoning_effort, whatever the name
+    gpt_oss.complete(HELLO, max_tokens=30, reasoning_effort="low")
+    replay = connect("replay", recording="run", load_env=False, quiet=True)
+    assert not replay.accepts_reasoning_effort
+    replay.complete(HELLO, max_tokens=30, reasoning_effort="low")  # the same request, so it is found

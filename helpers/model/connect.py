@@ -394,6 +394,15 @@ def _offline(sdk: dict[str, Any]) -> _Built:
     return client, OFFLINE_MODEL, label, "in-process stand-in", "offline"
 
 
+def _recorded_provider(path: Path | None) -> str:
+    """The provider a recording was made against, so a replay sends the parameters the recording holds."""
+    endpoint = Recording.load(path).endpoint if path is not None and path.exists() else None
+    if not endpoint:
+        return "groq"
+    known = [name for name, provider in PROVIDERS.items() if endpoint.rstrip("/") == provider.base_url]
+    return known[0] if known else "custom"
+
+
 def _replay(path: Path | None, model: str | None, sdk: dict[str, Any], trace: CallTrace) -> _Built:
     if path is None:
         raise RecordingMissing("replay mode needs the name of a recording: connect('replay', "
@@ -502,7 +511,8 @@ def connect(mode: str | None = None, *, provider: str | None = None, base_url: s
     client, model_name, label, access_endpoint, provider_name = built
     label += why
 
-    reasoning, limit_parameter, temperature_ok = _model_traits(model_name, provider_name)
+    traits_from = _recorded_provider(path) if chosen == "replay" else provider_name
+    reasoning, limit_parameter, temperature_ok = _model_traits(model_name, traits_from)
     access = ModelAccess(client=client, model=model_name, mode=chosen, label=label, endpoint=access_endpoint,
                          provider=provider_name, recording_path=path, accepts_reasoning_effort=reasoning,
                          token_limit_parameter=limit_parameter, accepts_temperature=temperature_ok,
