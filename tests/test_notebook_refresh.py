@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import uuid
 
+import nbclient
 import nbformat
 
 from helpers.setup.notebook_runner import (
@@ -65,3 +66,22 @@ def test_executing_a_widget_notebook_twice_gives_the_same_bytes(tmp_path):
     nbformat.write(book, path)
     runs = [nbformat.writes(execute_notebook(path, timeout=60)) for _ in range(2)]
     assert runs[0] == runs[1] and WIDGET_VIEW in runs[0]
+
+
+def test_a_project_error_in_a_notebook_shows_its_message_first_and_a_short_traceback(tmp_path):
+    from helpers.base.paths import REPO_ROOT
+
+    book = nbformat.v4.new_notebook()
+    book.cells = [nbformat.v4.new_code_cell(
+        f"import sys; sys.path.insert(0, {str(REPO_ROOT)!r})\n"
+        "from helpers.model.errors import BadResponse\n"
+        "def deep(n):\n    return deep(n - 1) if n else (_ for _ in ()).throw(BadResponse('Do this next.'))\n"
+        "try:\n    deep(30)\nexcept BadResponse as error:\n    raise BadResponse('Run again. Or set LLM_MODE=offline.') from error",
+        id="error-cell")]
+
+    client = nbclient.NotebookClient(book, timeout=60, kernel_name="python3", allow_errors=True,
+                                     resources={"metadata": {"path": str(tmp_path)}})
+    client.execute()
+    error = [o for o in book.cells[0].outputs if o.output_type == "error"][0]
+    assert error.traceback[0] == "BadResponse: Run again. Or set LLM_MODE=offline."
+    assert len(error.traceback) <= 3 and "%tb" in error.traceback[-1]
