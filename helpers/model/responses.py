@@ -110,7 +110,8 @@ class CheckedTransport(httpx2.BaseTransport):
         plain = [(k, v) for k, v in headers if k.lower() != "content-encoding"]
         if not 200 <= response.status_code < 300:
             self.trace.retry_after = retry_after_seconds(response.headers)
-        elif request.url.path.rstrip("/").endswith("chat/completions"):
+        elif (request.url.path.rstrip("/").endswith("chat/completions")
+              and "event-stream" not in response.headers.get("content-type", "")):  # a stream is checked by the SDK
             parse_completion(content, self.where, self.secrets())
         return httpx2.Response(response.status_code, headers=plain, content=content, request=request)
 
