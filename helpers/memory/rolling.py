@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import inspect
 import json
 from collections.abc import Iterator
 from dataclasses import asdict
@@ -338,7 +339,6 @@ class RollingSummaryMemory:
 
     @classmethod
     def _setting_names(cls) -> list[str]:
-        import inspect
         return [name for name in inspect.signature(cls.__init__).parameters if name not in ("self", "system_prompt",
                                                                                               "summarise")]
 
