@@ -247,3 +247,30 @@ def test_a_replay_sends_the_parameters_its_recording_was_made_with(server):
     replay = connect("replay", recording="run", load_env=False, quiet=True)
     assert not replay.accepts_reasoning_effort
     replay.complete(HELLO, max_tokens=30, reasoning_effort="low")  # the same request, so it is found
+
+
+def test_a_recording_save_that_fails_leaves_the_previous_file_whole(monkeypatch):
+    import os
+
+    from helpers.model.recordings import Recording
+
+    path = recording_path("run")
+    recording = Recording(path)
+    recording.add("/v1/chat/completions", {"messages": HELLO}, {"choices": []}, status=200, endpoint="http://x/v1",
+                  secrets=[])
+    good = path.read_bytes()
+    monkeypatch.setattr(os, "fsync", lambda fd: (_ for _ in ()).throw(OSError(28, "No space left on device")))
+    with pytest.raises(OSError, match="No space"):
+        recording.add("/v1/chat/completions", {"messages": [{"role": "user", "content": "more"}]}, {"choices": []},
+                      status=200, endpoint="http://x/v1", secrets=[])
+    assert path.read_bytes() == good and [p.name for p in path.parent.iterdir()] == ["run.json"]
+
+
+def test_a_request_with_half_an_emoji_is_recorded_losslessly():
+    from helpers.model.recordings import Recording
+
+    path = recording_path("run")
+    half = json.loads('"rocket \\ud83d"')
+    Recording(path).add("/v1/chat/completions", {"messages": [{"role": "user", "content": half}]}, {"choices": []},
+                        status=200, endpoint="http://x/v1", secrets=[])
+    assert Recording.load(path).exchanges[0]["request"]["body"]["messages"][0]["content"] == half
