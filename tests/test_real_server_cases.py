@@ -158,6 +158,12 @@ def test_credentials_in_the_base_url_are_never_printed_or_recorded(capsys):
         assert open_server.base_url in printed and json.loads(stored)["endpoint"] == open_server.base_url
 
 
+def test_credentials_in_the_base_url_never_reach_the_missing_model_message():
+    with pytest.raises(ModelUnavailable, match="set LLM_MODEL") as raised:
+        connect("live", base_url="http://teacher:hunter2@127.0.0.1:9/v1", load_env=False, quiet=True)
+    assert "hunter2" not in str(raised.value) and "http://127.0.0.1:9/v1" in str(raised.value)
+
+
 def test_a_short_key_is_scrubbed_from_recordings(server):
     short = "k3y!"
     with OpenAICompatibleServer(expected_key=short) as keyed:

@@ -425,7 +425,7 @@ def _live(mode: str, endpoint: _Endpoint, path: Path | None, transport: httpx2.B
     if not endpoint.configured:
         raise _missing_key(endpoint, mode)
     if not endpoint.model:
-        raise ModelUnavailable(f"name the model your server at {endpoint.base_url} serves: set LLM_MODEL "
+        raise ModelUnavailable(f"name the model your server at {endpoint.public_url} serves: set LLM_MODEL "
                                "(e.g. LLM_MODEL=llama3.2 for Ollama) or pass model=")
     key_text = f"key from {endpoint.key_source}" if endpoint.key_source != "no key needed" else "no key"
     label = f"Model: {mode} | {endpoint.name} {endpoint.public_url} | {endpoint.model} | {key_text}"
