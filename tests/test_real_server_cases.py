@@ -20,7 +20,12 @@ from helpers.memory.summary import SummaryMemory
 from helpers.memory.summary_buffer import SummaryBufferMemory
 from helpers.model import connect as llm
 from helpers.model.chat import chat
-from helpers.model.connect import BadResponse, ModelUnavailable, RecordingMissing, connect
+from helpers.model.connect import (
+    BadResponse,
+    ModelUnavailable,
+    RecordingMissing,
+    connect,
+)
 from helpers.model.recordings import recording_path
 from helpers.model.summarisers import make_summariser
 from tests.support.openai_compatible_server import OpenAICompatibleServer

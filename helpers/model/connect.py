@@ -50,7 +50,12 @@ from helpers.model.recordings import (
     recording_path,
 )
 from helpers.model.responses import CallTrace, CheckedTransport
-from helpers.model.secrets import configured_secrets, public_url, scrub_text, url_credentials
+from helpers.model.secrets import (
+    configured_secrets,
+    public_url,
+    scrub_text,
+    url_credentials,
+)
 
 __all__ = ["MODES", "PROVIDERS", "ModelAccess", "connect", "explain_error", "BadResponse", "EmptyReply", "MissingKey",
            "ModelAccessError", "ModelUnavailable", "RecordingMissing"]

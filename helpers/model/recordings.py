@@ -345,7 +345,7 @@ class FallbackTransport(httpx2.BaseTransport):
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
         try:
             response = self.inner.handle_request(request)
-        except BadResponse as error:  # a 200 that is not a chat completion: the SDK will not retry it
+        except BadResponse:  # a 200 that is not a chat completion: the SDK will not retry it
             fallback = self._from_recording(request, "answered 200 without a usable chat completion", final=True)
             if fallback is None:
                 raise

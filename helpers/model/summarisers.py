@@ -13,8 +13,8 @@ from typing import Any
 
 from helpers.base.text import stated_word_limit, turns_text, word_count
 from helpers.lessons import data as lesson_data
-from helpers.model.connect import ModelAccess
 from helpers.memory.types import CutText
+from helpers.model.connect import ModelAccess
 from helpers.model.errors import EmptyReply
 
 PROMPTS = ("summary_memory", "summary_memory_hard_rules", "summary_buffer")
