@@ -17,7 +17,14 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, ClassVar
 
+from helpers.base import signing
+from helpers.base.redaction import redact_messages
 from helpers.base.tokens import count_tokens
+from helpers.memory import erasure
+from helpers.memory import pinned as pinned_rules_block
+from helpers.memory.erasure import ErasureReport
+from helpers.memory.placement import check_placement, memory_message
+from helpers.memory.summary_check import check_mode, check_summary
 from helpers.memory.types import (
     ROLES,
     FoldEvent,
@@ -47,9 +54,14 @@ class RollingSummaryMemory:
     COUNTERS: ClassVar[tuple[str, ...]] = ("summary_count",)
     # The rest of the mutable state, restored by ``transaction`` (lists are truncated, not copied).
     _SCALARS: ClassVar[tuple[str, ...]] = ("_verbatim_start", "_verbatim_tokens", "_summary", "_summary_tokens",
-                                           "_summary_block_tokens")
+                                           "_summary_block_tokens", "_pinned", "_pinned_tokens")
+    # The defences (notebook 06), each off by default so the lessons' requests stay exact.
+    DEFENCE_DEFAULTS: ClassVar[dict[str, Any]] = {"placement": "system", "pinned_rules": (), "summary_check": "off",
+                                                  "redact": False}
 
-    def __init__(self, system_prompt: str, summarise: Summariser, max_summary_tokens: int | None) -> None:
+    def __init__(self, system_prompt: str, summarise: Summariser, max_summary_tokens: int | None, *,
+                 placement: str = "system", pinned_rules: tuple[str, ...] | list[str] = (),
+                 summary_check: str = "off", redact: bool = False) -> None:
         if not isinstance(system_prompt, str):
             raise ValueError(f"system_prompt must be text, got {type(system_prompt).__name__}")
         if not callable(summarise):
@@ -59,6 +71,13 @@ class RollingSummaryMemory:
         self.system_prompt = system_prompt
         self.summarise = summarise
         self.max_summary_tokens = max_summary_tokens
+        self.placement = check_placement(placement)  # "system" (the lessons) or "data" (a user-role data block)
+        self.summary_check = check_mode(summary_check)  # "off", "report" or "refuse"
+        if not isinstance(redact, bool):
+            raise ValueError(f"redact must be True or False, got {redact!r}")
+        self.redact = redact  # redact personal identifiers in what the summariser is given
+        self._pinned: tuple[str, ...] = ()
+        self._pinned_tokens = 0
         self.system_prompt_tokens = count_tokens(system_prompt)
         self._heading_tokens = count_tokens(self.summary_heading)
         self._archive: list[Message] = []
@@ -72,6 +91,8 @@ class RollingSummaryMemory:
         # The request as it stands: kept up to date on every add and fold, so building it costs
         # nothing per turn (``get_messages_for_api`` copies the list, not the messages).
         self._request: list[dict[str, str]] = [{"role": "system", "content": system_prompt}]
+        if pinned_rules:
+            self.pin(*pinned_rules)
 
     # ----- what the memory holds -------------------------------------------------------------
     @property
@@ -104,7 +125,46 @@ class RollingSummaryMemory:
     @property
     def request_tokens(self) -> int:
         """o200k_base tokens of the request's contents (the chat template adds a few per message)."""
-        return self.system_prompt_tokens + self._summary_block_tokens + self._verbatim_tokens
+        return self.system_prompt_tokens + self._pinned_tokens + self._summary_block_tokens + self._verbatim_tokens
+
+    # ----- defences (notebook 06) ----------------------------------------------------------------
+    @property
+    def pinned_rules(self) -> tuple[str, ...]:
+        """Rules sent word for word in every request, never summarised."""
+        return self._pinned
+
+    def pin(self, *rules: str) -> None:
+        """Pin hard rules: each is sent verbatim in every request, right after the system prompt."""
+        self._set_pinned(self._pinned + pinned_rules_block.check_rules(rules))
+
+    def _set_pinned(self, rules: tuple[str, ...]) -> None:
+        self._pinned = rules
+        self._pinned_tokens = count_tokens(self._pinned_message()["content"]) if rules else 0
+        self._rebuild_request()
+
+    def _pinned_message(self) -> dict[str, str]:
+        return memory_message(pinned_rules_block.PINNED_HEADING, pinned_rules_block.pinned_text(self._pinned),
+                              self.placement)
+
+    def _prefix(self) -> list[dict[str, str]]:
+        """The request before the verbatim messages: system prompt, pinned rules, summary."""
+        prefix = [{"role": "system", "content": self.system_prompt}]
+        if self._pinned:
+            prefix.append(self._pinned_message())
+        if self._summary is not None:
+            prefix.append(memory_message(self.summary_heading, self._summary, self.placement))
+        return prefix
+
+    def defence_settings(self) -> dict[str, Any]:
+        """The defences switched on (those left at their defaults are not listed)."""
+        now = {"placement": self.placement, "pinned_rules": list(self._pinned), "summary_check": self.summary_check,
+               "redact": self.redact}
+        return {name: value for name, value in now.items() if value != self.DEFENCE_DEFAULTS[name]
+                and not (name == "pinned_rules" and not value)}
+
+    def forget(self, text: str) -> ErasureReport:
+        """Erase every turn that mentions ``text``, remake the summary from what remains; see ``erasure``."""
+        return erasure.forget(self, text)
 
     @property
     def turns_folded(self) -> int:
@@ -138,9 +198,7 @@ class RollingSummaryMemory:
         return list(self._request)
 
     def _rebuild_request(self) -> None:
-        request = [{"role": "system", "content": self.system_prompt}]
-        if self._summary:
-            request.append({"role": "system", "content": self.summary_heading + self._summary})
+        request = self._prefix()
         request.extend(m.to_api() for m in self._archive[self._verbatim_start:])
         self._request = request
 
@@ -173,7 +231,9 @@ class RollingSummaryMemory:
     def _block_tokens(self, summary: str, summary_tokens: int) -> int:
         """Tokens of heading + summary. A heading ending in ':\\n' is a token boundary for o200k_base,
         so the two counts add up, unless the summary starts with '/' (which joins the heading's last
-        token); the test suite checks this against a full count."""
+        token); the test suite checks this against a full count. The data placement counts the whole block."""
+        if self.placement != "system":
+            return count_tokens(memory_message(self.summary_heading, summary, self.placement)["content"])
         if self.summary_heading.endswith(":\n") and not summary.startswith("/"):
             return self._heading_tokens + summary_tokens
         return count_tokens(self.summary_heading + summary)
@@ -185,7 +245,8 @@ class RollingSummaryMemory:
         """
         start = self._verbatim_start
         old = self._archive[start:start + n_messages]
-        new_summary = self._call_summariser([m.to_api() for m in old], self._summary)
+        to_fold = [m.to_api() for m in old]
+        new_summary = self._call_summariser(redact_messages(to_fold) if self.redact else to_fold, self._summary)
         message_tokens = sum(m.tokens for m in old)
         new_tokens = count_tokens(new_summary)
         condensed = False
@@ -198,19 +259,23 @@ class RollingSummaryMemory:
                 shorter_tokens = count_tokens(shorter)
                 if shorter_tokens < new_tokens:
                     new_summary, new_tokens, condensed = shorter, shorter_tokens, True
+        findings = check_summary(new_summary) if self.summary_check != "off" else None
+        if findings is not None and findings.flagged and self.summary_check == "refuse":
+            raise SummariserError(f"the summary check refused the new summary ({findings.describe()})")
         # Commit: nothing above changed the memory, so a failure before here lost nothing.
         old_summary_tokens = self._summary_tokens
-        kept = self._request[(2 if self._summary is not None else 1) + n_messages:]
-        self._request = [self._request[0], {"role": "system", "content": self.summary_heading + new_summary}, *kept]
+        kept = self._request[len(self._prefix()) + n_messages:]
         self._summary = new_summary
         self._summary_tokens = new_tokens
         self._summary_block_tokens = self._block_tokens(new_summary, new_tokens)
         self._verbatim_start += n_messages
         self._verbatim_tokens -= message_tokens
         self.summary_count += 1
+        self._request = [*self._prefix(), *kept]
         event = FoldEvent(first_turn=start // 2 + 1, last_turn=(start + n_messages) // 2, messages_folded=n_messages,
                           message_tokens=message_tokens, old_summary_tokens=old_summary_tokens,
-                          summary_tokens=new_tokens, condensed=condensed, over_cap=self.summary_over_cap)
+                          summary_tokens=new_tokens, condensed=condensed, over_cap=self.summary_over_cap,
+                          check=tuple(f"{kind}: {text}" for kind, text in findings.findings) if findings else ())
         self.fold_events.append(event)
         return event
 
@@ -293,7 +358,8 @@ class RollingSummaryMemory:
             memory._summary_block_tokens = memory._block_tokens(data["summary"], memory._summary_tokens)
         for name in cls.COUNTERS:
             setattr(memory, name, data["counters"][name])
-        memory.fold_events = [FoldEvent(**event) for event in data["fold_events"]]
+        memory.fold_events = [FoldEvent(**{**event, "check": tuple(event.get("check", ()))})
+                              for event in data["fold_events"]]
         memory._rebuild_request()
         return memory
 
@@ -301,9 +367,11 @@ class RollingSummaryMemory:
         """Write the state as UTF-8 JSON and return the path."""
         path = Path(path)
         path.write_text(json.dumps(self.to_dict(), ensure_ascii=False, indent=1), encoding="utf-8")
+        signing.sign_if_keyed(path)  # signed state (notebook 06): only when a signing key is configured
         return path
 
     @classmethod
     def load(cls, path: str | Path, summarise: Summariser) -> RollingSummaryMemory:
         """Read a state written by ``save``."""
+        signing.check_file(Path(path))  # refuses an edited signed file (notebook 06)
         return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")), summarise)

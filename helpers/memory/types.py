@@ -43,6 +43,7 @@ class FoldEvent:
     summary_tokens: int
     condensed: bool = False  # the summary passed max_summary_tokens and was summarised again
     over_cap: bool = False  # still over max_summary_tokens after that (reported, never cut)
+    check: tuple[str, ...] = ()  # what the summary check found ("kind: text"), when it is on (notebook 06)
 
     @property
     def tokens_in(self) -> int:
