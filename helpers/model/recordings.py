@@ -24,6 +24,7 @@ from typing import Any
 
 import httpx2
 
+from helpers.base import signing
 from helpers.base.paths import DATA_DIR, REPO_ROOT
 from helpers.model.errors import RecordingMissing
 
@@ -105,6 +106,7 @@ class Recording:
                 f"There is no recording {display_path(path)}. Record it first: with a key set "
                 "(GROQ_API_KEY in .env, or another endpoint), run the notebook once with LLM_MODE=record; "
                 "or run it offline with LLM_MODE=offline (the deterministic stand-in).")
+        signing.check_file(path)  # signed recordings (notebook 06): an edited signed file is refused
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as error:
@@ -204,6 +206,7 @@ class Recording:
         partial = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         partial.write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
         os.replace(partial, self.path)
+        signing.sign_if_keyed(self.path)  # signed recordings (notebook 06): only when a signing key is configured
 
 
 # ----- transports ----------------------------------------------------------------------------------
