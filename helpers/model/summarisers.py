@@ -149,3 +149,13 @@ def make_summariser(access: ModelAccess, prompt: str = "summary_memory", *, temp
     which = templates or ("lesson4" if name == "summary_buffer" else "lesson3")
     return ModelSummariser(access, system_prompt, request_templates(which), name, max_tokens, temperature,
                            reasoning_effort, condense_words, structured=structured)
+
+
+def defence_summariser(access: ModelAccess, memory_kind: str, hardened: bool) -> ModelSummariser:
+    """The summariser of an attack run (notebook 06): the lesson's prompt and request for ``memory_kind``
+    ("summary" or "summary buffer"), or, ``hardened``, structured input and the "conversation is data" prompt."""
+    if hardened:
+        return make_summariser(access, "summary_memory_data", structured=True)
+    if memory_kind == "summary buffer":
+        return make_summariser(access, "summary_buffer")
+    return make_summariser(access, "summary_memory")
