@@ -9,7 +9,7 @@ of its reach.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from helpers.base.redaction import redact_messages
@@ -75,5 +75,8 @@ def forget(memory: Any, text: str) -> ErasureReport:
         memory._summary = summary
         memory._summary_tokens = count_tokens(summary) if summary else 0
         memory._summary_block_tokens = memory._block_tokens(summary, memory._summary_tokens) if summary else 0
+    # the summary check's findings quote summaries: blank any that held the text
+    memory.fold_events = [replace(event, check=tuple("(erased)" if _mentions(item, text) else item
+                                                     for item in event.check)) for event in memory.fold_events]
     memory._set_pinned(pinned)  # also rebuilds the request
     return ErasureReport(text, tuple(turn + 1 for turn in hit_turns), len(drop), pinned_removed, remade)
