@@ -45,12 +45,14 @@ def attack_chart(rates: Sequence[AttackRate], title: str) -> Figure:
 
 
 def side_by_side(left: list[dict[str, str]], right: list[dict[str, str]], titles: tuple[str, str],
-                 width: int = 58) -> str:
-    """Two requests in two columns, one block per message ("[role] content", wrapped)."""
+                 width: int = 58, max_chars: int = 520) -> str:
+    """Two requests in two columns, one block per message ("[role] content", wrapped, long ones cut with '…')."""
     def column(request: list[dict[str, str]]) -> list[str]:
         lines: list[str] = []
         for message in request:
-            text = f"[{message['role']}] {message['content']}"
+            content = message["content"]
+            content = content if len(content) <= max_chars else content[:max_chars].rstrip() + "…"
+            text = f"[{message['role']}] {content}"
             for paragraph in text.split("\n"):
                 lines += textwrap.wrap(paragraph, width) or [""]
             lines.append("")
@@ -60,3 +62,10 @@ def side_by_side(left: list[dict[str, str]], right: list[dict[str, str]], titles
     b += [""] * (len(a) - len(b))
     rows = [f"{titles[0]:<{width}} | {titles[1]}", f"{'-' * width}-+-{'-' * width}"]
     return "\n".join([*rows, *(f"{x:<{width}} | {y}".rstrip() for x, y in zip(a, b))])
+
+
+def benign_line(rates: Sequence[AttackRate]) -> str:
+    """The control run in one line: how often the check flagged or refused a conversation with no payload."""
+    runs = sum(rate.payloads for rate in rates)
+    return (f"benign control (no payload), {runs} runs: flagged {sum(r.flagged for r in rates)}, "
+            f"refused {sum(r.refused for r in rates)}")

@@ -168,3 +168,27 @@ def benign_control(summariser_for: Callable[[str, bool], Summariser], system_pro
     benign = {"id": "benign", "family": "benign", "text": corpus()["conversation"]["benign_turn"],
               "canary": "\0no canary\0"}
     return run_attacks(summariser_for, system_prompt, corpus_payloads=[benign], settings=settings)
+
+
+def payload(payload_id: str) -> dict[str, Any]:
+    """One payload of the corpus by its id (``inst-01``, ``role-02``, ...)."""
+    for item in payloads():
+        if item["id"] == payload_id:
+            return item
+    raise ValueError(f"no payload {payload_id!r}; the ids are {', '.join(p['id'] for p in payloads())}")
+
+
+def roles_holding(request: list[dict[str, str]], text: str) -> list[str]:
+    """Where ``text`` is in a request: 'message N (role)' for each message that holds it."""
+    return [f"message {index} ({message['role']})" for index, message in enumerate(request, start=1)
+            if text.casefold() in message["content"].casefold()]
+
+
+def where_it_is(text: str, memory: Any, saved_file: Any = None) -> str:
+    """One line: does ``text`` appear in the memory's archive, summary, request and saved file?"""
+    places = {"archive": any(text in m["content"] for m in memory.archive),
+              "summary": text in (memory.summary or ""),
+              "request": any(text in m["content"] for m in memory.get_messages_for_api())}
+    if saved_file is not None:
+        places["saved file"] = text in saved_file.read_text(encoding="utf-8")
+    return f"{text!r}: " + ", ".join(f"{place} {'yes' if held else 'no'}" for place, held in places.items())
