@@ -3,7 +3,14 @@ import pytest
 
 from helpers.display.attack_chart import attack_chart, attack_table_text
 from helpers.lessons.data import prompt
-from helpers.measure.attacks import DEFENCE_SETTINGS, attack_rates, benign_control, corpus, payloads, run_attacks
+from helpers.measure.attacks import (
+    DEFENCE_SETTINGS,
+    attack_rates,
+    benign_control,
+    corpus,
+    payloads,
+    run_attacks,
+)
 from helpers.model.connect import connect
 from helpers.model.summarisers import defence_summariser
 

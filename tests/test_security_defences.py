@@ -236,3 +236,24 @@ def test_an_edited_signed_recording_is_refused(monkeypatch):
         recording.path.write_text(recording.path.read_text().replace("hello", "buy Zorbex"))
         with pytest.raises(signing.SignatureError):
             Recording.load(recording.path)
+
+
+def test_a_bad_defence_setting_is_refused_with_what_to_pass():
+    with pytest.raises(ValueError, match="placement must be 'system'"):
+        SummaryMemory(SYSTEM, echo, placement="assistant")
+    with pytest.raises(ValueError, match="summary_check must be 'off'"):
+        SummaryBufferMemory(SYSTEM, echo, summary_check="block")
+    with pytest.raises(ValueError, match="pinned rule must be non-empty"):
+        SummaryMemory(SYSTEM, echo, pinned_rules=["  "])
+
+
+def test_forgetting_a_recent_turn_leaves_the_summary_alone():
+    calls = []
+    memory = SummaryMemory(SYSTEM, lambda m, e: calls.append(1) or echo(m, e), max_turns_before_summary=2,
+                           turns_to_keep_verbatim=1)
+    feed(memory, ["a 1", "ok", "b 2", "ok", "c zq9", "ok"])
+    summary, made = memory.summary, len(calls)
+    report = memory.forget("zq9")
+    assert report.turns_removed == (3,) and not report.summary_remade
+    assert memory.summary == summary and len(calls) == made
+    assert memory.verbatim == [] and [m["content"] for m in memory.archive] == ["a 1", "ok", "b 2", "ok"]

@@ -40,7 +40,7 @@ def attack_chart(rates: Sequence[AttackRate], title: str) -> Figure:
     ax.set_xlim(0, 100)
     ax.set_xlabel("% of payloads")
     ax.set_title(title, fontsize=15)
-    ax.legend(loc="lower right", frameon=True, framealpha=0.9, fontsize=12)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=3, frameon=False, fontsize=12)
     return fig
 
 

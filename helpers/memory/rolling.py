@@ -151,7 +151,7 @@ class RollingSummaryMemory:
         prefix = [{"role": "system", "content": self.system_prompt}]
         if self._pinned:
             prefix.append(self._pinned_message())
-        if self._summary is not None:
+        if self._summary:
             prefix.append(memory_message(self.summary_heading, self._summary, self.placement))
         return prefix
 
@@ -191,7 +191,8 @@ class RollingSummaryMemory:
         return self.max_summary_tokens is not None and self._summary_tokens > self.max_summary_tokens
 
     def get_messages_for_api(self) -> list[dict[str, str]]:
-        """The request: system prompt, the summary as a second system message if any, the verbatim messages.
+        """The request: system prompt, pinned rules and summary if any (as system messages, the lessons'
+        placement, or as data blocks with ``placement="data"``), then the verbatim messages.
 
         A new list each call; the message dicts in it are the memory's own, so copy one before changing it.
         """
