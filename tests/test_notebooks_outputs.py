@@ -12,8 +12,9 @@ import pytest
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 EXPECTED = ["00_setup_check", "01_summary_schedule", "02_summary_memory_run", "03_drift_measurement",
-            "04_budget_analysis", "05_summary_buffer_run"]
-MODEL_NOTEBOOKS = ["02_summary_memory_run", "03_drift_measurement", "05_summary_buffer_run"]
+            "04_budget_analysis", "05_summary_buffer_run", "06_summary_memory_attack_surface"]
+MODEL_NOTEBOOKS = ["02_summary_memory_run", "03_drift_measurement", "05_summary_buffer_run",
+                   "06_summary_memory_attack_surface"]
 SLIDER_NOTEBOOKS = {"01_summary_schedule": "render_schedule", "04_budget_analysis": "render_budget"}
 SECRET = re.compile(r"\b(?:sk-[A-Za-z0-9_-]{16,}|gsk_[A-Za-z0-9]{16,}|Bearer\s+\S{16,})|api_key\s*[=:]\s*['\"][^'\"]{8,}")
 MACHINE_PATH = re.compile(r"(?:/work/|/home/|/root/|/tmp/|/Users/|[A-Z]:\\\\|site-packages)")
@@ -45,7 +46,7 @@ def only_imports(source: str) -> bool:
     return all(re.match(r"(from \S+ import |import )", line) or line.startswith(" ") for line in lines)
 
 
-def test_the_six_notebooks_are_there():
+def test_the_notebooks_are_there():
     assert sorted(path.stem for path in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")) == EXPECTED
 
 

@@ -7,7 +7,8 @@ from typing import Any
 
 from helpers.base.paths import DATA_DIR
 
-PROMPT_NAMES = ("fincoach_system", "summary_memory", "summary_memory_hard_rules", "summary_buffer")
+PROMPT_NAMES = ("fincoach_system", "summary_memory", "summary_memory_hard_rules", "summary_buffer",
+                "summary_memory_data")  # the last is this project's (notebook 06), not a lesson's
 
 
 def prompt(name: str) -> str:

@@ -19,8 +19,15 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, ClassVar
 
+from helpers.base import signing
 from helpers.base.files import lone_surrogate_at, write_text_atomic
+from helpers.base.redaction import redact_messages
 from helpers.base.tokens import count_tokens
+from helpers.memory import erasure
+from helpers.memory import pinned as pinned_rules_block
+from helpers.memory.erasure import ErasureReport
+from helpers.memory.placement import check_placement, memory_message
+from helpers.memory.summary_check import check_mode, check_summary
 from helpers.memory.types import (
     ROLES,
     CutText,
@@ -71,9 +78,14 @@ class RollingSummaryMemory:
     COUNTERS: ClassVar[tuple[str, ...]] = ("summary_count",)
     # The rest of the mutable state, restored by ``transaction`` (lists are truncated, not copied).
     _SCALARS: ClassVar[tuple[str, ...]] = ("_verbatim_start", "_verbatim_tokens", "_summary", "_summary_tokens",
-                                           "_summary_block_tokens", "_fold_pending")
+                                           "_summary_block_tokens", "_pinned", "_pinned_tokens", "_fold_pending")
+    # The defences (notebook 06), each off by default so the lessons' requests stay exact.
+    DEFENCE_DEFAULTS: ClassVar[dict[str, Any]] = {"placement": "system", "pinned_rules": (), "summary_check": "off",
+                                                  "redact": False}
 
-    def __init__(self, system_prompt: str, summarise: Summariser, max_summary_tokens: int | None) -> None:
+    def __init__(self, system_prompt: str, summarise: Summariser, max_summary_tokens: int | None, *,
+                 placement: str = "system", pinned_rules: tuple[str, ...] | list[str] = (),
+                 summary_check: str = "off", redact: bool = False) -> None:
         if not isinstance(system_prompt, str):
             raise ValueError(f"system_prompt must be text, got {type(system_prompt).__name__}")
         if not callable(summarise):
@@ -84,6 +96,13 @@ class RollingSummaryMemory:
         self.system_prompt = system_prompt
         self.summarise = summarise
         self.max_summary_tokens = max_summary_tokens
+        self.placement = check_placement(placement)  # "system" (the lessons) or "data" (a user-role data block)
+        self.summary_check = check_mode(summary_check)  # "off", "report" or "refuse"
+        if not isinstance(redact, bool):
+            raise ValueError(f"redact must be True or False, got {redact!r}")
+        self.redact = redact  # redact personal identifiers in what the summariser is given
+        self._pinned: tuple[str, ...] = ()
+        self._pinned_tokens = 0
         self.system_prompt_tokens = count_tokens(system_prompt)
         self._heading_tokens = count_tokens(self.summary_heading)
         self._archive: list[Message] = []
@@ -98,6 +117,8 @@ class RollingSummaryMemory:
         # The request as it stands: kept up to date on every add and fold, so building it costs
         # nothing per turn (``get_messages_for_api`` copies the list, not the messages).
         self._request: list[dict[str, str]] = [{"role": "system", "content": system_prompt}]
+        if pinned_rules:
+            self.pin(*pinned_rules)
 
     # ----- what the memory holds -------------------------------------------------------------
     @property
@@ -130,7 +151,46 @@ class RollingSummaryMemory:
     @property
     def request_tokens(self) -> int:
         """o200k_base tokens of the request's contents (the chat template adds a few per message)."""
-        return self.system_prompt_tokens + self._summary_block_tokens + self._verbatim_tokens
+        return self.system_prompt_tokens + self._pinned_tokens + self._summary_block_tokens + self._verbatim_tokens
+
+    # ----- defences (notebook 06) ----------------------------------------------------------------
+    @property
+    def pinned_rules(self) -> tuple[str, ...]:
+        """Rules sent word for word in every request, never summarised."""
+        return self._pinned
+
+    def pin(self, *rules: str) -> None:
+        """Pin hard rules: each is sent verbatim in every request, right after the system prompt."""
+        self._set_pinned(self._pinned + pinned_rules_block.check_rules(rules))
+
+    def _set_pinned(self, rules: tuple[str, ...]) -> None:
+        self._pinned = rules
+        self._pinned_tokens = count_tokens(self._pinned_message()["content"]) if rules else 0
+        self._rebuild_request()
+
+    def _pinned_message(self) -> dict[str, str]:
+        return memory_message(pinned_rules_block.PINNED_HEADING, pinned_rules_block.pinned_text(self._pinned),
+                              self.placement)
+
+    def _prefix(self) -> list[dict[str, str]]:
+        """The request before the verbatim messages: system prompt, pinned rules, summary."""
+        prefix = [{"role": "system", "content": self.system_prompt}]
+        if self._pinned:
+            prefix.append(self._pinned_message())
+        if self._summary:
+            prefix.append(memory_message(self.summary_heading, self._summary, self.placement))
+        return prefix
+
+    def defence_settings(self) -> dict[str, Any]:
+        """The defences switched on (those left at their defaults are not listed)."""
+        now = {"placement": self.placement, "pinned_rules": list(self._pinned), "summary_check": self.summary_check,
+               "redact": self.redact}
+        return {name: value for name, value in now.items() if value != self.DEFENCE_DEFAULTS[name]
+                and not (name == "pinned_rules" and not value)}
+
+    def forget(self, text: str) -> ErasureReport:
+        """Erase every turn that mentions ``text``, remake the summary from what remains; see ``erasure``."""
+        return erasure.forget(self, text)
 
     @property
     def turns_folded(self) -> int:
@@ -157,16 +217,15 @@ class RollingSummaryMemory:
         return self.max_summary_tokens is not None and self._summary_tokens > self.max_summary_tokens
 
     def get_messages_for_api(self) -> list[dict[str, str]]:
-        """The request: system prompt, the summary as a second system message if any, the verbatim messages.
+        """The request: system prompt, pinned rules and summary if any (as system messages, the lessons'
+        placement, or as data blocks with ``placement="data"``), then the verbatim messages.
 
         A new list each call; the message dicts in it are the memory's own, so copy one before changing it.
         """
         return list(self._request)
 
     def _rebuild_request(self) -> None:
-        request = [{"role": "system", "content": self.system_prompt}]
-        if self._summary:
-            request.append({"role": "system", "content": self.summary_heading + self._summary})
+        request = self._prefix()
         request.extend(m.to_api() for m in self._archive[self._verbatim_start:])
         self._request = request
 
@@ -198,7 +257,9 @@ class RollingSummaryMemory:
     def _block_tokens(self, summary: str, summary_tokens: int) -> int:
         """Tokens of heading + summary. A heading ending in ':\\n' is a token boundary for o200k_base,
         so the two counts add up, unless the summary starts with '/' (which joins the heading's last
-        token); the test suite checks this against a full count."""
+        token); the test suite checks this against a full count. The data placement counts the whole block."""
+        if self.placement != "system":
+            return count_tokens(memory_message(self.summary_heading, summary, self.placement)["content"])
         if self.summary_heading.endswith(":\n") and not summary.startswith("/"):
             return self._heading_tokens + summary_tokens
         return count_tokens(self.summary_heading + summary)
@@ -210,8 +271,9 @@ class RollingSummaryMemory:
         """
         start = self._verbatim_start
         old = self._archive[start:start + n_messages]
+        to_fold = [m.to_api() for m in old]
         try:
-            new_summary = self._call_summariser([m.to_api() for m in old], self._summary)
+            new_summary = self._call_summariser(redact_messages(to_fold) if self.redact else to_fold, self._summary)
         except SummariserError:
             self._fold_pending = True
             raise
@@ -230,10 +292,13 @@ class RollingSummaryMemory:
                     new_summary, new_tokens, condensed = shorter, shorter_tokens, True
                     cut = getattr(shorter, "cut", False)
         new_summary = str(new_summary)  # stored as plain text; the cut is kept on the fold event
+        findings = check_summary(new_summary) if self.summary_check != "off" else None
+        if findings is not None and findings.flagged and self.summary_check == "refuse":
+            self._fold_pending = True
+            raise SummariserError(f"the summary check refused the new summary ({findings.describe()})")
         # Commit: nothing above changed the memory, so a failure before here lost nothing.
         old_summary_tokens = self._summary_tokens
-        kept = self._request[(2 if self._summary is not None else 1) + n_messages:]
-        self._request = [self._request[0], {"role": "system", "content": self.summary_heading + new_summary}, *kept]
+        kept = self._request[len(self._prefix()) + n_messages:]
         self._summary = new_summary
         self._summary_tokens = new_tokens
         self._summary_block_tokens = self._block_tokens(new_summary, new_tokens)
@@ -241,10 +306,11 @@ class RollingSummaryMemory:
         self._verbatim_tokens -= message_tokens
         self.summary_count += 1
         self._fold_pending = False
+        self._request = [*self._prefix(), *kept]
         event = FoldEvent(first_turn=start // 2 + 1, last_turn=(start + n_messages) // 2, messages_folded=n_messages,
                           message_tokens=message_tokens, old_summary_tokens=old_summary_tokens,
                           summary_tokens=new_tokens, condensed=condensed, over_cap=self.summary_over_cap,
-                          cut=cut)
+                          cut=cut, check=tuple(f"{kind}: {text}" for kind, text in findings.findings) if findings else ())
         self.fold_events.append(event)
         return event
 
@@ -421,7 +487,9 @@ class RollingSummaryMemory:
 
     def save(self, path: str | Path) -> Path:
         """Write the state as UTF-8 JSON, atomically: if anything fails, the previous save is left whole."""
-        return write_text_atomic(path, self._state_text())
+        path = write_text_atomic(path, self._state_text())
+        signing.sign_if_keyed(path)  # signed state (notebook 06): only when a signing key is configured
+        return path
 
     def _state_text(self) -> str:
         return json.dumps(self.to_dict(), ensure_ascii=False, indent=1)
@@ -429,6 +497,7 @@ class RollingSummaryMemory:
     @classmethod
     def load(cls, path: str | Path, summarise: Summariser) -> RollingSummaryMemory:
         """Read a state written by ``save``; a damaged or inconsistent file raises ``ValueError`` naming the field."""
+        signing.check_file(Path(path))  # refuses an edited signed file (notebook 06)
         return cls.from_dict(_read_state(Path(path)), summarise)
 
 
@@ -477,10 +546,13 @@ def _fold_event(index: int, saved: Any) -> FoldEvent:
     if unknown or missing:
         raise ValueError(f"{where}: unknown fields {sorted(unknown)}, missing fields {sorted(missing)}")
     for name, value in saved.items():
-        if fields[name].type == "bool":
+        if name == "check":  # what the summary check found (notebook 06): a list of texts
+            if not isinstance(value, (list, tuple)) or not all(isinstance(item, str) for item in value):
+                raise ValueError(f"{where}.check must be a list of texts, got {value!r:.60}")
+        elif fields[name].type == "bool":
             if not isinstance(value, bool):
                 raise ValueError(f"{where}.{name} must be true or false, got {value!r}")
         else:
             check_count(f"{where}.{name}", value, 1 if name in ("first_turn", "last_turn", "messages_folded") else 0,
                         "counts in a fold event are whole numbers")
-    return FoldEvent(**saved)
+    return FoldEvent(**{**saved, "check": tuple(saved.get("check", ()))})

@@ -14,7 +14,8 @@ class SummaryMemory(RollingSummaryMemory):
     summary_heading: ClassVar[str] = "CONVERSATION SUMMARY (earlier turns):\n"
 
     def __init__(self, system_prompt: str, summarise: Summariser, max_turns_before_summary: int = 4,
-                 turns_to_keep_verbatim: int = 2, max_summary_tokens: int | None = None) -> None:
+                 turns_to_keep_verbatim: int = 2, max_summary_tokens: int | None = None,
+                 **defences: Any) -> None:
         check_count("max_turns_before_summary", max_turns_before_summary, 1,
                     "the summary is triggered once this many turns are held verbatim")
         check_count("turns_to_keep_verbatim", turns_to_keep_verbatim, 1,
@@ -23,14 +24,14 @@ class SummaryMemory(RollingSummaryMemory):
             raise ValueError(
                 f"turns_to_keep_verbatim ({turns_to_keep_verbatim}) must be smaller than max_turns_before_summary "
                 f"({max_turns_before_summary}): otherwise a summary cycle has no turn to fold")
-        super().__init__(system_prompt, summarise, max_summary_tokens)
+        super().__init__(system_prompt, summarise, max_summary_tokens, **defences)  # placement=, pinned_rules=, ...
         self.max_turns_before_summary = max_turns_before_summary
         self.turns_to_keep_verbatim = turns_to_keep_verbatim
 
     def settings(self) -> dict[str, Any]:
         return {"max_turns_before_summary": self.max_turns_before_summary,
                 "turns_to_keep_verbatim": self.turns_to_keep_verbatim,
-                "max_summary_tokens": self.max_summary_tokens}
+                "max_summary_tokens": self.max_summary_tokens, **self.defence_settings()}
 
     def _check_loaded(self) -> None:
         held = (len(self._archive) - self._verbatim_start) // 2

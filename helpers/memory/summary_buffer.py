@@ -21,7 +21,8 @@ class SummaryBufferMemory(RollingSummaryMemory):
     COUNTERS: ClassVar[tuple[str, ...]] = ("summary_count", "overflow_count")
 
     def __init__(self, system_prompt: str, summarise: Summariser, max_buffer_tokens: int = 600,
-                 messages_to_compress_on_overflow: int = 4, max_summary_tokens: int | None = None) -> None:
+                 messages_to_compress_on_overflow: int = 4, max_summary_tokens: int | None = None,
+                 **defences: Any) -> None:
         check_count("max_buffer_tokens", max_buffer_tokens, 1, "the buffer needs room for at least one token")
         check_count("messages_to_compress_on_overflow", messages_to_compress_on_overflow, 2,
                     "only whole user/assistant pairs leave the buffer, so an overflow compresses at least 2")
@@ -29,7 +30,7 @@ class SummaryBufferMemory(RollingSummaryMemory):
             raise ValueError(
                 f"messages_to_compress_on_overflow must be even, got {messages_to_compress_on_overflow}: "
                 "only whole user/assistant pairs leave the buffer")
-        super().__init__(system_prompt, summarise, max_summary_tokens)
+        super().__init__(system_prompt, summarise, max_summary_tokens, **defences)  # placement=, pinned_rules=, ...
         self.max_buffer_tokens = max_buffer_tokens
         self.messages_to_compress_on_overflow = messages_to_compress_on_overflow
         self.overflow_count = 0
@@ -37,7 +38,7 @@ class SummaryBufferMemory(RollingSummaryMemory):
     def settings(self) -> dict[str, Any]:
         return {"max_buffer_tokens": self.max_buffer_tokens,
                 "messages_to_compress_on_overflow": self.messages_to_compress_on_overflow,
-                "max_summary_tokens": self.max_summary_tokens}
+                "max_summary_tokens": self.max_summary_tokens, **self.defence_settings()}
 
     @property
     def buffer(self) -> list[dict[str, str]]:

@@ -56,6 +56,7 @@ class FoldEvent:
     condensed: bool = False  # the summary passed max_summary_tokens and was summarised again
     over_cap: bool = False  # still over max_summary_tokens after that (reported, never cut)
     cut: bool = False  # the summariser stopped at its token limit: the summary may end mid-sentence
+    check: tuple[str, ...] = ()  # what the summary check found ("kind: text"), when it is on (notebook 06)
 
     @property
     def tokens_in(self) -> int:

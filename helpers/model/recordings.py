@@ -24,6 +24,7 @@ from typing import Any
 import httpx2
 
 from helpers.base.files import write_text_atomic
+from helpers.base import signing
 from helpers.base.paths import DATA_DIR, REPO_ROOT
 from helpers.model.errors import BadResponse, RecordingMissing
 from helpers.model.secrets import REDACTED, public_url, scrub_text  # noqa: F401 (REDACTED: re-exported)
@@ -101,6 +102,7 @@ class Recording:
                 f"There is no recording {display_path(path)}. Record it first: with a key set "
                 "(GROQ_API_KEY in .env, or another endpoint), run the notebook once with LLM_MODE=record; "
                 "or run it offline with LLM_MODE=offline (the deterministic stand-in).")
+        signing.check_file(path)  # signed recordings (notebook 06): an edited signed file is refused
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as error:
@@ -208,6 +210,7 @@ class Recording:
             write_text_atomic(self.path, json.dumps(data, ensure_ascii=False, indent=1) + "\n")
         except UnicodeEncodeError:  # a lone surrogate: \u-escaped JSON stores it losslessly
             write_text_atomic(self.path, json.dumps(data, ensure_ascii=True, indent=1) + "\n")
+        signing.sign_if_keyed(self.path)  # signed recordings (notebook 06): only when a signing key is configured
 
 
 def _exchange_problem(exchange: Any) -> str | None:

@@ -1,6 +1,7 @@
 """Reading a request: is it a summariser request, and what do its sections hold."""
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -58,13 +59,27 @@ def parse_summariser_request(messages: list[dict[str, Any]]) -> SummariserInput:
             body = body[:instruction.start()]
         body = body.strip("\n")
         name = heading.group(1)
+        structured = _json_section(body)  # structured input (notebook 06): a JSON string or list
         if name.startswith("EXISTING") or "SHORTEN" in name or name.startswith("CURRENT SUMMARY"):
-            existing_parts.append(body.strip())
+            existing_parts.append(structured.strip() if isinstance(structured, str) else body.strip())
+        elif isinstance(structured, list):
+            turns.extend((str(m.get("role", "user")), str(m.get("content", ""))) for m in structured if isinstance(m, dict))
         else:
             turns.extend(_parse_turn_lines(body))
     existing = "\n".join(part for part in existing_parts if part) or None
     return SummariserInput(existing, turns, min(limits) if limits else None,
                            bool(re.search(r"hard rules?", system, re.IGNORECASE)))
+
+
+def _json_section(body: str) -> Any:
+    """The section's body decoded, if it is a JSON string or list (structured input); else None."""
+    text = body.strip()
+    if not text.startswith(("[", '"')):
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
 
 
 def _parse_turn_lines(text: str) -> list[tuple[str, str]]:

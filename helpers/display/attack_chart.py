@@ -1,0 +1,71 @@
+"""The attack table and chart of notebook 06, and a side-by-side view of two requests."""
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Sequence
+
+from matplotlib.figure import Figure
+
+from helpers.display.plots import COLOURS, new_figure
+from helpers.measure.attacks import AttackRate
+
+_MEASURES = (("reached_system", "reaches a system message"), ("in_summary", "survives into the summary"),
+             ("flagged", "flagged by the check"))
+
+
+def attack_table_text(rates: Sequence[AttackRate], label: str) -> str:
+    """The table: per setting and memory class, how many payloads did each thing (count and percent)."""
+    header = (f"{'setting':<32} {'memory':<15} {'reach system':>13} {'in summary':>13} {'flagged':>13} "
+              f"{'refused':>9}")
+    lines = [label, header, "-" * len(header)]
+    for rate in rates:
+        cells = [f"{getattr(rate, name):>2}/{rate.payloads} {rate.percent(getattr(rate, name)):3.0f}%"
+                 for name, _ in _MEASURES]
+        lines.append(f"{rate.setting:<32} {rate.memory:<15} {cells[0]:>13} {cells[1]:>13} {cells[2]:>13} "
+                     f"{rate.refused:>2}/{rate.payloads}")
+    return "\n".join(lines)
+
+
+def attack_chart(rates: Sequence[AttackRate], title: str) -> Figure:
+    """Grouped bars per setting and memory class: the share of payloads at each stage."""
+    fig, (ax,) = new_figure(14, 6.5)
+    colours = (COLOURS["highlight"], COLOURS["summary"], COLOURS["verbatim"])
+    width = 0.26
+    ys = list(range(len(rates)))
+    for k, ((name, text), colour) in enumerate(zip(_MEASURES, colours)):
+        values = [rate.percent(getattr(rate, name)) for rate in rates]
+        ax.barh([y + (k - 1) * width for y in ys], values, width, color=colour, label=text)
+    ax.set_yticks(ys, [f"{rate.setting}\n({rate.memory})" for rate in rates], fontsize=11)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 100)
+    ax.set_xlabel("% of payloads")
+    ax.set_title(title, fontsize=15)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=3, frameon=False, fontsize=12)
+    return fig
+
+
+def side_by_side(left: list[dict[str, str]], right: list[dict[str, str]], titles: tuple[str, str],
+                 width: int = 58, max_chars: int = 520) -> str:
+    """Two requests in two columns, one block per message ("[role] content", wrapped, long ones cut with '…')."""
+    def column(request: list[dict[str, str]]) -> list[str]:
+        lines: list[str] = []
+        for message in request:
+            content = message["content"]
+            content = content if len(content) <= max_chars else content[:max_chars].rstrip() + "…"
+            text = f"[{message['role']}] {content}"
+            for paragraph in text.split("\n"):
+                lines += textwrap.wrap(paragraph, width) or [""]
+            lines.append("")
+        return lines
+    a, b = column(left), column(right)
+    a += [""] * (len(b) - len(a))
+    b += [""] * (len(a) - len(b))
+    rows = [f"{titles[0]:<{width}} | {titles[1]}", f"{'-' * width}-+-{'-' * width}"]
+    return "\n".join([*rows, *(f"{x:<{width}} | {y}".rstrip() for x, y in zip(a, b))])
+
+
+def benign_line(rates: Sequence[AttackRate]) -> str:
+    """The control run in one line: how often the check flagged or refused a conversation with no payload."""
+    runs = sum(rate.payloads for rate in rates)
+    return (f"benign control (no payload), {runs} runs: flagged {sum(r.flagged for r in rates)}, "
+            f"refused {sum(r.refused for r in rates)}")

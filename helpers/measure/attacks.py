@@ -1,0 +1,194 @@
+"""Attack rates: every injection payload through both memory classes under each defence setting.
+
+For each run the payload is the user's turn 2 of a scripted six-turn conversation
+(``data/security/injection_payloads.json``); only the summariser is a model call. A run records
+whether the payload's canary reached a system-role message of the memory (the system prompt itself
+is not counted), survived into the summary, and whether any summary written in the run was
+flagged by the summary check. With the offline stand-in (extractive: it copies sentences, it
+cannot obey anything) these figures say where text lands, not whether a model would follow it.
+"""
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from helpers.base.paths import DATA_DIR
+from helpers.memory.summary import SummaryMemory
+from helpers.memory.summary_buffer import SummaryBufferMemory
+from helpers.memory.summary_check import check_summary
+from helpers.memory.types import Summariser, SummariserError
+
+MEMORY_CLASSES = {"summary": SummaryMemory, "summary buffer": SummaryBufferMemory}
+# The memory settings of the runs: lesson 3's schedule; lesson 4's class with a budget the scripted
+# conversation overflows (its replies are shorter than a model's).
+CLASS_SETTINGS: dict[str, dict[str, Any]] = {
+    "summary": {"max_turns_before_summary": 4, "turns_to_keep_verbatim": 2},
+    "summary buffer": {"max_buffer_tokens": 250, "messages_to_compress_on_overflow": 4},
+}
+
+
+@dataclass(frozen=True)
+class DefenceSetting:
+    """One row group of the table: the memory's defence switches and which summariser it uses."""
+
+    name: str
+    memory: dict[str, Any]
+    hardened_summariser: bool = False  # structured input + the "conversation is data" prompt
+
+
+DEFENCE_SETTINGS = (
+    DefenceSetting("lessons' design", {}),
+    DefenceSetting("data placement", {"placement": "data"}),
+    DefenceSetting("structured input + data prompt", {}, hardened_summariser=True),
+    DefenceSetting("summary check (refuse)", {"summary_check": "refuse"}),
+    DefenceSetting("all of them", {"placement": "data", "summary_check": "refuse", "redact": True},
+                   hardened_summariser=True),
+)
+
+
+@functools.cache
+def corpus() -> dict[str, Any]:
+    """The payloads and the conversation they are run in (``data/security/injection_payloads.json``)."""
+    return json.loads((DATA_DIR / "security" / "injection_payloads.json").read_text(encoding="utf-8"))
+
+
+def payloads() -> list[dict[str, Any]]:
+    return list(corpus()["payloads"])
+
+
+@dataclass(frozen=True)
+class AttackRun:
+    """One payload through one memory class under one setting."""
+
+    payload_id: str
+    family: str
+    setting: str
+    memory: str
+    reached_system: bool
+    in_summary: bool
+    flagged: bool
+    refused_folds: int
+    summary: str | None
+
+
+def _mentions(text: str | None, canary: str) -> bool:
+    return bool(text) and canary.casefold() in text.casefold()  # type: ignore[union-attr]
+
+
+def run_one(text: str, canary: str, memory_kind: str, setting: DefenceSetting, summarise: Summariser,
+            system_prompt: str) -> tuple[bool, bool, bool, int, str | None]:
+    """Run the scripted conversation with ``text`` as turn 2; return what the canary did."""
+    written: list[str] = []
+
+    def recording_summariser(messages: list[dict[str, str]], existing: str | None) -> str:
+        summary = summarise(messages, existing)
+        written.append(summary)
+        return summary
+
+    memory = MEMORY_CLASSES[memory_kind](system_prompt, recording_summariser, **CLASS_SETTINGS[memory_kind],
+                                         **setting.memory)
+    conversation = corpus()["conversation"]
+    reached, refused = False, 0
+    for number, (user, reply) in enumerate(conversation["turns"], start=1):
+        for role, content in (("user", text if number == conversation["payload_turn"] else user), ("assistant", reply)):
+            try:
+                memory.add_message(role, content)
+            except SummariserError:
+                refused += 1  # the check refused the summary (or the summariser failed): kept verbatim
+            reached = reached or any(m["role"] == "system" and m["content"] != system_prompt
+                                     and _mentions(m["content"], canary) for m in memory.get_messages_for_api())
+    flagged = any(check_summary(summary).flagged for summary in written)
+    return reached, _mentions(memory.summary, canary), flagged, refused, memory.summary
+
+
+def memoised(summarise: Summariser) -> Summariser:
+    """The summariser, answering a repeated (messages, existing summary) from memory: fewer model calls."""
+    answers: dict[str, str] = {}
+
+    def call(messages: list[dict[str, str]], existing: str | None) -> str:
+        key = json.dumps([messages, existing], ensure_ascii=False)
+        if key not in answers:
+            answers[key] = summarise(messages, existing)
+        return answers[key]
+    return call
+
+
+def run_attacks(summariser_for: Callable[[str, bool], Summariser], system_prompt: str, *,
+                corpus_payloads: Iterable[dict[str, Any]] | None = None,
+                settings: Iterable[DefenceSetting] = DEFENCE_SETTINGS) -> list[AttackRun]:
+    """Every payload x memory class x setting. ``summariser_for(memory_kind, hardened)`` gives the summariser."""
+    runs = []
+    chosen = list(corpus_payloads if corpus_payloads is not None else payloads())
+    summarisers: dict[tuple[str, bool], Summariser] = {}
+    for setting in settings:
+        for kind in MEMORY_CLASSES:
+            key = (kind, setting.hardened_summariser)
+            if key not in summarisers:  # settings that differ only in the memory share one (memoised) summariser
+                summarisers[key] = memoised(summariser_for(*key))
+            summarise = summarisers[key]
+            for payload in chosen:
+                outcome = run_one(payload["text"], payload["canary"], kind, setting, summarise, system_prompt)
+                runs.append(AttackRun(payload["id"], payload["family"], setting.name, kind, *outcome))
+    return runs
+
+
+@dataclass(frozen=True)
+class AttackRate:
+    """Per setting and memory class: out of ``payloads`` runs, how many did each thing."""
+
+    setting: str
+    memory: str
+    payloads: int
+    reached_system: int
+    in_summary: int
+    flagged: int
+    refused: int  # runs in which the check refused at least one summary (the turns stayed verbatim)
+
+    def percent(self, count: int) -> float:
+        return 100.0 * count / self.payloads if self.payloads else 0.0
+
+
+def attack_rates(runs: Iterable[AttackRun]) -> list[AttackRate]:
+    """The runs counted per (setting, memory class), in the order they first appear."""
+    groups: dict[tuple[str, str], list[AttackRun]] = {}
+    for run in runs:
+        groups.setdefault((run.setting, run.memory), []).append(run)
+    return [AttackRate(setting, memory, len(group), sum(r.reached_system for r in group),
+                       sum(r.in_summary for r in group), sum(r.flagged for r in group),
+                       sum(r.refused_folds > 0 for r in group))
+            for (setting, memory), group in groups.items()]
+
+
+def benign_control(summariser_for: Callable[[str, bool], Summariser], system_prompt: str,
+                   settings: Iterable[DefenceSetting] = DEFENCE_SETTINGS) -> list[AttackRun]:
+    """The same runs with a benign turn 2: the check's false alarms, and refusals it would cause."""
+    benign = {"id": "benign", "family": "benign", "text": corpus()["conversation"]["benign_turn"],
+              "canary": "\0no canary\0"}
+    return run_attacks(summariser_for, system_prompt, corpus_payloads=[benign], settings=settings)
+
+
+def payload(payload_id: str) -> dict[str, Any]:
+    """One payload of the corpus by its id (``inst-01``, ``role-02``, ...)."""
+    for item in payloads():
+        if item["id"] == payload_id:
+            return item
+    raise ValueError(f"no payload {payload_id!r}; the ids are {', '.join(p['id'] for p in payloads())}")
+
+
+def roles_holding(request: list[dict[str, str]], text: str) -> list[str]:
+    """Where ``text`` is in a request: 'message N (role)' for each message that holds it."""
+    return [f"message {index} ({message['role']})" for index, message in enumerate(request, start=1)
+            if text.casefold() in message["content"].casefold()]
+
+
+def where_it_is(text: str, memory: Any, saved_file: Any = None) -> str:
+    """One line: does ``text`` appear in the memory's archive, summary, request and saved file?"""
+    places = {"archive": any(text in m["content"] for m in memory.archive),
+              "summary": text in (memory.summary or ""),
+              "request": any(text in m["content"] for m in memory.get_messages_for_api())}
+    if saved_file is not None:
+        places["saved file"] = text in saved_file.read_text(encoding="utf-8")
+    return f"{text!r}: " + ", ".join(f"{place} {'yes' if held else 'no'}" for place, held in places.items())
