@@ -13,10 +13,11 @@ from helpers.display.exercise import WRONG, Feedback, feedback
 from helpers.memory.budget import analyse_budget
 
 # (reply tokens, max_buffer_tokens, messages compressed per overflow): the lesson's table, both of its
-# "try it" settings, and a case where one fold of 2 messages does not free enough room.
+# "try it" settings, and one-token replies ("ok") at 43 tokens, where a folded turn can free less room
+# than the next user message needs, so a second turn must go in the same overflow.
 OVERFLOW_CASES: tuple[tuple[int, int, int], ...] = (
     (100, 300, 4), (100, 600, 4), (100, 800, 4), (100, 1500, 4), (150, 300, 4), (150, 1500, 4),
-    (100, 600, 2), (250, 300, 2))
+    (100, 600, 2), (1, 43, 2))
 
 
 def message_sizes(user_messages: Sequence[str], reply_tokens: int) -> list[int]:
