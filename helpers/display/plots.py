@@ -415,7 +415,7 @@ def request_chart(records: Sequence, title: str, memory_part: str = "summary blo
         names[memory_part] = f"{memory_part}: summary + {headings.pop()}-token heading"
     caps = None
     if budget is not None:
-        caps = (f"could grow to: + budget {budget}",
+        caps = (f"ceiling: system prompt + memory + budget {budget}",
                 [r.system_prompt_tokens + r.summary_block_tokens + budget for r in records])
     return stacked_token_bars([str(r.turn) for r in records],
                               {"system prompt": [r.system_prompt_tokens for r in records],
