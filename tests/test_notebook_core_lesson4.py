@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from helpers.base.tokens import count_tokens
+from helpers.base.tokens import count_tokens, filler_text
 from helpers.lessons.data import lesson4, prompt
 from helpers.memory.summary_buffer import SummaryBufferMemory
 from helpers.model.summarisers import build_summariser_request, request_templates
@@ -182,3 +182,17 @@ def test_a_changed_rule_in_the_hardened_class_is_caught(core):
 
     with pytest.raises(AssertionError):
         check()
+
+
+def test_a_message_that_still_does_not_fit_folds_another_turn_in_the_same_overflow(core):
+    """Two turns of 45 + 45 tokens in a 200-token buffer, then a 150-token question: folding one turn leaves
+    240 tokens, so the second turn goes too, in the same single summariser call."""
+    conversation = [filler_text(45)] * 4 + [filler_text(150)]
+    run_both(core["SummaryBufferMemory"], SummaryBufferMemory, conversation, 200, 2)
+    summarise = Summariser()
+    memory = core["SummaryBufferMemory"]("s", summarise, max_buffer_tokens=200, messages_to_compress_on_overflow=2)
+    with contextlib.redirect_stdout(io.StringIO()):
+        for index, content in enumerate(conversation):
+            memory.add_message(("user", "assistant")[index % 2], content)
+    assert memory.overflow_count == 1 and len(summarise.calls) == 1 and len(summarise.calls[0][0]) == 4
+    assert memory.buffer_tokens == 150
