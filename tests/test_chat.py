@@ -68,11 +68,17 @@ def test_the_lines_reproduce_the_lessons_formats():
     assert fold_line(fold, budgeted=False) == "  [SUMMARISE] 4 messages (489 tokens) -> summary (131 tokens)"
     buffer = lesson_record(prompt_tokens=200, max_buffer_tokens=600, overflow_count=0)
     assert turn_line(buffer) == ("[Turn 1] prompt_tokens: 200 | summary: 0 tokens | buffer: 19/600 tokens in 1 "
-                             "messages | overflows: 0")
+                             "message | overflows: 0")
     compress = FoldEvent(first_turn=1, last_turn=2, messages_folded=4, message_tokens=550, old_summary_tokens=0,
                          summary_tokens=141)
-    assert fold_line(compress, budgeted=True) == ("  [COMPRESS] 4 messages + old summary (550 tokens) -> new summary "
-                                          "(141 tokens)")
+    assert fold_line(compress, budgeted=True) == "  [COMPRESS] 4 messages (550 tokens) -> new summary (141 tokens)"
+    merged = FoldEvent(first_turn=3, last_turn=3, messages_folded=2, message_tokens=229, old_summary_tokens=141,
+                       summary_tokens=148)
+    assert fold_line(merged, budgeted=True) == ("  [COMPRESS] 2 messages + old summary (370 tokens) -> new summary "
+                                                "(148 tokens)")
+    one = FoldEvent(first_turn=1, last_turn=1, messages_folded=1, message_tokens=30, old_summary_tokens=0,
+                    summary_tokens=20)
+    assert "[COMPRESS] 1 message (30 tokens)" in fold_line(one, budgeted=True)
 
 
 # ----- six turns, offline ---------------------------------------------------------------------------
@@ -111,7 +117,8 @@ def test_six_turns_of_summary_buffer_memory_offline_overflow_at_the_lessons_600_
         assert record.verbatim_tokens == sum(count_tokens(m["content"]) for m in record.request
                                              if m["role"] != "system")
         assert turn_line(record).startswith(f"[Turn {record.turn}] prompt_tokens: {record.prompt_tokens} | summary: ")
-        assert (f"/600 tokens in {record.verbatim_messages} messages | overflows: {record.overflow_count}"
+        plural = "" if record.verbatim_messages == 1 else "s"
+        assert (f"/600 tokens in {record.verbatim_messages} message{plural} | overflows: {record.overflow_count}"
                 in turn_line(record))
         # the reply's outline is the request the turn line describes
         assert f"word for word ({record.verbatim_tokens} tokens)" in record.reply

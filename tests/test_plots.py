@@ -1,6 +1,8 @@
 """Charts: titled, labelled, projector-sized; slider charts redraw to the same picture as a fresh one."""
 import io
 
+import matplotlib.text
+
 import numpy
 import PIL.Image
 import pytest
@@ -22,7 +24,7 @@ def labelled(fig) -> None:
         assert ax.get_xlabel() or ax.get_ylabel()
         sizes = [ax.title.get_fontsize(), ax.xaxis.label.get_fontsize(), ax.yaxis.label.get_fontsize()]
         assert min(sizes) >= 14
-        assert all(t.get_fontsize() >= 12 for t in ax.get_xticklabels() + ax.get_yticklabels())
+        assert all(t.get_fontsize() >= 16 for t in ax.get_xticklabels() + ax.get_yticklabels())
 
 
 def pixels(data: bytes) -> numpy.ndarray:
@@ -77,3 +79,98 @@ def test_blitted_redraws_match_a_full_redraw(make, updates):
         update(fresh)
         difference = numpy.abs(pixels(live.png()) - pixels(fresh.png()))
         assert difference.mean() < 0.5, "the blitted picture drifted from a full redraw"
+
+
+# ----- the projector test --------------------------------------------------------------------------
+# A 1024x768 projector shows a notebook output about 900 pixels wide; a wider figure is scaled down.
+PROJECTOR_CONTENT_WIDTH = 900
+MIN_PIXELS = 14  # letters smaller than this on the projected image cannot be read from the back of a room
+
+
+def every_chart():
+    """One figure from every chart helper, as the notebooks and the slider panels make them."""
+    from helpers.display.widgets import PANEL_DPI
+    from helpers.memory.turn_record import TurnRecord
+
+    def record(turn, summary_tokens, buffer):
+        return TurnRecord(turn=turn, user_message="u", reply="r", request=[], prompt_tokens=None,
+                          completion_tokens=None, model="m", finish_reason="stop",
+                          summary="s" if summary_tokens else None, summary_tokens=summary_tokens,
+                          summary_block_tokens=summary_tokens + 11 if summary_tokens else 0,
+                          system_prompt_tokens=136, verbatim_tokens=buffer, verbatim_messages=3,
+                          request_tokens=0, summary_count=0, max_buffer_tokens=600)
+
+    records = [record(1, 0, 19), record(2, 0, 251), record(3, 0, 570), record(4, 141, 300), record(5, 148, 420),
+               record(6, 180, 412)]
+    series = {"run": {"batch_tokens": [82, 71, 66], "summary_tokens": [58, 99, 137], "words": [39, 65, 82]},
+              "lesson": {"batch_tokens": [82, 71, 66], "summary_tokens": [60, 101, 140], "words": [40, 70, 96]}}
+    yield "schedule chart (slider)", plots.ScheduleChart().update(summary_schedule(10, 4, 2)), PANEL_DPI
+    yield "budget bar chart", plots.budget_bar_chart(budget_table(MESSAGES, BUDGETS)), plots.DISPLAY_DPI
+    yield "budget chart (slider)", plots.BudgetChart(BUDGETS, 20).update(
+        budget_table(MESSAGES, BUDGETS, 150), analyse_budget(MESSAGES, 300, 150)), PANEL_DPI
+    yield "budget chart (cell)", plots.BudgetChart(BUDGETS, 20).update(
+        budget_table(MESSAGES, BUDGETS), analyse_budget(MESSAGES, 600)), plots.DISPLAY_DPI
+    yield "request chart", plots.request_chart(records, "Tokens in each request", "memory block", "buffer",
+                                               budget=600), plots.DISPLAY_DPI
+    yield "turn-6 comparison", plots.stacked_token_bars(
+        ["this run", "lesson's run (reference)"], {"system prompt": [136, 136], "memory block": [55, 191],
+                                                    "buffer": [473, 412]},
+        "The request at turn 6", "", horizontal=True, size=(13, 4)), plots.DISPLAY_DPI
+    yield "drift chart", plots.drift_chart(series), plots.DISPLAY_DPI
+
+
+def visible_texts(fig):
+    fig.canvas.draw()
+    return [t for t in fig.findobj(matplotlib.text.Text) if t.get_visible() and t.get_text().strip()]
+
+
+@pytest.mark.parametrize("name, fig, dpi", list(every_chart()), ids=lambda v: v if isinstance(v, str) else "")
+def test_every_chart_is_readable_on_a_projector(name, fig, dpi):
+    axis_label_size_before = 16  # the axis labels' size before this test; tick labels must now reach it
+    texts = visible_texts(fig)
+    ticks = [t for ax in fig.axes for t in ax.get_xticklabels() + ax.get_yticklabels() if t.get_text()]
+    assert ticks and min(t.get_fontsize() for t in ticks) >= axis_label_size_before, name
+    small = [t.get_text() for t in texts if t.get_fontsize() < plots.MIN_TEXT_SIZE]
+    assert not small, f"{name}: text under {plots.MIN_TEXT_SIZE} pt: {small}"
+    scale = min(1.0, PROJECTOR_CONTENT_WIDTH / (fig.get_figwidth() * dpi))
+    pixels_high = min(t.get_fontsize() for t in texts) * dpi / 72 * scale
+    assert pixels_high >= MIN_PIXELS, f"{name}: letters {pixels_high:.1f} px high at 1024x768"
+
+
+@pytest.mark.parametrize("horizontal", [False, True])
+def test_segment_labels_never_cover_each_other_or_another_bar(horizontal):
+    parts = {"system prompt": [136] * 6, "summary block": [0, 0, 0, 9, 20, 55], "verbatim turns": [19, 145, 288, 434, 583, 473]}
+    fig = plots.stacked_token_bars([str(i) for i in range(1, 7)], parts, "t", "turn", horizontal=horizontal,
+                                   size=(11, 5.5))
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    ax = fig.axes[0]
+    labels = [t for t in ax.texts if t.get_text().strip()]
+    assert sorted(int(t.get_text()) for t in labels) == sorted(v for values in parts.values() for v in values if v)
+    boxes = [t.get_window_extent(renderer) for t in labels]
+    for i, box in enumerate(boxes):
+        assert not any(box.overlaps(other) for other in boxes[i + 1:]), f"label {labels[i].get_text()} covers another"
+    bars = [p.get_window_extent(renderer) for p in ax.patches]
+    for label, box in zip(labels, boxes):
+        hosts = [bar for bar in bars if bar.overlaps(box)]
+        # a label sits inside exactly one segment (its own), or clear of every bar
+        assert len(hosts) <= 1, f"label {label.get_text()} spills onto a neighbouring segment"
+        if hosts:
+            assert hosts[0].fully_contains(box.x0 + 1, box.y0 + 1) and hosts[0].fully_contains(box.x1 - 1, box.y1 - 1)
+
+
+def test_request_chart_names_the_heading_and_marks_the_budget():
+    records = list(every_chart())[4][1]
+    legend = [t.get_text() for t in records.legends[0].get_texts()]
+    assert "memory block: summary + 11-token heading" in legend
+    assert any("budget 600" in text for text in legend)
+
+
+def test_budget_chart_shows_what_each_overflow_would_have_reached():
+    chart = plots.BudgetChart(BUDGETS, 20)
+    chosen = analyse_budget(MESSAGES, 300, 150)
+    chart.update(budget_table(MESSAGES, BUDGETS, 150), chosen)
+    would = chart.would.get_offsets()
+    assert len(would) == chosen.overflows == 9
+    assert all(y > 300 for _, y in would)  # every cross is above the budget: the reason for the fold
+    assert all(step.buffer_tokens <= 300 for step in chosen.steps)  # while the line after the fold is below it

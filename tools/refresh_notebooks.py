@@ -27,8 +27,9 @@ MODES = ("offline", "replay", "live", "record")
 
 
 def notebook_paths(names: list[str]) -> list[Path]:
-    """The notebooks to run: all numbered ones, or those whose file name starts with one of ``names``."""
-    every = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+    """The notebooks to run: all numbered ones (the exercises' worked solutions in ``solutions/`` too),
+    or those whose file name starts with one of ``names``."""
+    every = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")) + sorted(NOTEBOOKS.glob("solutions/[0-9][0-9]_*.ipynb"))
     if not names:
         return every
     chosen = [path for path in every if any(path.name.startswith(Path(name).name) for name in names)]

@@ -45,20 +45,26 @@ def summarise_line(messages: int, message_tokens: int, summary_tokens: int) -> s
 def summary_buffer_line(turn: int, prompt_tokens: int | None, summary_tokens: int, buffer_tokens: int,
                         budget: int | None, buffer_messages: int, overflows: int, over_budget: bool = False) -> str:
     """Lesson 4's turn line, e.g.
-    ``[Turn 1] prompt_tokens: .. | summary: 0 tokens | buffer: 19/600 tokens in 1 messages | overflows: 0``."""
+    ``[Turn 1] prompt_tokens: .. | summary: 0 tokens | buffer: 19/600 tokens in 1 message | overflows: 0``."""
     return (f"[Turn {turn}] prompt_tokens: {prompt_tokens} | summary: {summary_tokens} tokens | "
-            f"buffer: {buffer_tokens}/{budget if budget is not None else '-'} tokens in {buffer_messages} messages | "
+            f"buffer: {buffer_tokens}/{budget if budget is not None else '-'} tokens in {buffer_messages} "
+            f"message{'' if buffer_messages == 1 else 's'} | "
             f"overflows: {overflows}" + (" | OVER BUDGET: kept whole, folded at the next overflow"
                                          if over_budget else ""))
 
 
-def compress_line(tokens_in: int, summary_tokens: int, messages: int | None = None) -> str:
-    """Lesson 4's fold line: ``  [COMPRESS] 4 messages + old summary (550 tokens) -> new summary (141 tokens)``.
+def compress_line(tokens_in: int, summary_tokens: int, messages: int | None = None,
+                  old_summary: bool = True) -> str:
+    """Lesson 4's fold line, e.g. ``  [COMPRESS] 2 messages + old summary (370 tokens) -> new summary (148 tokens)``.
 
-    ``messages=None`` when only the total is known (the lesson's page gives no message count).
+    ``tokens_in`` counts what went in (the messages, plus the old summary if there was one); the first
+    fold of a run has none (``old_summary=False``) and says only ``4 messages (550 tokens)``.
+    ``messages=None`` when only the total is known.
     """
-    what = "old messages" if messages is None else f"{messages} messages"
-    return f"  [COMPRESS] {what} + old summary ({tokens_in} tokens) -> new summary ({summary_tokens} tokens)"
+    what = "old messages" if messages is None else f"{messages} message{'' if messages == 1 else 's'}"
+    if old_summary:
+        what += " + old summary"
+    return f"  [COMPRESS] {what} ({tokens_in} tokens) -> new summary ({summary_tokens} tokens)"
 
 
 # ----- a turn of this project's runs -------------------------------------------------------------
@@ -99,7 +105,8 @@ def turn_warnings(record: TurnRecord) -> list[str]:
 def fold_line(event: FoldEvent, budgeted: bool) -> str:
     """A fold as the lessons print it: ``[COMPRESS] ...`` for a token-budgeted memory, else ``[SUMMARISE] ...``."""
     if budgeted:
-        text = compress_line(event.tokens_in, event.summary_tokens, event.messages_folded)
+        text = compress_line(event.tokens_in, event.summary_tokens, event.messages_folded,
+                             old_summary=event.old_summary_tokens > 0)
     else:
         text = summarise_line(event.messages_folded, event.message_tokens, event.summary_tokens)
     if event.condensed:

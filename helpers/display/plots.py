@@ -15,6 +15,7 @@ import numpy
 import PIL.Image
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.collections import LineCollection
 from matplotlib.colors import ListedColormap
 from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
@@ -24,10 +25,12 @@ from matplotlib.text import Text
 from helpers.memory.budget import BudgetResult, BudgetTable
 from helpers.memory.schedule import Schedule
 
-# Letter sizes that stay readable on a projector.
-STYLE = {"font.size": 16, "axes.titlesize": 18, "axes.labelsize": 16, "xtick.labelsize": 14,
-         "ytick.labelsize": 14, "legend.fontsize": 14}
-TICK_SIZE = 14
+# Letter sizes that stay readable on a projector at 1024x768 (``tests/test_plots.py`` checks every chart):
+# no text smaller than 16 points, tick labels included.
+MIN_TEXT_SIZE = 16
+STYLE = {"font.size": 16, "axes.titlesize": 18, "axes.labelsize": 17, "xtick.labelsize": MIN_TEXT_SIZE,
+         "ytick.labelsize": MIN_TEXT_SIZE, "legend.fontsize": MIN_TEXT_SIZE}
+TICK_SIZE = MIN_TEXT_SIZE
 COLOURS = {"system": "#8c8c8c", "summary": "#f28e2b", "verbatim": "#4e79a7", "future": "#f2f2f2",
            "budget": "#9370DB", "highlight": "#e15759", "reference": "#59a14f", "limit": "#e15759"}
 DISPLAY_DPI = 100  # figures shown in notebook outputs
@@ -204,12 +207,13 @@ def budget_bar_chart(table: BudgetTable, turns: int = 10) -> Figure:
 
 
 class BudgetChart(LiveChart):
-    """Left: overflows for the lesson's budgets. Right: the buffer, message by message, for one budget."""
+    """Left: overflows for the lesson's budgets. Right: the buffer, message by message, for one budget,
+    with the size it would have reached at each overflow (the reason for the fold)."""
 
     def __init__(self, budgets: Sequence[int], messages: int, blit: bool = False,
-                 width: float = 15, height: float = 6) -> None:
+                 width: float = 13, height: float = 6.5) -> None:
         fig, (self.bar_ax, self.trace_ax) = new_figure(
-            width, height, ncols=2, margins=dict(left=0.06, right=0.98, bottom=0.12, top=0.9, wspace=0.22))
+            width, height, ncols=2, margins=dict(left=0.07, right=0.98, bottom=0.3, top=0.9, wspace=0.28))
         super().__init__(fig, blit)
         self.budgets = list(budgets)
         self.bars = self.bar_ax.bar([str(b) for b in self.budgets], [0] * len(self.budgets),
@@ -217,20 +221,26 @@ class BudgetChart(LiveChart):
         self.bar_texts = _bar_labels(self.bar_ax, self.bars, [0] * len(self.budgets))
         self.bar_ax.set_xlabel("max_buffer_tokens")
         self.bar_ax.set_ylabel("summariser calls (overflows)")
+        self.bar_ax.tick_params(axis="x", labelrotation=45)
         positions = list(range(1, messages + 1))
         (self.trace,) = self.trace_ax.step(positions, [0] * messages, where="mid", color=COLOURS["verbatim"],
                                            linewidth=3, label="buffer after the message")
         self.limit = self.trace_ax.axhline(0, color=COLOURS["limit"], linestyle="--", linewidth=2.5,
                                            label="budget")
+        self.reasons = LineCollection([], colors=COLOURS["highlight"], linestyles=":", linewidths=2)
+        self.trace_ax.add_collection(self.reasons)
+        self.would = self.trace_ax.scatter([], [], marker="X", s=170, color=COLOURS["highlight"], zorder=3,
+                                           label="would have reached: overflow")
         self.folds = self.trace_ax.scatter([], [], marker="v", s=180, color=COLOURS["summary"], zorder=3,
-                                           label="overflow: oldest turns folded")
+                                           label="after folding the oldest turns")
         self.trace_ax.set_xticks(positions[::2], [str(i // 2 + 1) for i in range(0, messages, 2)])
         self.trace_ax.set_xlim(0.5, messages + 0.5)
         self.trace_ax.set_xlabel("turn (user message, then reply)")
         self.trace_ax.set_ylabel("tokens in the buffer")
-        self.trace_ax.legend(loc="lower right", frameon=True, framealpha=0.9)
-        self.animate(*self.bars, *self.bar_texts, self.bar_ax.title, self.trace, self.limit, self.folds,
-                     self.trace_ax.title)
+        self.fig.legend(handles=[self.trace, self.limit, self.would, self.folds], loc="lower center", ncols=2,
+                        frameon=False, bbox_to_anchor=(0.55, 0.0))
+        self.animate(*self.bars, *self.bar_texts, self.bar_ax.title, self.trace, self.limit, self.reasons,
+                     self.would, self.folds, self.trace_ax.title)
 
     def static_key(self) -> object:
         return self.bar_ax.get_ylim(), self.trace_ax.get_ylim()
@@ -244,15 +254,18 @@ class BudgetChart(LiveChart):
             text.set_position((text.get_position()[0], value))
             text.set_text(str(value))
         self.bar_ax.set_ylim(0, _ceil_to(max(overflows, default=0) + 1, 5))
-        self.bar_ax.set_title(f"replies of {chosen.reply_tokens} tokens, compress {chosen.messages_to_compress}")
+        self.bar_ax.set_title(f"replies {chosen.reply_tokens} tokens, compress {chosen.messages_to_compress}")
         sizes = [step.buffer_tokens for step in chosen.steps]
         self.trace.set_ydata(sizes)
         self.limit.set_ydata([chosen.max_buffer_tokens] * 2)
-        points = [(i, step.buffer_tokens) for i, step in enumerate(chosen.steps, start=1) if step.overflow]
-        self.folds.set_offsets(points or numpy.empty((0, 2)))
-        self.trace_ax.set_ylim(0, _ceil_to(max([chosen.max_buffer_tokens, *sizes]) * 1.12, 250))
+        folded = [(i, step) for i, step in enumerate(chosen.steps, start=1) if step.overflow]
+        self.folds.set_offsets([(i, step.buffer_tokens) for i, step in folded] or numpy.empty((0, 2)))
+        self.would.set_offsets([(i, step.would_reach) for i, step in folded] or numpy.empty((0, 2)))
+        self.reasons.set_segments([[(i, step.would_reach), (i, step.buffer_tokens)] for i, step in folded])
+        highest = max([chosen.max_buffer_tokens, *sizes, *(step.would_reach for _, step in folded)])
+        self.trace_ax.set_ylim(0, _ceil_to(highest * 1.12, 250))
         self.trace_ax.set_title(f"budget {chosen.max_buffer_tokens}: {chosen.overflows} overflows, "
-                                f"largest buffer {chosen.peak_buffer_tokens}")
+                                f"largest {chosen.peak_buffer_tokens}")
         return self.fig
 
 
@@ -260,20 +273,71 @@ class BudgetChart(LiveChart):
 PART_COLOURS = {"system prompt": COLOURS["system"], "summary block": COLOURS["summary"],
                 "memory block": COLOURS["summary"], "verbatim turns": COLOURS["verbatim"],
                 "buffer": COLOURS["verbatim"]}
+BAR_WIDTH = 0.6  # leaves room beside each bar for the labels of segments too thin to hold them
+
+
+def _overlaps(box, others) -> bool:
+    return any(box.overlaps(other) for other in others)
+
+
+def _label_segments(fig: Figure, ax: Axes, segments: Sequence[tuple], horizontal: bool) -> list[Text]:
+    """Write each segment's value inside it when it fits, else beside it (never over a neighbour).
+
+    ``segments`` holds (patch, value) pairs. The layout is drawn first so sizes are known in pixels.
+    """
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    placed, labels = [], []
+    boxes = [patch.get_window_extent(renderer) for patch, _ in segments]
+    for index, (patch, value) in enumerate(segments):
+        if not value:
+            continue
+        x, y = patch.get_x() + patch.get_width() / 2, patch.get_y() + patch.get_height() / 2
+        label = ax.text(x, y, str(value), ha="center", va="center", fontsize=TICK_SIZE, color="white")
+        box, inside = label.get_window_extent(renderer), boxes[index]
+        if box.width + 4 <= inside.width and box.height + 2 <= inside.height and not _overlaps(box, placed):
+            placed.append(box)
+            labels.append(label)
+            continue
+        label.set_color("#222222")
+        if horizontal:  # above the bar, over the thin segment; moved right until clear
+            label.set_position((x, patch.get_y()))
+            label.set_va("bottom")
+        else:  # right of the bar, at the height of the thin segment; moved up until clear
+            label.set_position((patch.get_x() + patch.get_width(), y))
+            label.set_ha("left")
+            label.set_text(" " + str(value))
+        avoid = placed + [b for i, b in enumerate(boxes) if i != index]
+        for _ in range(30):
+            box = label.get_window_extent(renderer)
+            if not _overlaps(box, avoid):
+                break
+            px, py = ax.transData.transform(label.get_position())
+            step = (box.width * 0.5, 0) if horizontal else (0, box.height * 0.5)
+            label.set_position(ax.transData.inverted().transform((px + step[0], py + step[1])))
+        placed.append(label.get_window_extent(renderer))
+        labels.append(label)
+    return labels
 
 
 def stacked_token_bars(labels: Sequence[str], parts: Mapping[str, Sequence[int]], title: str, xlabel: str,
                        limit: tuple[str, int] | None = None, horizontal: bool = False,
-                       size: tuple[float, float] = (11, 5.5)) -> Figure:
-    """Bars of the tokens in each request, stacked by part (system prompt, summary, verbatim...)."""
+                       size: tuple[float, float] = (11, 5.5), legend_names: Mapping[str, str] | None = None,
+                       caps: tuple[str, Sequence[int]] | None = None) -> Figure:
+    """Bars of the tokens in each request, stacked by part (system prompt, summary, verbatim...).
+
+    ``limit`` draws one line across the chart; ``caps`` = (label, heights) a short mark over each bar
+    (e.g. how far that request could grow). ``legend_names`` renames parts in the legend only.
+    """
     fig, (ax,) = new_figure(*size)
     base = [0] * len(labels)
     draw = ax.barh if horizontal else ax.bar
+    segments = []
     for name, values in parts.items():
         offset = {"left": base} if horizontal else {"bottom": base}
-        bars = draw(labels, values, color=PART_COLOURS.get(name), label=name, **offset)
-        ax.bar_label(bars, labels=[str(v) if v else "" for v in values], label_type="center",
-                     fontsize=TICK_SIZE, color="white")
+        bars = draw(labels, values, BAR_WIDTH, color=PART_COLOURS.get(name),
+                    label=(legend_names or {}).get(name, name), **offset)
+        segments += list(zip(bars.patches, values))
         base = [b + v for b, v in zip(base, values)]
     totals_axis = ax.set_xlabel if horizontal else ax.set_ylabel
     (ax.set_ylabel if horizontal else ax.set_xlabel)(xlabel)
@@ -281,10 +345,24 @@ def stacked_token_bars(labels: Sequence[str], parts: Mapping[str, Sequence[int]]
     if limit is not None:
         (ax.axvline if horizontal else ax.axhline)(limit[1], color=COLOURS["limit"], linestyle="--",
                                                     linewidth=2, label=limit[0])
+    if caps is not None:
+        positions = range(len(labels))
+        spans = ([(p - BAR_WIDTH / 2, p + BAR_WIDTH / 2) for p in positions])
+        if horizontal:
+            ax.vlines(caps[1], [a for a, _ in spans], [b for _, b in spans], color=COLOURS["limit"],
+                      linestyle="--", linewidth=2.5, label=caps[0])
+        else:
+            ax.hlines(caps[1], [a for a, _ in spans], [b for _, b in spans], color=COLOURS["limit"],
+                      linestyle="--", linewidth=2.5, label=caps[0])
+        (ax.set_xlim if horizontal else ax.set_ylim)(0, max([*caps[1], *base]) * 1.08)
     if horizontal:
         ax.invert_yaxis()
     ax.set_title(title)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
+    if horizontal:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
+    else:  # below the chart, so the bars get the whole width and their labels fit
+        fig.legend(loc="outside lower center", ncols=2, frameon=False)
+    _label_segments(fig, ax, segments, horizontal)
     return fig
 
 
@@ -324,10 +402,23 @@ def drift_chart(series: Mapping[str, Mapping[str, Sequence[int]]], word_limit: i
 
 
 def request_chart(records: Sequence, title: str, memory_part: str = "summary block",
-                  recent_part: str = "verbatim turns") -> Figure:
-    """What each turn's request was made of, from ``helpers.memory.turn_record.TurnRecord``s (tokens by part)."""
+                  recent_part: str = "verbatim turns", budget: int | None = None) -> Figure:
+    """What each turn's request was made of, from ``helpers.memory.turn_record.TurnRecord``s (tokens by part).
+
+    The memory part is the summary *with its heading*, as sent, so it is larger than the turn line's
+    ``summary`` figure; the legend says by how much. ``budget`` (lesson 4) marks over each bar how far the
+    request could grow: system prompt + memory block + the buffer's budget.
+    """
+    headings = {r.summary_block_tokens - r.summary_tokens for r in records if r.summary_tokens}
+    names = {}
+    if len(headings) == 1:
+        names[memory_part] = f"{memory_part}: summary + {headings.pop()}-token heading"
+    caps = None
+    if budget is not None:
+        caps = (f"ceiling: system prompt + memory + budget {budget}",
+                [r.system_prompt_tokens + r.summary_block_tokens + budget for r in records])
     return stacked_token_bars([str(r.turn) for r in records],
                               {"system prompt": [r.system_prompt_tokens for r in records],
                                memory_part: [r.summary_block_tokens for r in records],
                                recent_part: [r.verbatim_tokens for r in records]},
-                              title, "turn")
+                              title, "turn", legend_names=names, caps=caps)

@@ -32,7 +32,8 @@ def lesson4_run_lines() -> list[str]:
     request = run["request_at_turn_6"]
     lines = [HEADING,
              "buffer after turns 1 to 3: " + ", ".join(f"{t}/600" for t in run["buffer_tokens_turns_1_to_3"])]
-    lines += [compress_line(event["tokens_in"], event["summary_tokens"]) for event in run["compress_events"]]
+    lines += [compress_line(event["tokens_in"], event["summary_tokens"], event["messages"], old_summary=index > 0)
+              for index, event in enumerate(run["compress_events"])]  # the first fold had no summary to merge
     lines += [f"overflows before turn 6: {run['overflows_before_turn_6']}",
               f"request at turn 6: system prompt {request['system_prompt_tokens']} + memory block "
               f"{request['memory_block_tokens']} (summary {request['summary_tokens']}) + buffer "

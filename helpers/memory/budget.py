@@ -24,6 +24,7 @@ class BudgetStep:
     message_tokens: int
     messages_folded: int  # 0 when this message caused no overflow
     buffer_tokens: int
+    would_reach: int = 0  # the buffer before the message plus the message: above the budget means an overflow
 
     @property
     def overflow(self) -> bool:
@@ -76,10 +77,11 @@ def analyse_budget(user_messages: Sequence[str], max_buffer_tokens: int, reply_t
     steps = []
     for turn, user_message in enumerate(user_messages, start=1):
         for role, content in (("user", user_message), ("assistant", reply)):
-            folds_before = memory.summary_count
+            folds_before, before = memory.summary_count, memory.buffer_tokens
             memory.add_message(role, content)
             folded = memory.last_fold.messages_folded if memory.summary_count > folds_before else 0
-            steps.append(BudgetStep(turn, role, memory.last_message_tokens, folded, memory.buffer_tokens))
+            steps.append(BudgetStep(turn, role, memory.last_message_tokens, folded, memory.buffer_tokens,
+                                    before + memory.last_message_tokens))
     return BudgetResult(max_buffer_tokens, reply_tokens, messages_to_compress, tuple(steps))
 
 

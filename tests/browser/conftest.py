@@ -5,6 +5,7 @@ Debian's Chromium is not at /usr/bin/chromium; run ``.ci/install-browser`` to in
 """
 from __future__ import annotations
 
+import os
 import sys
 import urllib.parse
 from pathlib import Path
@@ -118,6 +119,15 @@ def lab_page(request, lab_server, browser_context, tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def screenshot_dir() -> Path:
-    SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
-    return SCREENSHOT_DIR
+def screenshot_dir(tmp_path_factory) -> Path:
+    """Where the tests' screenshots go: a temporary folder, so ``pytest`` leaves the working tree clean.
+
+    ``UPDATE_SCREENSHOTS=1 pytest tests/browser`` writes them to docs/screenshots/ instead, on purpose
+    (the README's pictures).
+    """
+    if os.environ.get("UPDATE_SCREENSHOTS") == "1":
+        SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
+        return SCREENSHOT_DIR
+    folder = tmp_path_factory.mktemp("screenshots")
+    print(f"\nscreenshots go to {folder} (UPDATE_SCREENSHOTS=1 writes docs/screenshots/)")
+    return folder

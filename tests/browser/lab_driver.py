@@ -47,6 +47,7 @@ CHROMIUM_ARGS = [
 ]
 
 VIEWPORT = {"width": 1400, "height": 1000}
+SCREENSHOT_CHROME_PX = 200  # JupyterLab's menu bar, tab bar, notebook toolbar and status bar above and below a cell
 
 # Bounded timeouts (seconds unless noted).
 SERVER_START_TIMEOUT = 60
@@ -570,16 +571,39 @@ def wait_output_contains(page, description: str, expected, timeout_ms: int = PAG
 
 
 def screenshot_slider(page, description: str, path: Path) -> Path:
-    """Screenshot of the viewport with the slider's cell in view."""
+    """Screenshot of JupyterLab with the slider's whole cell in view: its sliders, text and the entire chart.
+
+    The viewport is made tall enough for the cell (JupyterLab's menus and status bar included) for the
+    shot, then put back.
+    """
     slider = find_slider(page, description)
     cell = slider_cell(slider)
     cell.scroll_into_view_if_needed()
-    # Put the top of the slider's cell near the top of the viewport so the
-    # sliders and the output under them are both visible.
-    cell.evaluate("el => el.scrollIntoView({block: 'start'})")
     page.evaluate("() => document.activeElement && document.activeElement.blur()")
     page.mouse.move(0, 0)
+    before = page.viewport_size or VIEWPORT
+    box = cell.bounding_box()
+    needed = int(box["height"]) + SCREENSHOT_CHROME_PX if box else before["height"]
+    if needed > before["height"]:
+        page.set_viewport_size({"width": before["width"], "height": needed})
+        page.wait_for_timeout(500)  # JupyterLab re-lays out the notebook panel
+    # The top of the slider's cell at the top of the notebook panel: sliders, readout and chart all show.
+    cell.evaluate("el => el.scrollIntoView({block: 'start'})")
     page.wait_for_timeout(300)
     path.parent.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(path), timeout=PAGE_TIMEOUT_MS)
+    try:
+        if not cell_fully_visible(page, description):
+            raise AssertionError(f"the cell of slider {description!r} does not fit the screenshot: its chart "
+                                 "would be cut off")
+        page.screenshot(path=str(path), timeout=PAGE_TIMEOUT_MS)
+    finally:
+        page.set_viewport_size(before)
     return path
+
+
+def cell_fully_visible(page, description: str) -> bool:
+    """True when the slider's whole cell lies inside the viewport (what ``screenshot_slider`` shows)."""
+    cell = slider_cell(find_slider(page, description))
+    box = cell.bounding_box()
+    size = page.viewport_size or VIEWPORT
+    return bool(box) and box["y"] >= 0 and box["y"] + box["height"] <= size["height"]

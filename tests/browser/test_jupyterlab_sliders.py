@@ -3,9 +3,11 @@
 Each test opens a notebook in JupyterLab in headless Debian Chromium, runs all cells from the
 Run menu, waits for the kernel to be idle, moves a slider with the keyboard as a student would,
 and checks that the output the slider drives now shows the lesson's figure for the new setting.
-A screenshot of each lesson notebook (after the move) goes to docs/screenshots/<stem>.png.
+A screenshot of each lesson notebook (after the move, the slider's whole cell and chart in view) goes to a
+temporary folder; ``UPDATE_SCREENSHOTS=1`` sends it to docs/screenshots/<stem>.png (the README's pictures).
 
 Run:  pytest -m browser tests/browser      (needs /usr/bin/chromium: .ci/install-browser)
+      UPDATE_SCREENSHOTS=1 pytest tests/browser      refreshes docs/screenshots/
 """
 from __future__ import annotations
 
