@@ -70,8 +70,9 @@ def test_no_errors_secrets_or_machine_paths_in_outputs(name):
 
 @pytest.mark.parametrize("name", EXPECTED)
 def test_code_cells_are_short(name):
+    # The memory class a lesson teaches (tagged lesson-core) is read in the notebook on purpose.
     long = [cell.source.splitlines()[0] for cell in code_cells(load(name))
-            if len(cell.source.splitlines()) > MAX_CELL_LINES]
+            if len(cell.source.splitlines()) > MAX_CELL_LINES and "lesson-core" not in cell.metadata.get("tags", [])]
     assert not long, f"{name}: cells over {MAX_CELL_LINES} lines: {long}"
 
 
