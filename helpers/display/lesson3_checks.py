@@ -43,16 +43,28 @@ def check_calls_formula(predicted_calls: Callable[[int, int, int], int]) -> Feed
                          "threshold - keep turns, so the next one comes that many turns later.")
 
 
-def _sliding_requests(memory_class: type, replies: list[str]) -> list[list[dict[str, str]]] | str:
+class _SummariserCalled(Exception):
+    """Raised by the check's summariser: a sliding window must never call it."""
+
+
+def _sliding_requests(memory_class: type, replies: list[str]) -> list[list[dict[str, str]]]:
+    calls = []
+
     def no_summaries(messages: list[dict[str, str]], existing: str | None) -> str:
-        raise AssertionError("summariser called")
+        calls.append(messages)
+        raise _SummariserCalled("a sliding window must not call the summariser")
 
     memory = memory_class("SYSTEM", no_summaries, max_turns_before_summary=4, turns_to_keep_verbatim=2)
     requests = []
-    for question, reply in zip(lesson3()["summary_run"]["user_turns"], replies):
-        memory.add_message("user", question)
-        requests.append([dict(m) for m in memory.get_messages_for_api()])
-        memory.add_message("assistant", reply)
+    try:
+        for question, reply in zip(lesson3()["summary_run"]["user_turns"], replies):
+            memory.add_message("user", question)
+            requests.append([dict(m) for m in memory.get_messages_for_api()])
+            memory.add_message("assistant", reply)
+    except Exception:
+        if calls:  # whatever the class made of the summariser's exception
+            raise _SummariserCalled from None
+        raise
     return requests
 
 
@@ -71,12 +83,16 @@ def check_sliding_window(memory_class: type) -> Feedback:
         answer: Any = _sliding_requests(memory_class, replies)
     except NotImplementedError:
         answer = ...
-    except AssertionError:
+    except _SummariserCalled:
         answer = "summariser"
+    except Exception as error:  # the student's code failed: say how, never crash the check
+        answer = f"error: {type(error).__name__}: {error}"
 
     def explain(value: Any) -> str:
         if value == "summariser":
             return "your fold called the summariser: a sliding window drops the old turns and writes no summary"
+        if isinstance(value, str):
+            return f"your class raised {value[7:]}"
         turn = next(n for n, (mine, right) in enumerate(zip(value, expected), start=1) if mine != right)
         return (f"the request of turn {turn} differs: yours has {len(value[turn - 1])} messages "
                 f"({', '.join(m['role'] for m in value[turn - 1])}), expected {len(expected[turn - 1])}")
