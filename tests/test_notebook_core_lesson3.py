@@ -12,6 +12,9 @@ from tests.notebook_core import lesson_core_source, load_lesson_core
 NOTEBOOK = "02_summary_memory_run"
 SYSTEM = "You are FinCoach."
 CHECK = settings(max_examples=100, deadline=None, derandomize=True)
+# A mutant must fail; finding one failing example is enough, so skip shrinking it (it only costs time).
+MUTANT = settings(max_examples=200, deadline=None, derandomize=True, database=None, report_multiple_bugs=False,
+                  phases=[hypothesis.Phase.generate], suppress_health_check=list(hypothesis.HealthCheck))
 
 words = st.text(alphabet="abcdefghij ₹,0123456789", min_size=1, max_size=30).map(lambda t: t.strip() or "x")
 conversations = st.lists(st.tuples(words, words), min_size=1, max_size=14)
@@ -100,8 +103,7 @@ def test_a_changed_notebook_class_fails_the_comparison(name):
     assert source.count(old) == 1, f"the mutant {name!r} no longer applies: update it to the notebook's code"
     mutant = load_lesson_core(NOTEBOOK, source.replace(old, new))["SummaryMemory"]
 
-    @settings(max_examples=200, deadline=None, derandomize=True, database=None,
-              suppress_health_check=list(hypothesis.HealthCheck))
+    @MUTANT
     @given(conversation=conversations, setting=lesson_settings)
     def comparison(conversation, setting):
         assert_same_behaviour(mutant, Hardened, conversation, setting)
@@ -121,8 +123,7 @@ class HardenedOtherHeading(Hardened):
 
 @pytest.mark.parametrize("mutant", [HardenedKeepsOneMore, HardenedOtherHeading])
 def test_a_changed_hardened_class_fails_the_comparison(core, mutant):
-    @settings(max_examples=200, deadline=None, derandomize=True, database=None,
-              suppress_health_check=list(hypothesis.HealthCheck))
+    @MUTANT
     @given(conversation=conversations, setting=lesson_settings)
     def comparison(conversation, setting):
         assert_same_behaviour(core["SummaryMemory"], mutant, conversation, setting)
