@@ -27,6 +27,6 @@ def lesson_core_source(notebook: str) -> str:
 def load_lesson_core(notebook: str, source: str | None = None) -> dict[str, Any]:
     """Execute the ``lesson-core`` cells (or ``source``, e.g. a mutated copy) and return their namespace."""
     namespace: dict[str, Any] = {"__name__": f"lesson_core_{notebook}"}
-    exec(compile(source if source is not None else lesson_core_source(notebook), f"<{notebook} lesson-core>", "exec"),
-         namespace)
+    code = compile(source if source is not None else lesson_core_source(notebook), f"<{notebook} lesson-core>", "exec")
+    exec(code, namespace)  # noqa: S102 - running the notebook's own teaching cells is the point
     return namespace

@@ -5,12 +5,21 @@ import pytest
 from helpers.base.tokens import count_tokens
 from helpers.display import plots
 from helpers.display.exercise import CORRECT, NOT_DONE, WRONG
-from helpers.display.lesson3_checks import check_calls_formula, check_rule_check, check_sliding_window
+from helpers.display.lesson3_checks import (
+    check_calls_formula,
+    check_rule_check,
+    check_sliding_window,
+)
 from helpers.display.lines import audit_report
 from helpers.display.requests import request_text
 from helpers.lessons.data import lesson3, published_run
 from helpers.measure import drift
-from helpers.measure.billed_tokens import PromptPoint, fit_overhead, lesson3_points, lesson4_point
+from helpers.measure.billed_tokens import (
+    PromptPoint,
+    fit_overhead,
+    lesson3_points,
+    lesson4_point,
+)
 from helpers.memory.recorded_summariser import RecordedSummariser
 from helpers.memory.summary import SummaryMemory
 
