@@ -125,3 +125,14 @@ def test_sliding_window_check_reports_a_broken_class_without_crashing():
 
     verdict = check_sliding_window(Broken)
     assert verdict.status == WRONG and "KeyError" in verdict.message
+
+
+def test_drift_chart_is_readable_on_a_projector():
+    """Shown 900 px wide (a 1024x768 projector), its smallest letters are still 14 px high."""
+    cycles = [c["summary"] for c in published_run(3)["drift_run"]["cycles"]]
+    series = drift.chart_series(drift.measure(cycles, [82, 71, 66]))
+    fig = plots.drift_chart({"lesson's run (reference)": series, "this run": series, "hard-rules prompt": series})
+    fig.canvas.draw()
+    texts = [t for t in fig.findobj(plots.Text) if t.get_visible() and t.get_text().strip()]
+    scale = min(1.0, 900 / (fig.get_figwidth() * plots.DISPLAY_DPI))
+    assert min(t.get_fontsize() for t in texts) * plots.DISPLAY_DPI / 72 * scale >= 14

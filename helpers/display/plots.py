@@ -301,8 +301,16 @@ def drift_chart(series: Mapping[str, Mapping[str, Sequence]], word_limit: int = 
     """
     runs = list(series.items())
     with_strength = all("strength" in data for _, data in runs)
-    fig, axes = new_figure(21 if with_strength else 14, 6.2 if with_strength else 5.2,
-                           ncols=3 if with_strength else 2)
+    if with_strength:  # the rule panel goes below, full width: the figure stays 14 in wide for the projector
+        fig = Figure(figsize=(14, 10.5), layout="constrained")
+        FigureCanvasAgg(fig)
+        grid = fig.add_gridspec(2, 2, height_ratios=[1.15, 1])
+        axes = [fig.add_subplot(grid[0, 0]), fig.add_subplot(grid[0, 1]), fig.add_subplot(grid[1, :])]
+    else:
+        fig, axes = new_figure(14, 5.2, ncols=2)
+    text_size = max(TICK_SIZE, 16)  # letters >= 14 px high when 14 in are shown 900 px wide
+    for ax in axes:
+        ax.tick_params(labelsize=text_size)
     tok_ax, word_ax = axes[0], axes[1]
     cycles = len(runs[0][1]["summary_tokens"])
     width = 0.8 / (len(runs) + 1)
@@ -334,10 +342,11 @@ def drift_chart(series: Mapping[str, Mapping[str, Sequence]], word_limit: int = 
         ax.set_xlabel("summary cycle")
         ax.set_ylabel(ylabel)
         ax.set_title(title)
-    tok_ax.legend(loc="upper left", frameon=False)
-    word_ax.legend(loc="lower right", frameon=True, framealpha=0.9)
+    tok_ax.legend(loc="upper left", frameon=False, fontsize=text_size)
+    word_ax.legend(loc="lower right", frameon=True, framealpha=0.9, fontsize=text_size)
     if with_strength:
-        axes[2].legend(loc="lower left", frameon=True, framealpha=0.9)
+        axes[2].legend(loc="lower left", frameon=True, framealpha=0.9, fontsize=text_size)
+        axes[2].set_xlim(0.7, cycles + 0.3)
     word_ax.set_ylim(0, max([word_limit, *(w for _, d in runs for w in d["words"])]) * 1.35)
     tok_ax.set_ylim(0, max(v for _, d in runs for key in ("batch_tokens", "summary_tokens") for v in d[key]) * 1.6)
     return fig
