@@ -1,4 +1,4 @@
-"""Re-execute the lesson notebooks in place and store their outputs.
+"""Re-execute the lesson notebooks (and the solutions in notebooks/solutions/) in place and store their outputs.
 
     python tools/refresh_notebooks.py                      # every notebook, offline mode
     python tools/refresh_notebooks.py --mode replay 02 05  # some notebooks, by name or number prefix
@@ -29,7 +29,7 @@ MODES = ("offline", "replay", "live", "record")
 def notebook_paths(names: list[str]) -> list[Path]:
     """The notebooks to run: all numbered ones (the exercises' worked solutions in ``solutions/`` too),
     or those whose file name starts with one of ``names``."""
-    every = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")) + sorted(NOTEBOOKS.glob("solutions/[0-9][0-9]_*.ipynb"))
+    every = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")) + sorted(NOTEBOOKS.glob("solutions/*.ipynb"))
     if not names:
         return every
     chosen = [path for path in every if any(path.name.startswith(Path(name).name) for name in names)]

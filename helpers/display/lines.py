@@ -203,16 +203,25 @@ def comparison_table(runs: Mapping[str, Sequence[CycleMeasure]]) -> str:
 # ----- the audit ------------------------------------------------------------------------------------
 
 
-def claim_line(claim: Claim) -> str:
-    """One unsupported statement and where it came from."""
-    where = ("in no user message; a FinCoach reply said it" if claim.source == "assistant reply"
-             else "in no message of the archive")
+def claim_line(claim: Claim, replies_checked: bool = True) -> str:
+    """One statement no user message makes, and whether a reply made it (when the replies were checked)."""
+    if claim.source == "assistant reply":
+        where = "in no user message; a FinCoach reply said it"
+    elif replies_checked:
+        where = "in no user message, and in no reply either"
+    else:
+        where = "in no user message (the replies were not available to check)"
     return f"  {claim.kind:<8} {claim.text!r}: {where}"
 
 
 def audit_report(summary: str, archive: Sequence[dict[str, str]]) -> str:
-    """The audit as printable lines: one per unsupported statement."""
+    """The audit as printable lines: a heading, then one line per statement no user message makes.
+
+    The heading and every line speak of the same thing, the user's messages; each line adds whether
+    a reply said it, or that the archive held no replies to check.
+    """
     claims = audit_summary(summary, archive)
     users = sum(1 for m in archive if m["role"] == "user")
-    head = f"Statements in the summary that none of the {users} user messages states: {len(claims)}"
-    return "\n".join([head, *(claim_line(claim) for claim in claims)])
+    replies = sum(1 for m in archive if m["role"] == "assistant")
+    head = f"Figures and negations in the summary that none of the {users} user messages states: {len(claims)}"
+    return "\n".join([head, *(claim_line(claim, replies_checked=replies > 0) for claim in claims)])

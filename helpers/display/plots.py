@@ -367,35 +367,64 @@ def stacked_token_bars(labels: Sequence[str], parts: Mapping[str, Sequence[int]]
 
 
 # ----- lesson 3: drift over summary cycles -----------------------------------------------------------
-def drift_chart(series: Mapping[str, Mapping[str, Sequence[int]]], word_limit: int = 80) -> Figure:
-    """Per cycle, for each run: summary tokens (left) and words against the limit (right).
+STRENGTHS = ("absent", "mentioned", "preference", "rule")  # how a summary words the user's rule, weakest first
 
-    ``series`` maps a run's label to ``{"batch_tokens": [...], "summary_tokens": [...], "words": [...]}``.
+
+def drift_chart(series: Mapping[str, Mapping[str, Sequence]], word_limit: int = 80) -> Figure:
+    """Per cycle, for each run: summary tokens, words against the limit and, when the series carry a
+    ``strength`` per cycle, whether the rule still reads as a rule or only as a preference.
+
+    ``series`` maps a run's label to ``{"batch_tokens": [...], "summary_tokens": [...], "words": [...],
+    "strength": ["rule", ...]}`` (``helpers.measure.drift.chart_series`` makes one).
     """
-    fig, (tok_ax, word_ax) = new_figure(14, 5.2, ncols=2)
     runs = list(series.items())
+    with_strength = all("strength" in data for _, data in runs)
+    if with_strength:  # the rule panel goes below, full width: the figure stays 14 in wide for the projector
+        fig = Figure(figsize=(14, 10.5), layout="constrained")
+        FigureCanvasAgg(fig)
+        grid = fig.add_gridspec(2, 2, height_ratios=[1.15, 1])
+        axes = [fig.add_subplot(grid[0, 0]), fig.add_subplot(grid[0, 1]), fig.add_subplot(grid[1, :])]
+    else:
+        fig, axes = new_figure(14, 5.2, ncols=2)
+    text_size = max(TICK_SIZE, 16)  # letters >= 14 px high when 14 in are shown 900 px wide
+    for ax in axes:
+        ax.tick_params(labelsize=text_size)
+    tok_ax, word_ax = axes[0], axes[1]
     cycles = len(runs[0][1]["summary_tokens"])
     width = 0.8 / (len(runs) + 1)
     xs = list(range(1, cycles + 1))
-    palette = [COLOURS["verbatim"], COLOURS["reference"], COLOURS["summary"], COLOURS["budget"]]
+    palette = [COLOURS["reference"], COLOURS["verbatim"], COLOURS["summary"], COLOURS["budget"]]
     tok_ax.bar([x - 0.4 + width / 2 for x in xs], runs[0][1]["batch_tokens"], width, color=COLOURS["system"],
                label="batch folded in")
     for k, (label, data) in enumerate(runs, start=1):
         shift = -0.4 + width / 2 + k * width
-        tok_ax.bar([x + shift for x in xs], data["summary_tokens"], width, color=palette[k - 1],
+        style = {"marker": "os^D"[(k - 1) % 4], "markersize": 15 - 2 * k, "linewidth": 2.5,
+                 "linestyle": ["-", "--", ":", "-."][(k - 1) % 4], "color": palette[(k - 1) % 4]}
+        tok_ax.bar([x + shift for x in xs], data["summary_tokens"], width, color=palette[(k - 1) % 4],
                    label=f"summary: {label}")
-        word_ax.plot(xs, data["words"], marker="os^D"[(k - 1) % 4], markersize=13 - 2 * k, linewidth=2.5,
-                     linestyle=["-", "--", ":", "-."][(k - 1) % 4], color=palette[k - 1], label=label)
+        word_ax.plot(xs, data["words"], label=label, **style)
+        if with_strength:
+            offset = (k - (len(runs) + 1) / 2) * 0.08  # runs on the same level stay visible side by side
+            axes[2].plot(xs, [STRENGTHS.index(s) + offset for s in data["strength"]], label=label, **style)
     word_ax.axhline(word_limit, color=COLOURS["limit"], linestyle="--", linewidth=2,
                     label=f"{word_limit}-word limit")
-    for ax, ylabel, title in ((tok_ax, "tokens (o200k_base)", "Summary size per cycle"),
-                              (word_ax, "words in the summary", "Words against the prompt's limit")):
+    panels = [(tok_ax, "tokens (o200k_base)", "Summary size per cycle"),
+              (word_ax, "words in the summary", "Words against the prompt's limit")]
+    if with_strength:
+        panels.append((axes[2], "", "How the equity rule reads"))
+        axes[2].set_yticks(range(len(STRENGTHS)), list(STRENGTHS))
+        axes[2].set_ylim(-0.5, len(STRENGTHS) - 0.2)
+        axes[2].axhspan(2.5, len(STRENGTHS) - 0.2, color=COLOURS["reference"], alpha=0.08)
+    for ax, ylabel, title in panels:
         ax.set_xticks(xs, [str(x) for x in xs])
         ax.set_xlabel("summary cycle")
         ax.set_ylabel(ylabel)
         ax.set_title(title)
-        ax.legend(loc="upper left", frameon=False)
-    word_ax.legend(loc="lower right", frameon=True, framealpha=0.9)
+    tok_ax.legend(loc="upper left", frameon=False, fontsize=text_size)
+    word_ax.legend(loc="lower right", frameon=True, framealpha=0.9, fontsize=text_size)
+    if with_strength:
+        axes[2].legend(loc="lower left", frameon=True, framealpha=0.9, fontsize=text_size)
+        axes[2].set_xlim(0.7, cycles + 0.3)
     word_ax.set_ylim(0, max([word_limit, *(w for _, d in runs for w in d["words"])]) * 1.35)
     tok_ax.set_ylim(0, max(v for _, d in runs for key in ("batch_tokens", "summary_tokens") for v in d[key]) * 1.6)
     return fig

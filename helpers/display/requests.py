@@ -1,0 +1,34 @@
+"""Print a chat request as the model receives it: every message, its role, its size and its text.
+
+The lessons describe the request's layout (system prompt, the summary as a second system message,
+the verbatim turns); this shows the real thing, message by message, for a memory's request or a
+summariser's.
+"""
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Mapping, Sequence
+
+from helpers.base.tokens import count_tokens
+
+
+def request_text(messages: Sequence[Mapping[str, str]], *, known: Mapping[str, str] | None = None,
+                 width: int = 100) -> str:
+    """One block per message: ``[n] role (tokens)`` then its text, indented and wrapped.
+
+    ``known`` maps a long text already shown (the system prompt) to a short label printed instead.
+    """
+    known = known or {}
+    blocks = []
+    for number, message in enumerate(messages, start=1):
+        content = message["content"]
+        head = f"[{number}] {message['role']} ({count_tokens(content)} tokens)"
+        if content in known:
+            blocks.append(f"{head}: {known[content]}")
+            continue
+        lines = []
+        for paragraph in content.split("\n"):
+            wrapped = textwrap.wrap(paragraph, width - 4, break_long_words=False, break_on_hyphens=False)
+            lines.extend(wrapped or [""])
+        blocks.append(head + "\n" + "\n".join("    " + line if line else "" for line in lines))
+    return "\n".join(blocks)

@@ -1,0 +1,87 @@
+"""Why the billed ``prompt_tokens`` exceed the tiktoken count of the messages: a fixed part plus a part per message.
+
+Measured: the lessons' billed ``prompt_tokens`` and the o200k_base counts of what those requests
+held (built from the published parts: the system prompt, the user turns, the lessons' own
+``[SUMMARISE]`` token counts). Inferred: the split of the gap into a fixed part and a cost per
+message, by a least-squares line through lesson 3's points, checked on lesson 4's.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from helpers.base.tokens import count_tokens
+from helpers.lessons.data import lesson3, prompt, published_run
+
+
+@dataclass(frozen=True)
+class PromptPoint:
+    """One published request: how many messages, its contents by tiktoken, what the endpoint billed."""
+
+    label: str
+    messages: int
+    counted: int
+    billed: int
+    how: str  # the arithmetic behind ``counted``
+
+    @property
+    def gap(self) -> int:
+        return self.billed - self.counted
+
+
+@dataclass(frozen=True)
+class Overhead:
+    """``gap ~ fixed + per_message * messages``, fitted by least squares."""
+
+    fixed: float
+    per_message: float
+
+    def predict(self, messages: int) -> float:
+        return self.fixed + self.per_message * messages
+
+
+def lesson3_points() -> list[PromptPoint]:
+    """Turns 1, 3 and 5 of lesson 3's run: the turns whose contents can be counted from the page.
+
+    Turns 2, 4 and 6 hold a reply whose length alone the page does not give.
+    """
+    run = published_run(3)["summary_run"]
+    billed = {row["turn"]: (row["messages_sent"], row["prompt_tokens"]) for row in run["turn_lines"]}
+    first, second = run["summarise_events"]
+    users = [count_tokens(text) for text in lesson3()["summary_run"]["user_turns"]]
+    system = count_tokens(prompt("fincoach_system"))
+    heading = count_tokens(lesson3()["summary_run"]["summary_heading"])
+    parts = {
+        1: [("system prompt", system), ("user 1", users[0])],
+        3: [("system prompt", system), ("turns 1-2 ([SUMMARISE] line)", first["messages_tokens"]),
+            ("user 3", users[2])],
+        5: [("system prompt", system), ("summary heading", heading),
+            ("summary ([SUMMARISE] line)", first["summary_tokens"]),
+            ("turns 3-4 ([SUMMARISE] line)", second["messages_tokens"]), ("user 5", users[4])],
+    }
+    points = []
+    for turn, items in parts.items():
+        counted = sum(n for _, n in items)
+        how = " + ".join(f"{n} {name}" for name, n in items) + f" = {counted}"
+        points.append(PromptPoint(f"lesson 3, turn {turn}", billed[turn][0], counted, billed[turn][1], how))
+    return points
+
+
+def lesson4_point() -> PromptPoint:
+    """Lesson 4's turn 6: 739 by tiktoken, 830 billed. Its 5 messages (system prompt, summary, turn 5's
+    two messages, turn 6's question) follow from the page's account of the three overflows."""
+    request = published_run(4)["buffer_run"]["request_at_turn_6"]
+    how = (f"{request['system_prompt_tokens']} system prompt + {request['memory_block_tokens']} summary block + "
+           f"{request['buffer_tokens']} buffer = {request['total_tiktoken']}")
+    return PromptPoint("lesson 4, turn 6", 5, request["total_tiktoken"], request["billed_prompt_tokens"], how)
+
+
+def fit_overhead(points: Sequence[PromptPoint]) -> Overhead:
+    """Least-squares line through (messages, gap); needs two different message counts."""
+    xs = [p.messages for p in points]
+    ys = [p.gap for p in points]
+    if len(set(xs)) < 2:
+        raise ValueError("fitting a fixed part and a per-message part needs points with different message counts")
+    mean_x, mean_y = sum(xs) / len(xs), sum(ys) / len(ys)
+    slope = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys)) / sum((x - mean_x) ** 2 for x in xs)
+    return Overhead(mean_y - slope * mean_x, slope)
