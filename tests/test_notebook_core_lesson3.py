@@ -7,9 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from helpers.memory.summary import SummaryMemory as Hardened
-from tests.notebook_core import lesson_core_source, load_lesson_core
+from tests.notebook_core_support import core_cells, load_core
 
-NOTEBOOK = "02_summary_memory_run"
+NOTEBOOK = "02_summary_memory_run.ipynb"
 SYSTEM = "You are FinCoach."
 CHECK = settings(max_examples=100, deadline=None, derandomize=True)
 # A mutant must fail; finding one failing example is enough, so skip shrinking it (it only costs time).
@@ -55,11 +55,11 @@ def assert_same_behaviour(notebook_class, hardened_class, conversation, setting)
 
 @pytest.fixture(scope="module")
 def core():
-    return load_lesson_core(NOTEBOOK)
+    return load_core(NOTEBOOK)
 
 
 def test_the_notebook_class_is_the_lessons_short_class(core):
-    source = lesson_core_source(NOTEBOOK)
+    source = "\n\n".join(core_cells(NOTEBOOK))
     assert "class SummaryMemory" in source and "client" not in source  # no model access hidden in it
     code = [line for line in source.splitlines() if line.strip() and not line.strip().startswith("#")]
     assert len(code) <= 45, "the notebook's class is meant to be read in one screen"
@@ -99,9 +99,9 @@ NOTEBOOK_MUTANTS = {
 @pytest.mark.parametrize("name", NOTEBOOK_MUTANTS)
 def test_a_changed_notebook_class_fails_the_comparison(name):
     old, new = NOTEBOOK_MUTANTS[name]
-    source = lesson_core_source(NOTEBOOK)
+    source = "\n\n".join(core_cells(NOTEBOOK))
     assert source.count(old) == 1, f"the mutant {name!r} no longer applies: update it to the notebook's code"
-    mutant = load_lesson_core(NOTEBOOK, source.replace(old, new))["SummaryMemory"]
+    mutant = load_core(NOTEBOOK, mutations=[(old, new)])["SummaryMemory"]
 
     @MUTANT
     @given(conversation=conversations, setting=lesson_settings)
