@@ -247,7 +247,7 @@ def test_a_reply_that_takes_the_buffer_over_budget_is_reported():
     assert turn_line(record).endswith(f"| the reply took the buffer to {record.buffer_tokens_after_reply}/60: "
                                       "OVER BUDGET until the next overflow")
     assert turn_line(record).startswith(f"[Turn 1] prompt_tokens: {record.prompt_tokens} | summary: 0 tokens | "
-                                        f"buffer: {record.verbatim_tokens}/60 tokens in 1 messages | overflows: 0")
+                                        f"buffer: {record.verbatim_tokens}/60 tokens in 1 message | overflows: 0")
 
 
 def test_a_replay_sends_the_parameters_its_recording_was_made_with(server):
