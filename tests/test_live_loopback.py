@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from helpers.display.lines import turn_lines
 from helpers.lessons.data import lesson3, lesson4, prompt
 from helpers.memory.summary import SummaryMemory
 from helpers.memory.summary_buffer import SummaryBufferMemory
@@ -17,10 +18,8 @@ from helpers.model.chat import chat
 from helpers.model.connect import ModelUnavailable, connect
 from helpers.model.recordings import recording_path
 from helpers.model.summarisers import make_summariser
-from helpers.display.lines import turn_lines
-from tests.support.openai_compatible_server import OpenAICompatibleServer
+from tests.support.loopback import KEY, connect_to
 
-KEY = "loopback-test-key-0123456789"
 SYSTEM = prompt("fincoach_system")
 SALARY = lesson3()["summary_run"]["salary_marker"]
 
@@ -28,15 +27,8 @@ SALARY = lesson3()["summary_run"]["salary_marker"]
 pytestmark = pytest.mark.usefixtures("model_env")
 
 
-@pytest.fixture
-def server():
-    with OpenAICompatibleServer(expected_key=KEY) as running:
-        yield running
-
-
 def to(server, mode="live", **kwargs) -> llm.ModelAccess:
-    kwargs.setdefault("quiet", True)
-    return connect(mode, base_url=server.base_url, model="stand-in", api_key=KEY, load_env=False, **kwargs)
+    return connect_to(server, mode, **kwargs)
 
 
 def run_lesson3(access, turns=None):

@@ -28,9 +28,9 @@ from helpers.model.connect import (
 )
 from helpers.model.recordings import recording_path
 from helpers.model.summarisers import make_summariser
+from tests.support.loopback import KEY, connect_to
 from tests.support.openai_compatible_server import OpenAICompatibleServer
 
-KEY = "loopback-test-key-0123456789"
 SYSTEM = prompt("fincoach_system")
 TURNS = lesson3()["summary_run"]["user_turns"]
 HELLO = [{"role": "user", "content": "hello"}]
@@ -38,17 +38,9 @@ HELLO = [{"role": "user", "content": "hello"}]
 pytestmark = pytest.mark.usefixtures("model_env")
 
 
-@pytest.fixture
-def server():
-    with OpenAICompatibleServer(expected_key=KEY) as running:
-        yield running
-
-
 def to(server, mode="live", **kwargs) -> llm.ModelAccess:
-    kwargs.setdefault("quiet", True)
     kwargs.setdefault("max_retries", 0)
-    kwargs.setdefault("api_key", KEY)
-    return connect(mode, base_url=server.base_url, model="stand-in", load_env=False, **kwargs)
+    return connect_to(server, mode, **kwargs)
 
 
 # ----- 200 answers that are not chat completions --------------------------------------------------
