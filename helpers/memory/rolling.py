@@ -54,6 +54,8 @@ def check_text(name: str, value: object) -> str:
     """``value`` if it is text that can be stored as UTF-8; else a ``ValueError`` naming ``name`` and the fix."""
     if not isinstance(value, str):
         raise ValueError(f"{name} must be text, got {type(value).__name__}")
+    if value.isascii():  # the common case, and ASCII holds no surrogate: skip the UTF-8 trial encode
+        return value
     position = lone_surrogate_at(value)
     if position is not None:
         raise ValueError(
@@ -241,7 +243,7 @@ class RollingSummaryMemory:
     def _new_message(self, role: str, content: str) -> Message:
         if role not in ROLES:
             raise ValueError(f"role must be 'user' or 'assistant', got {role!r}; the system prompt is set once, in the constructor")
-        check_text(f"the {role} message's content", content)
+        check_text("the user message's content" if role == "user" else "the assistant message's content", content)
         expected = ROLES[len(self._archive) % 2]
         if role != expected:
             if expected == "user":
@@ -298,7 +300,7 @@ class RollingSummaryMemory:
             raise SummariserError(f"the summary check refused the new summary ({findings.describe()})")
         # Commit: nothing above changed the memory, so a failure before here lost nothing.
         old_summary_tokens = self._summary_tokens
-        kept = self._request[len(self._prefix()) + n_messages:]
+        kept = self._request[len(self._request) - (len(self._archive) - start) + n_messages:]  # after the prefix
         self._summary = new_summary
         self._summary_tokens = new_tokens
         self._summary_block_tokens = self._block_tokens(new_summary, new_tokens)
