@@ -22,6 +22,7 @@ from helpers.measure.billed_tokens import (
 )
 from helpers.memory.recorded_summariser import RecordedSummariser
 from helpers.memory.summary import SummaryMemory
+from tests.notebook_core_support import load_core
 
 
 def test_request_text_shows_every_message_with_its_role_and_size():
@@ -116,6 +117,22 @@ def test_drift_chart_draws_rule_against_preference_per_cycle():
     levels = [round(y) for y in line.get_ydata()]
     assert levels == [plots.STRENGTHS.index(s) for s in ("rule", "rule", "preference")]
     assert [t.get_text() for t in fig.axes[2].get_yticklabels()] == list(plots.STRENGTHS)
+
+
+def test_sliding_window_check_refuses_a_window_that_also_empties_the_archive():
+    core = load_core("02_summary_memory_run.ipynb")["SummaryMemory"]
+
+    class ForgetsTheArchive(core):
+        def fold(self, n_messages):
+            self.verbatim, self.archive = self.verbatim[n_messages:], self.archive[n_messages:]
+
+    class Window(core):
+        def fold(self, n_messages):
+            self.verbatim = self.verbatim[n_messages:]
+
+    verdict = check_sliding_window(ForgetsTheArchive)
+    assert verdict.status == WRONG and "archive holds 4 messages after six turns, expected 12" in verdict.message
+    assert check_sliding_window(Window).status == CORRECT
 
 
 def test_sliding_window_check_reports_a_broken_class_without_crashing():

@@ -137,6 +137,18 @@ def test_every_chart_is_readable_on_a_projector(name, fig, dpi):
     assert pixels_high >= MIN_PIXELS, f"{name}: letters {pixels_high:.1f} px high at 1024x768"
 
 
+@pytest.mark.parametrize("name, fig, dpi", list(every_chart()), ids=lambda v: v if isinstance(v, str) else "")
+def test_no_text_of_any_chart_is_cut_off_at_the_figure_edge(name, fig, dpi):
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    drawn = fig.get_tightbbox(renderer)  # in inches: everything drawn (ticks outside the view are not)
+    tolerance = 0.02
+    assert (drawn.x0 >= -tolerance and drawn.y0 >= -tolerance and drawn.x1 <= fig.get_figwidth() + tolerance
+            and drawn.y1 <= fig.get_figheight() + tolerance), (
+        f"{name}: something is drawn outside the {fig.get_figwidth()}x{fig.get_figheight()} in figure: {drawn}; "
+        f"legend entries: {[t.get_text() for legend in fig.legends + [ax.get_legend() for ax in fig.axes if ax.get_legend()] for t in legend.get_texts()]}")
+
+
 @pytest.mark.parametrize("horizontal", [False, True])
 def test_segment_labels_never_cover_each_other_or_another_bar(horizontal):
     parts = {"system prompt": [136] * 6, "summary block": [0, 0, 0, 9, 20, 55], "verbatim turns": [19, 145, 288, 434, 583, 473]}

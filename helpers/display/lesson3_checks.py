@@ -47,7 +47,7 @@ class _SummariserCalled(Exception):
     """Raised by the check's summariser: a sliding window must never call it."""
 
 
-def _sliding_requests(memory_class: type, replies: list[str]) -> list[list[dict[str, str]]]:
+def _sliding_run(memory_class: type, replies: list[str]) -> tuple[list[list[dict[str, str]]], int]:
     calls = []
 
     def no_summaries(messages: list[dict[str, str]], existing: str | None) -> str:
@@ -65,7 +65,7 @@ def _sliding_requests(memory_class: type, replies: list[str]) -> list[list[dict[
         if calls:  # whatever the class made of the summariser's exception
             raise _SummariserCalled from None
         raise
-    return requests
+    return requests, len(memory.archive)
 
 
 def check_sliding_window(memory_class: type) -> Feedback:
@@ -80,7 +80,7 @@ def check_sliding_window(memory_class: type) -> Feedback:
         if len(window) // 2 >= 4:
             window = window[len(window) - 4:]
     try:
-        answer: Any = _sliding_requests(memory_class, replies)
+        answer: Any = _sliding_run(memory_class, replies)
     except NotImplementedError:
         answer = ...
     except _SummariserCalled:
@@ -93,14 +93,19 @@ def check_sliding_window(memory_class: type) -> Feedback:
             return "your fold called the summariser: a sliding window drops the old turns and writes no summary"
         if isinstance(value, str):
             return f"your class raised {value[7:]}"
-        turn = next(n for n, (mine, right) in enumerate(zip(value, expected), start=1) if mine != right)
-        return (f"the request of turn {turn} differs: yours has {len(value[turn - 1])} messages "
-                f"({', '.join(m['role'] for m in value[turn - 1])}), expected {len(expected[turn - 1])}")
+        requests, archived = value
+        if requests == expected:  # the window is right, but old turns were lost from the archive too
+            return (f"the requests are right, but the archive holds {archived} messages after six turns, "
+                    f"expected {2 * len(replies)}: the old turns leave the request, not the archive")
+        turn = next(n for n, (mine, right) in enumerate(zip(requests, expected), start=1) if mine != right)
+        return (f"the request of turn {turn} differs: yours has {len(requests[turn - 1])} messages "
+                f"({', '.join(m['role'] for m in requests[turn - 1])}), expected {len(expected[turn - 1])}")
 
-    return feedback("2.1", answer, expected, explain=explain, todo="write the body of fold",
+    return feedback("2.1", answer, (expected, 2 * len(replies)), explain=explain, todo="write the body of fold",
                     right="turn 6 is sent with turns 3 to 5 and no summary: the salary of turn 1 is gone "
-                          "from the request, as in the lesson's sliding window.",
-                    hint="Keep self.verbatim[n_messages:] and leave self.summary as it is (None).")
+                          "from the request, as in the lesson's sliding window; the archive still holds all "
+                          "12 messages.",
+                    hint="Keep self.verbatim[n_messages:], leave self.archive alone and self.summary as it is (None).")
 
 
 def rule_cases() -> list[str]:

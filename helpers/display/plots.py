@@ -361,7 +361,10 @@ def stacked_token_bars(labels: Sequence[str], parts: Mapping[str, Sequence[int]]
     if horizontal:
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
     else:  # below the chart, so the bars get the whole width and their labels fit
-        fig.legend(loc="outside lower center", ncols=2, frameon=False)
+        legend = fig.legend(loc="outside lower center", ncols=2, frameon=False)
+        if legend.get_window_extent(fig.canvas.get_renderer()).width > fig.bbox.width:
+            legend.remove()  # long entries side by side would run off the figure: one under another
+            fig.legend(loc="outside lower center", ncols=1, frameon=False)
     _label_segments(fig, ax, segments, horizontal)
     return fig
 
@@ -450,4 +453,5 @@ def request_chart(records: Sequence, title: str, memory_part: str = "summary blo
                               {"system prompt": [r.system_prompt_tokens for r in records],
                                memory_part: [r.summary_block_tokens for r in records],
                                recent_part: [r.verbatim_tokens for r in records]},
-                              title, "turn", legend_names=names, caps=caps)
+                              title, "turn", legend_names=names, caps=caps,
+                              size=(11, 6.5) if budget is not None else (11, 5.5))  # room for a longer legend
