@@ -34,9 +34,22 @@ STRUCTURED_TEMPLATES = {
 }
 
 
+# Characters that end a line for a reader (str.splitlines, many tokenizers and chat templates) but that
+# json.dumps leaves raw with ensure_ascii=False: escaped too, so no message can start a line of its own.
+_LINE_BREAKS = {"\u0085": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
+def json_text(value: object) -> str:
+    """``value`` as one line of JSON: non-ASCII text kept readable, every character that breaks a line escaped."""
+    text = json.dumps(value, ensure_ascii=False)
+    for raw, escaped in _LINE_BREAKS.items():
+        text = text.replace(raw, escaped)
+    return text
+
+
 def structured_turns(messages: list[dict[str, str]]) -> str:
-    """The messages as a JSON list, one ``{"role", "content"}`` object each (no raw newline inside a message)."""
-    return "[\n" + ",\n".join(" " + json.dumps({"role": m["role"], "content": m["content"]}, ensure_ascii=False)
+    """The messages as a JSON list, one ``{"role", "content"}`` object each (no line break inside a message)."""
+    return "[\n" + ",\n".join(" " + json_text({"role": m["role"], "content": m["content"]})
                                for m in messages) + "\n]"
 
 
@@ -58,7 +71,7 @@ def build_summariser_request(messages: list[dict[str, str]], existing_summary: s
     """
     if messages and structured:
         turns = structured_turns(messages)
-        user = (STRUCTURED_TEMPLATES["update"].format(summary=json.dumps(existing_summary, ensure_ascii=False),
+        user = (STRUCTURED_TEMPLATES["update"].format(summary=json_text(existing_summary),
                                                        turns=turns)
                 if existing_summary else STRUCTURED_TEMPLATES["first"].format(turns=turns))
     elif messages:
