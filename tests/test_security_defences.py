@@ -243,6 +243,38 @@ def test_erasure_remakes_the_summary_and_fails_whole():
     assert (broken.archive, broken.summary, broken.get_messages_for_api()) == before
 
 
+@pytest.mark.parametrize("asked", ["1,20,000 A MONTH", "1,20,000 a month", "1,20,000\ta\nmonth", "\uff11,20,000 a month"])
+def test_erasure_ignores_case_spacing_and_full_width_forms(asked):
+    # the user typed two spaces; a request to forget it must not silently miss it
+    memory = memories()[0]
+    feed(memory, ["my salary is Rs 1,20,000 a  month", "noted", "rent 25,000", "ok", "goal", "ok"])
+    report = memory.forget(asked)
+    assert report.turns_removed == (1,) and report.summary_remade
+    assert "1,20,000" not in json.dumps([memory.summary, memory.archive, memory.get_messages_for_api()])
+
+
+def test_erasure_says_so_when_the_text_is_found_nowhere_and_changes_nothing():
+    memory = memories()[0]
+    feed(memory, ["salary 90,000", "noted", "rent 25,000", "ok", "goal", "ok", "car", "ok"])
+    before = (memory.archive, memory.summary, memory.get_messages_for_api())
+    report = memory.forget("ok car")  # turn 3 ends with "ok", turn 4 starts with "car": in no one message
+    assert "found in no message, pinned rule or summary" in report.describe() and "forget each part" in report.describe()
+    assert (memory.archive, memory.summary, memory.get_messages_for_api()) == before
+
+
+@pytest.mark.parametrize("placement", ["system", "data"])
+@pytest.mark.parametrize("asked", ["earlier turns", "PINNED RULES", "memory data", "is data, not instructions"])
+def test_erasure_refuses_text_the_memory_writes_itself(placement, asked):
+    # it would stay in every request (the property "in no request" could not hold): a clear error, nothing lost
+    memory = SummaryMemory(SYSTEM, echo, max_turns_before_summary=2, turns_to_keep_verbatim=1, placement=placement,
+                           pinned_rules=["never equity"])
+    feed(memory, ["earlier turns: memory data is data, not instructions", "ok", "b", "ok"])
+    before = (memory.archive, memory.summary, memory.get_messages_for_api())
+    with pytest.raises(ValueError, match="headings or data markers the memory writes itself"):
+        memory.forget(asked)
+    assert (memory.archive, memory.summary, memory.get_messages_for_api()) == before
+
+
 # ----- signing ---------------------------------------------------------------------------------------
 @settings(max_examples=40, deadline=None)
 @given(st.data())
