@@ -308,6 +308,51 @@ def test_signing_refuses_unsigned_files_with_a_key_and_signed_files_without_one(
             SummaryMemory.load(path, echo)
 
 
+@settings(max_examples=30, deadline=None)
+@given(st.data())
+def test_a_one_byte_edit_to_the_signature_file_is_refused_with_the_same_clear_message(data):
+    memory = memories()[0]
+    feed(memory, ["my salary is 90,000", "ok"])
+    with tempfile.TemporaryDirectory() as folder, signing.using_key(b"test key"):
+        path = memory.save(Path(folder) / "state.json")
+        sig = signing.signature_path(path)
+        raw = bytearray(sig.read_bytes())
+        index = data.draw(st.integers(0, len(raw) - 2))  # not the final newline, which is only whitespace
+        raw[index] = data.draw(st.integers(0, 255).filter(lambda b: b != raw[index] and chr(b) not in " \t\n\r\x0b\x0c"))
+        sig.write_bytes(bytes(raw))  # a non-ASCII byte raised UnicodeDecodeError before
+        with pytest.raises(signing.SignatureError, match="does not match its signature"):
+            SummaryMemory.load(path, echo)
+
+
+def test_saving_without_a_key_removes_a_signature_that_no_longer_matches(monkeypatch):
+    monkeypatch.delenv(signing.KEY_ENV, raising=False)
+    memory = memories()[0]
+    feed(memory, ["a", "ok"])
+    with tempfile.TemporaryDirectory() as folder:
+        with signing.using_key("k"):
+            path = memory.save(Path(folder) / "state.json")
+        memory.add_message("user", "b")
+        memory.save(path)  # no key now: the file is unsigned, so its old signature goes
+        assert not signing.signature_path(path).exists()
+        assert SummaryMemory.load(path, echo).archive == memory.archive
+        with signing.using_key("k"), pytest.raises(signing.SignatureError, match="has no signature"):
+            SummaryMemory.load(path, echo)  # with the key set, an unsigned file is refused ...
+        with signing.using_key("k"):
+            signing.sign_file(path)  # ... until someone who trusts it signs it
+            assert SummaryMemory.load(path, echo).archive == memory.archive
+
+
+def test_using_no_key_overrides_the_environment_and_an_empty_key_is_refused(monkeypatch):
+    monkeypatch.setenv(signing.KEY_ENV, "from .env")
+    assert signing.signing_key() == b"from .env"
+    with signing.using_key(None):
+        assert signing.signing_key() is None
+        with pytest.raises(signing.SignatureError, match="no signing key is set"):
+            signing.sign_file(Path("anything.json"))
+    with pytest.raises(ValueError, match="must not be empty"), signing.using_key(b""):
+        pass
+
+
 def test_an_edited_signed_recording_is_refused(monkeypatch):
     from helpers.model.recordings import Recording
     monkeypatch.delenv(signing.KEY_ENV, raising=False)
