@@ -18,7 +18,7 @@ from helpers.base.tokens import count_tokens
 from helpers.memory.pinned import PINNED_HEADING
 from helpers.memory.placement import DATA_CLOSE, DATA_NOTE, DATA_OPEN
 from helpers.memory.summary_check import check_summary
-from helpers.memory.types import FoldEvent, SummariserError
+from helpers.memory.types import FoldEvent, SummariserError, SummaryRefused
 
 
 @dataclass(frozen=True)
@@ -87,7 +87,7 @@ def forget(memory: Any, text: str) -> ErasureReport:
                                       "Try again with a plainer summariser prompt, or forget a shorter text")
     findings = check_summary(summary) if summary and memory.summary_check != "off" else None
     if findings is not None and findings.flagged and memory.summary_check == "refuse":
-        raise SummariserError(f"the summary check refused the remade summary ({findings.describe()}); "
+        raise SummaryRefused(f"the summary check refused the remade summary ({findings.describe()}); "
                               "nothing was erased")
     # Commit: everything above only read the memory.
     memory._archive[:] = folded + recent
