@@ -237,6 +237,7 @@ def test_plain_input_can_be_forged():
 def test_redaction_hides_identifiers_from_the_summariser_and_keeps_the_archive():
     assert redact("mail a.b@example.com, PAN ABCDE1234F, +91 98765 43210, I earn Rs 1,20,000") == (
         "mail [EMAIL], PAN [PAN], [PHONE], I earn Rs 1,20,000")
+    assert redact("my pan is abcde1234f, Pan Abcde1234F") == "my pan is [PAN], Pan [PAN]"  # as people type it in chat
     memory = memories(redact=True)[0]
     feed(memory, ["my PAN is ABCDE1234F", "ok", "b", "ok"])
     assert "ABCDE1234F" not in memory.summary and "[PAN]" in memory.summary
