@@ -277,6 +277,16 @@ def test_erasure_remakes_the_summary_and_fails_whole():
         broken.forget("90,000")
     assert (broken.archive, broken.summary, broken.get_messages_for_api()) == before
 
+    def down(messages, existing):
+        raise ConnectionError("no network")
+    broken.summarise = down  # the summariser failing outright: the history is kept whole too
+    with tempfile.TemporaryDirectory() as folder:
+        saved = broken.save(Path(folder) / "state.json").read_text(encoding="utf-8")
+        with pytest.raises(SummariserError, match="ConnectionError"):
+            broken.forget("90,000")
+        assert (broken.archive, broken.summary, broken.get_messages_for_api()) == before
+        assert broken.save(Path(folder) / "state.json").read_text(encoding="utf-8") == saved
+
 
 @pytest.mark.parametrize("asked", ["1,20,000 A MONTH", "1,20,000 a month", "1,20,000\ta\nmonth", "\uff11,20,000 a month"])
 def test_erasure_ignores_case_spacing_and_full_width_forms(asked):
