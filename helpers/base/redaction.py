@@ -10,7 +10,7 @@ import re
 
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("EMAIL", re.compile(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\b")),
-    ("PAN", re.compile(r"\b[A-Z]{5}[0-9]{4}[A-Z]\b")),
+    ("PAN", re.compile(r"\b[A-Z]{5}[0-9]{4}[A-Z]\b", re.IGNORECASE)),  # people type it in lower case too
     ("CARD", re.compile(r"\b(?:[0-9]{4}[ -]?){3}[0-9]{1,7}\b")),
     ("ACCOUNT", re.compile(r"(?i)\b(?:account|a/c|acct)(?: number| no\.?)?[: ]*[0-9]{9,18}\b")),
     ("AADHAAR", re.compile(r"\b[2-9][0-9]{3}[ -]?[0-9]{4}[ -]?[0-9]{4}\b")),

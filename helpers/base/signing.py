@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 KEY_ENV = "MEMORY_SIGNING_KEY"
-_override: list[bytes] = []
+_override: list[bytes | None] = []
 
 
 class SignatureError(ValueError):
@@ -23,9 +23,12 @@ class SignatureError(ValueError):
 
 
 @contextlib.contextmanager
-def using_key(key: bytes | str) -> Iterator[None]:
-    """Sign and check with ``key`` inside the block (a notebook demo, a test) instead of the environment's."""
-    _override.append(key.encode() if isinstance(key, str) else bytes(key))
+def using_key(key: bytes | str | None) -> Iterator[None]:
+    """Sign and check with ``key`` inside the block (a notebook demo, a test) instead of the environment's;
+    ``None`` means no key (files neither signed nor checked), whatever ``MEMORY_SIGNING_KEY`` says."""
+    if key is not None and not key:
+        raise ValueError("a signing key must not be empty: an empty HMAC key protects nothing (use None for no key)")
+    _override.append(None if key is None else key.encode() if isinstance(key, str) else bytes(key))
     try:
         yield
     finally:
@@ -41,6 +44,7 @@ def signing_key() -> bytes | None:
 
 
 def signature_path(path: Path) -> Path:
+    """Where ``path``'s signature is kept: ``NAME.sig`` beside it."""
     return path.with_name(path.name + ".sig")
 
 
@@ -50,12 +54,26 @@ def signature(data: bytes, key: bytes) -> str:
 
 
 def sign_if_keyed(path: Path) -> bool:
-    """Write ``path``'s signature beside it if a key is configured; True if it did."""
-    key = signing_key()
-    if key is None:
+    """Write ``path``'s signature beside it if a key is configured; True if it did.
+
+    With no key, a signature left by an earlier, signed save is removed: it no longer matches the file.
+    """
+    if signing_key() is None:
+        signature_path(path).unlink(missing_ok=True)
         return False
-    signature_path(path).write_text(signature(path.read_bytes(), key) + "\n", encoding="ascii")
+    sign_file(path)
     return True
+
+
+def sign_file(path: str | Path) -> Path:
+    """Sign a file you trust as it is (e.g. one saved before the key was set); returns the ``.sig`` path."""
+    key, path = signing_key(), Path(path)
+    if key is None:
+        raise SignatureError(f"no signing key is set: put {KEY_ENV}=... in .env (connect() reads it) or export it, "
+                             "then sign the file")
+    sig_path = signature_path(path)
+    sig_path.write_text(signature(path.read_bytes(), key) + "\n", encoding="ascii")
+    return sig_path
 
 
 def check_file(path: Path) -> None:
@@ -73,9 +91,10 @@ def check_file(path: Path) -> None:
         return
     if not sig_path.exists():
         raise SignatureError(f"{name} has no signature ({sig_path.name}) and {KEY_ENV} is set, so only signed files "
-                             "are loaded. Save it again with the key set, or unset the key to load unsigned files")
-    expected = sig_path.read_text(encoding="ascii").strip()
-    if not hmac.compare_digest(expected, signature(path.read_bytes(), key)):
+                             "are loaded. If you trust it as it is (e.g. saved before the key was set), sign it with "
+                             "helpers.base.signing.sign_file(path); or unset the key to load unsigned files")
+    expected = sig_path.read_bytes().strip()  # bytes: an edited .sig (any byte) is a mismatch, not a decode error
+    if not hmac.compare_digest(expected, signature(path.read_bytes(), key).encode("ascii")):
         raise SignatureError(f"{name} does not match its signature: it was changed after it was saved (or signed "
-                             "with another key). It was not loaded. Restore the file, or save it again if you "
-                             "trust its contents")
+                             "with another key). It was not loaded. Restore the file, or, if you trust its contents, "
+                             "sign it again with helpers.base.signing.sign_file(path)")

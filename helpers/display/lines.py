@@ -115,6 +115,8 @@ def fold_line(event: FoldEvent, budgeted: bool) -> str:
         text += " [still over max_summary_tokens]"
     if event.cut:
         text += " [SUMMARY CUT at the token limit: it may end mid-sentence]"
+    if event.check:  # summary_check="report" (notebook 06): what the new summary holds that a summary should not
+        text += f" [SUMMARY CHECK: {'; '.join(event.check)}]"
     return text
 
 

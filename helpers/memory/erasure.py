@@ -9,13 +9,16 @@ of its reach.
 """
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass, replace
 from typing import Any
 
 from helpers.base.redaction import redact_messages
 from helpers.base.tokens import count_tokens
+from helpers.memory.pinned import PINNED_HEADING
+from helpers.memory.placement import DATA_CLOSE, DATA_NOTE, DATA_OPEN
 from helpers.memory.summary_check import check_summary
-from helpers.memory.types import FoldEvent, SummariserError
+from helpers.memory.types import FoldEvent, SummariserError, SummaryRefused
 
 
 @dataclass(frozen=True)
@@ -29,13 +32,23 @@ class ErasureReport:
     summary_remade: bool
 
     def describe(self) -> str:
+        """One line: what was removed, or that the text was found nowhere."""
+        if not (self.messages_removed or self.pinned_removed or self.summary_remade):
+            return (f"forgot {self.text!r}: found in no message, pinned rule or summary, so nothing was erased "
+                    "(case and spacing do not matter; a text split across two messages is in neither: forget each part)")
         turns = ", ".join(map(str, self.turns_removed)) or "none"
         return (f"forgot {self.text!r}: turns removed {turns} ({self.messages_removed} messages), "
                 f"pinned rules removed {self.pinned_removed}, summary remade: {self.summary_remade}")
 
 
+def _normal(text: str) -> str:
+    """``text`` as a match sees it: NFKC, case folded, every run of spaces, tabs or newlines one space."""
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+
+
 def _mentions(content: str, text: str) -> bool:
-    return text.casefold() in content.casefold()
+    """True if ``content`` holds ``text``, whatever the case, the spacing or full-width forms."""
+    return _normal(text) in _normal(content)
 
 
 def forget(memory: Any, text: str) -> ErasureReport:
@@ -51,6 +64,10 @@ def forget(memory: Any, text: str) -> ErasureReport:
         raise ValueError("say what to forget: forget() needs a non-empty piece of text, e.g. forget('1,20,000')")
     if _mentions(memory.system_prompt, text):
         raise ValueError(f"{text!r} is in the system prompt, which the application sets: change the system prompt instead")
+    own = (memory.summary_heading, PINNED_HEADING, DATA_NOTE, DATA_OPEN, DATA_CLOSE)
+    if any(_mentions(part, text) for part in own):
+        raise ValueError(f"{text!r} is in the headings or data markers the memory writes itself, not only in the "
+                         "conversation, so it would stay in every request: forget a longer piece of what was said")
     archive, start = memory._archive, memory._verbatim_start
     hit_turns = sorted({index // 2 for index, message in enumerate(archive) if _mentions(message.content, text)})
     drop = {index for index in range(len(archive)) if index // 2 in hit_turns}
@@ -70,7 +87,7 @@ def forget(memory: Any, text: str) -> ErasureReport:
                                       "Try again with a plainer summariser prompt, or forget a shorter text")
     findings = check_summary(summary) if summary and memory.summary_check != "off" else None
     if findings is not None and findings.flagged and memory.summary_check == "refuse":
-        raise SummariserError(f"the summary check refused the remade summary ({findings.describe()}); "
+        raise SummaryRefused(f"the summary check refused the remade summary ({findings.describe()}); "
                               "nothing was erased")
     # Commit: everything above only read the memory.
     memory._archive[:] = folded + recent

@@ -36,6 +36,7 @@ from helpers.memory.types import (
     Message,
     Summariser,
     SummariserError,
+    SummaryRefused,
 )
 
 STATE_FORMAT_VERSION = 1
@@ -297,7 +298,7 @@ class RollingSummaryMemory:
         findings = check_summary(new_summary) if self.summary_check != "off" else None
         if findings is not None and findings.flagged and self.summary_check == "refuse":
             self._fold_pending = True
-            raise SummariserError(f"the summary check refused the new summary ({findings.describe()})")
+            raise SummaryRefused(f"the summary check refused the new summary ({findings.describe()})")
         # Commit: nothing above changed the memory, so a failure before here lost nothing.
         old_summary_tokens = self._summary_tokens
         kept = self._request[len(self._request) - (len(self._archive) - start) + n_messages:]  # after the prefix
@@ -336,6 +337,12 @@ class RollingSummaryMemory:
 
     @staticmethod
     def _kept_error(error: SummariserError, role: str) -> SummariserError:
+        if isinstance(error, SummaryRefused):  # the summariser worked; what it wrote was refused
+            return SummaryRefused(
+                f"{_sentence(str(error))} Nothing was lost: the {role} message was kept verbatim and added to the "
+                "archive, and the summary is unchanged. The fold is tried again on a later message and is refused "
+                "again while the turns to fold hold that text: forget() it, or use summary_check='report' to keep "
+                "the summary and see the findings on the fold line.")
         return SummariserError(
             f"{_sentence(str(error))} Nothing was lost: the {role} message was kept verbatim and added to "
             "the archive, the summary is unchanged, and the fold will be tried again on a later message. Fix the summariser (or switch to replay/offline mode) and go on."

@@ -21,6 +21,10 @@ class SummariserError(Explained, RuntimeError):
     """The summariser raised or returned empty text; the memory kept every message and will retry."""
 
 
+class SummaryRefused(SummariserError):
+    """The summary check (``summary_check="refuse"``) refused a new summary; the messages stay verbatim."""
+
+
 class CutText(str):
     """Text a model stopped writing at its token limit (``finish_reason == "length"``).
 

@@ -15,13 +15,15 @@ import dataclasses
 
 from helpers.display.lines import turn_text
 from helpers.memory.turn_record import PROMPT_SHORTFALL, TurnRecord
-from helpers.memory.types import ConversationMemory, SummariserError
+from helpers.memory.types import ConversationMemory, SummariserError, SummaryRefused
 from helpers.model.connect import ModelAccess
 
 
 def _add(memory: ConversationMemory, role: str, content: str, notes: list[str]) -> None:
     try:
         memory.add_message(role, content)
+    except SummaryRefused as error:
+        notes.append(f"summary refused by the check while storing the {role} message; kept verbatim: {error}")
     except SummariserError as error:
         notes.append(f"summariser failed while storing the {role} message; kept verbatim, fold retried later: {error}")
 
