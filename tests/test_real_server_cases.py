@@ -18,6 +18,7 @@ from helpers.display.lines import fold_line, turn_line, turn_lines
 from helpers.lessons.data import lesson3, prompt
 from helpers.memory.summary import SummaryMemory
 from helpers.memory.summary_buffer import SummaryBufferMemory
+from helpers.memory.types import SummariserError
 from helpers.model import connect as llm
 from helpers.model.chat import chat
 from helpers.model.connect import (
@@ -142,6 +143,26 @@ def test_a_key_echoed_in_a_401_never_reaches_the_message(server, key):
     message = str(raised.value)
     assert key not in message
     assert "rejected the API key (401). The server said: Invalid API Key: Bearer [REDACTED]. Check LLM_API_KEY" in message
+
+
+@pytest.mark.parametrize("key", ["gsk_" + "ECHOEDKEY0123456789abcdefgh", "k3y"])
+def test_a_key_echoed_in_a_401_never_reaches_a_notebooks_own_call_or_its_summariser_error(server, key):
+    server.echo_key_in_401 = True
+    access = to(server, api_key=key)
+
+    def summarise(messages, existing_summary=None):  # as notebook 05 writes it: the SDK called directly
+        response = access.client.chat.completions.create(model=access.model, messages=HELLO, max_tokens=10)
+        return response.choices[0].message.content
+
+    with pytest.raises(openai.AuthenticationError) as raw:
+        summarise([])
+    assert key not in str(raw.value) and key not in str(raw.value.body) and key not in raw.value.response.text
+    assert "Invalid API Key: Bearer [REDACTED]" in str(raw.value)
+    memory = SummaryBufferMemory(SYSTEM, summarise, 20, 2)
+    with pytest.raises(SummariserError) as raised:
+        for text in ("a first question of some length " * 2, "a reply of some length " * 2, "another question"):
+            memory.add_message("user" if len(memory.archive) % 2 == 0 else "assistant", text)
+    assert key not in str(raised.value) and "Bearer [REDACTED]" in str(raised.value)
 
 
 def test_credentials_in_the_base_url_are_never_printed_or_recorded(capsys):
