@@ -183,3 +183,39 @@ def test_good_states_still_round_trip(state, tmp_path):
     cls = SummaryMemory if data["kind"] == "SummaryMemory" else SummaryBufferMemory
     loaded = cls.from_dict(json.loads(json.dumps(data)), turn_range_stub)
     assert loaded.to_dict() == data
+
+
+# ----- with the defences on (notebook 06): states load, signed saves are atomic ----------------------
+
+def test_a_state_with_data_placement_and_pinned_rules_saves_and_loads(tmp_path):
+    memory = SummaryMemory(SYSTEM, turn_range_stub, 4, 2, placement="data", pinned_rules=["Never give tax advice."],
+                           summary_check="report", redact=True)
+    run_turns(memory, 6)
+    loaded = SummaryMemory.load(memory.save(tmp_path / "state.json"), turn_range_stub)
+    assert loaded.to_dict() == memory.to_dict()
+    assert loaded.get_messages_for_api() == memory.get_messages_for_api()
+
+
+def test_a_signed_save_whose_signature_cannot_be_written_leaves_the_old_pair_whole(tmp_path, monkeypatch):
+    from helpers.base import files, signing
+
+    memory = SummaryMemory(SYSTEM, turn_range_stub, 4, 2)
+    run_turns(memory, 2)
+    with signing.using_key("a local signing key"):
+        path = memory.save(tmp_path / "state.json")
+        good, good_signature = path.read_bytes(), signing.signature_path(path).read_bytes()
+        memory.add_message("user", "turn 3")
+        synced = []
+
+        def full_disk_on_the_signature(fd):  # the state's temporary file is synced, the signature's is not
+            synced.append(fd)
+            if len(synced) == 2:
+                raise OSError(28, "No space left on device")
+
+        monkeypatch.setattr(files.os, "fsync", full_disk_on_the_signature)
+        with pytest.raises(OSError, match="No space"):
+            memory.save(path)
+        monkeypatch.undo()
+        assert path.read_bytes() == good and signing.signature_path(path).read_bytes() == good_signature
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["state.json", "state.json.sig"]
+        assert SummaryMemory.load(path, turn_range_stub).to_dict()["archive"][-1]["content"] == "reply 2"

@@ -14,6 +14,8 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+from helpers.base.files import write_files_atomic
+
 KEY_ENV = "MEMORY_SIGNING_KEY"
 _override: list[bytes] = []
 
@@ -49,13 +51,19 @@ def signature(data: bytes, key: bytes) -> str:
     return hmac.new(key, data, hashlib.sha256).hexdigest()
 
 
-def sign_if_keyed(path: Path) -> bool:
-    """Write ``path``'s signature beside it if a key is configured; True if it did."""
+def write_signed(path: str | Path, data: bytes) -> Path:
+    """Write ``data`` to ``path`` atomically, with its signature beside it if a key is configured.
+
+    The file and its signature are written together (``write_files_atomic``): a failure leaves the old
+    pair whole, never a new file under an old signature that would refuse to load.
+    """
+    path = Path(path)
     key = signing_key()
-    if key is None:
-        return False
-    signature_path(path).write_text(signature(path.read_bytes(), key) + "\n", encoding="ascii")
-    return True
+    files = [(path, data)]
+    if key is not None:
+        files.append((signature_path(path), (signature(data, key) + "\n").encode("ascii")))
+    write_files_atomic(files)
+    return path
 
 
 def check_file(path: Path) -> None:

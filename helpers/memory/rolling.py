@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from helpers.base import signing
-from helpers.base.files import lone_surrogate_at, write_text_atomic
+from helpers.base.files import lone_surrogate_at
 from helpers.base.redaction import redact_messages
 from helpers.base.tokens import count_tokens
 from helpers.memory import erasure
@@ -489,9 +489,8 @@ class RollingSummaryMemory:
 
     def save(self, path: str | Path) -> Path:
         """Write the state as UTF-8 JSON, atomically: if anything fails, the previous save is left whole."""
-        path = write_text_atomic(path, self._state_text())
-        signing.sign_if_keyed(path)  # signed state (notebook 06): only when a signing key is configured
-        return path
+        # signed (notebook 06) when a signing key is configured; the state and its signature are written together
+        return signing.write_signed(path, self._state_text().encode("utf-8"))
 
     def _state_text(self) -> str:
         return json.dumps(self.to_dict(), ensure_ascii=False, indent=1)

@@ -23,7 +23,6 @@ from typing import Any
 
 import httpx2
 
-from helpers.base.files import write_text_atomic
 from helpers.base import signing
 from helpers.base.paths import DATA_DIR, REPO_ROOT
 from helpers.model.errors import BadResponse, RecordingMissing
@@ -207,10 +206,11 @@ class Recording:
             "exchanges": self.exchanges,
         }
         try:
-            write_text_atomic(self.path, json.dumps(data, ensure_ascii=False, indent=1) + "\n")
+            content = (json.dumps(data, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
         except UnicodeEncodeError:  # a lone surrogate: \u-escaped JSON stores it losslessly
-            write_text_atomic(self.path, json.dumps(data, ensure_ascii=True, indent=1) + "\n")
-        signing.sign_if_keyed(self.path)  # signed recordings (notebook 06): only when a signing key is configured
+            content = (json.dumps(data, ensure_ascii=True, indent=1) + "\n").encode("utf-8")
+        # signed (notebook 06) when a signing key is configured; the file and its signature are written together
+        signing.write_signed(self.path, content)
 
 
 def _exchange_problem(exchange: Any) -> str | None:
