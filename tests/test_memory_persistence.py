@@ -51,6 +51,14 @@ def test_a_lone_surrogate_is_refused_with_a_clear_error_and_changes_nothing(cls,
     assert memory.to_dict() == before
 
 
+def test_a_pinned_rule_with_a_lone_surrogate_is_refused_before_anything_is_stored(tmp_path):
+    memory = SummaryMemory(SYSTEM, turn_range_stub)
+    with pytest.raises(ValueError, match="lone surrogate"):
+        memory.pin(HALF_EMOJI)
+    assert memory.pinned_rules == ()
+    SummaryMemory.load(memory.save(tmp_path / "state.json"), turn_range_stub)
+
+
 def test_a_summary_with_a_lone_surrogate_is_refused_and_the_fold_retried():
     memory = SummaryMemory(SYSTEM, lambda messages, existing: HALF_EMOJI, 2, 1)
     run_turns(memory, 1)
@@ -148,6 +156,11 @@ SUMMARY_CASES = {
     "bad setting": (_set("settings.turns_to_keep_verbatim", 0), "settings: turns_to_keep_verbatim must be at least 1"),
     "system prompt missing": (lambda s: s.pop("system_prompt"), "no 'system_prompt' field"),
     "counters missing one": (_set("counters", {}), "counters must hold exactly summary_count"),
+    "format true": (_set("format", True), "format True"),
+    "pinned rules a string": (_set("settings.pinned_rules", "Never give tax advice."),
+                              "settings: pinned_rules must be a list of rules"),
+    "pinned rules an object": (_set("settings.pinned_rules", {"rule": 1}), "settings: pinned_rules must be a list"),
+    "pinned rule half an emoji": (_set("settings.pinned_rules", [HALF_EMOJI]), "settings: .*lone surrogate"),
 }
 
 

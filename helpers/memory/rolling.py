@@ -119,6 +119,9 @@ class RollingSummaryMemory:
         # The request as it stands: kept up to date on every add and fold, so building it costs
         # nothing per turn (``get_messages_for_api`` copies the list, not the messages).
         self._request: list[dict[str, str]] = [{"role": "system", "content": system_prompt}]
+        if not isinstance(pinned_rules, (list, tuple)):  # a lone string would be pinned one character at a time
+            raise ValueError(f"pinned_rules must be a list of rules (texts), got {type(pinned_rules).__name__} "
+                             f"{pinned_rules!r:.60}; e.g. pinned_rules=['Never recommend crypto.']")
         if pinned_rules:
             self.pin(*pinned_rules)
 
@@ -515,7 +518,7 @@ def _read_state(path: Path) -> dict[str, Any]:
 def _check_header(data: Any, kind: str) -> None:
     if not isinstance(data, dict):
         raise ValueError(f"a saved state is an object (dict), got {type(data).__name__}")
-    if data.get("kind") != kind or data.get("format") != STATE_FORMAT_VERSION:
+    if data.get("kind") != kind or data.get("format") != STATE_FORMAT_VERSION or isinstance(data.get("format"), bool):
         raise ValueError(f"this state was saved by {data.get('kind')!r} (format {data.get('format')!r}); "
                          f"load it with that class: {kind}.from_dict expects format {STATE_FORMAT_VERSION}")
 
