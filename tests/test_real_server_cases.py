@@ -182,6 +182,14 @@ def test_credentials_in_the_base_url_never_reach_the_missing_model_message():
     assert "hunter2" not in str(raised.value) and "http://127.0.0.1:9/v1" in str(raised.value)
 
 
+def test_percent_encoded_credentials_in_the_base_url_are_scrubbed_in_every_form_a_server_may_echo():
+    from helpers.model.secrets import scrub_text, url_credentials
+
+    secrets = url_credentials("http://te%40cher:hun%2Fter2@127.0.0.1:9/v1")
+    echoed = "user te%40cher / te@cher, password hun%2Fter2 / hun/ter2, header Basic dGVAY2hlcjpodW4vdGVyMg=="
+    assert scrub_text(echoed, secrets).count("[REDACTED]") == 5 and "te@cher" not in scrub_text(echoed, secrets)
+
+
 def test_a_short_key_is_scrubbed_from_recordings(server):
     short = "k3y!"
     with OpenAICompatibleServer(expected_key=short) as keyed:
