@@ -133,6 +133,30 @@ def test_a_long_retry_after_gives_the_real_attempts_and_the_real_wait(server):
     assert "The server said: Rate limit reached. Please try again in 1h." in message
 
 
+def test_a_retry_after_given_as_an_http_date_is_read_as_the_sdk_reads_it(server):
+    from email.utils import formatdate
+
+    to(server, "record", recording="run").complete(HELLO, max_tokens=50)
+    server.retry_after_next(2, formatdate(time.time() + 3600, usegmt=True))
+    with pytest.raises(ModelUnavailable) as raised:
+        to(server, max_retries=2).complete(HELLO, max_tokens=50)
+    assert "after 1 attempt." in str(raised.value) and "wait 60 minutes before trying again" in str(raised.value)
+    live = to(server, max_retries=2, recording="run")  # the SDK will not retry: the recording answers at once
+    assert live.complete(HELLO, max_tokens=50).choices[0].message.content
+    assert "answered from recording" in live.notices[-1]
+
+
+@pytest.mark.parametrize("headers, seconds", [({"retry-after": "30"}, 30.0), ({"retry-after-ms": "1500"}, 1.5),
+                                              ({"retry-after": "1e400"}, math.inf), ({"retry-after": "nan"}, None),
+                                              ({"retry-after": "inf"}, None), ({"retry-after": "soon"}, None)])
+def test_retry_after_is_read_as_the_sdk_reads_it(headers, seconds):
+    import httpx2
+
+    from helpers.model.responses import retry_after_seconds
+
+    assert retry_after_seconds(httpx2.Headers(headers)) == seconds
+
+
 # ----- secrets ---------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("key", ["gsk_" + "ECHOEDKEY0123456789abcdefgh", "k3y"])

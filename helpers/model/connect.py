@@ -290,6 +290,8 @@ def _server_words(error: BaseException) -> str:
 
 
 def _duration(seconds: float) -> str:
+    if not math.isfinite(seconds):
+        return "longer than any retry"
     if seconds < 120:
         return f"{seconds:g} seconds"
     if seconds < 7200:

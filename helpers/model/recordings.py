@@ -26,6 +26,7 @@ import httpx2
 from helpers.base import signing
 from helpers.base.paths import DATA_DIR, REPO_ROOT
 from helpers.model.errors import BadResponse, RecordingMissing
+from helpers.model.responses import retry_after_seconds
 from helpers.model.secrets import REDACTED, public_url, scrub_text  # noqa: F401 (REDACTED: re-exported)
 
 FORMAT_VERSION = 1
@@ -306,15 +307,11 @@ class RecordTransport(httpx2.BaseTransport):
 
 
 def _sdk_gives_up(response: httpx2.Response) -> bool:
-    """True when the SDK will not retry this failed response even with retries left."""
-    if response.headers.get("x-should-retry") == "false":
+    """True when the SDK will not retry this failed response even with retries left (its own rule)."""
+    wait = retry_after_seconds(response.headers)
+    if wait is not None and wait > MAX_RETRY_AFTER_SECONDS:
         return True
-    for header, divisor in (("retry-after-ms", 1000), ("retry-after", 1)):
-        try:
-            return float(response.headers[header]) / divisor > MAX_RETRY_AFTER_SECONDS
-        except (KeyError, ValueError):
-            continue
-    return False
+    return response.headers.get("x-should-retry") == "false"
 
 
 class FallbackTransport(httpx2.BaseTransport):

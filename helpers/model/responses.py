@@ -10,7 +10,9 @@ scrubbed of every configured secret here, so even an SDK exception raised by a n
 """
 from __future__ import annotations
 
+import email.utils
 import json
+import math
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -37,13 +39,24 @@ class CallTrace:
 
 
 def retry_after_seconds(headers: httpx2.Headers) -> float | None:
-    """The wait a failed answer asks for, in seconds, or None."""
+    """The wait a failed answer asks for, in seconds, or None, read as the SDK reads it: ``retry-after-ms``,
+    else ``Retry-After`` as seconds or as an HTTP date; a number too large for a float is an endless wait."""
     for name, divisor in (("retry-after-ms", 1000), ("retry-after", 1)):
-        try:
-            return float(headers[name]) / divisor
-        except (KeyError, ValueError):
+        value = headers.get(name)
+        if value is None:
             continue
-    return None
+        try:
+            delay = float(value)
+        except ValueError:
+            continue
+        if math.isinf(delay) and value.strip().lower().lstrip("+") not in ("inf", "infinity"):
+            return math.inf
+        return delay / divisor if math.isfinite(delay) else None
+    try:
+        when = email.utils.parsedate_tz(headers.get("retry-after") or "")
+        return float(email.utils.mktime_tz(when) - time.time()) if when else None
+    except (TypeError, ValueError, OverflowError, OSError):
+        return None
 
 
 def completion_problem(payload: Any) -> str | None:
