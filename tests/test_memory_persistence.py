@@ -190,6 +190,13 @@ def test_load_refuses_files_that_are_not_states(tmp_path):
             SummaryMemory.load(path, turn_range_stub)
 
 
+def test_a_missing_state_file_is_named_as_missing_even_with_a_signing_key(tmp_path):
+    from helpers.base import signing
+
+    with signing.using_key("a local signing key"), pytest.raises(FileNotFoundError, match="no saved memory state"):
+        SummaryMemory.load(tmp_path / "never_saved.json", turn_range_stub)
+
+
 @pytest.mark.parametrize("state", [summary_state, buffer_state])
 def test_good_states_still_round_trip(state, tmp_path):
     data = state()

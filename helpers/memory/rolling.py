@@ -501,8 +501,11 @@ class RollingSummaryMemory:
     @classmethod
     def load(cls, path: str | Path, summarise: Summariser) -> RollingSummaryMemory:
         """Read a state written by ``save``; a damaged or inconsistent file raises ``ValueError`` naming the field."""
-        signing.check_file(Path(path))  # refuses an edited signed file (notebook 06)
-        return cls.from_dict(_read_state(Path(path)), summarise)
+        path = Path(path)
+        if not path.is_file():  # said first: a missing file is not a missing signature
+            raise FileNotFoundError(f"there is no saved memory state at {path}: memory.save(path) writes one")
+        signing.check_file(path)  # refuses an edited signed file (notebook 06)
+        return cls.from_dict(_read_state(path), summarise)
 
 
 def _read_state(path: Path) -> dict[str, Any]:
