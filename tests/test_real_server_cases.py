@@ -96,6 +96,14 @@ def test_replaying_a_damaged_recording_names_the_exchange(exchange, problem):
         connect("replay", recording="run", load_env=False, quiet=True)
 
 
+def test_a_recording_that_is_not_utf8_says_to_record_again():
+    path = recording_path("run")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b'{"format": 1, "exchanges": [\xff]}')
+    with pytest.raises(RecordingMissing, match="not valid JSON.*LLM_MODE=record"):
+        connect("replay", recording="run", load_env=False, quiet=True)
+
+
 # ----- slow servers and the timeout ----------------------------------------------------------------
 
 def test_a_trickling_server_is_cut_off_at_the_timeout_and_the_message_names_llm_timeout(server):

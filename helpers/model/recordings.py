@@ -105,7 +105,7 @@ class Recording:
         signing.check_file(path)  # signed recordings (notebook 06): an edited signed file is refused
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as error:
+        except (UnicodeDecodeError, json.JSONDecodeError) as error:
             raise RecordingMissing(f"{display_path(path)} is not valid JSON ({error}); delete it and record "
                                    "again with LLM_MODE=record") from error
         if (not isinstance(data, dict) or data.get("format") != FORMAT_VERSION
