@@ -51,6 +51,14 @@ def test_a_lone_surrogate_is_refused_with_a_clear_error_and_changes_nothing(cls,
     assert memory.to_dict() == before
 
 
+def test_a_pinned_rule_with_a_lone_surrogate_is_refused_before_anything_is_stored(tmp_path):
+    memory = SummaryMemory(SYSTEM, turn_range_stub)
+    with pytest.raises(ValueError, match="lone surrogate"):
+        memory.pin(HALF_EMOJI)
+    assert memory.pinned_rules == ()
+    SummaryMemory.load(memory.save(tmp_path / "state.json"), turn_range_stub)
+
+
 def test_a_summary_with_a_lone_surrogate_is_refused_and_the_fold_retried():
     memory = SummaryMemory(SYSTEM, lambda messages, existing: HALF_EMOJI, 2, 1)
     run_turns(memory, 1)
@@ -148,6 +156,11 @@ SUMMARY_CASES = {
     "bad setting": (_set("settings.turns_to_keep_verbatim", 0), "settings: turns_to_keep_verbatim must be at least 1"),
     "system prompt missing": (lambda s: s.pop("system_prompt"), "no 'system_prompt' field"),
     "counters missing one": (_set("counters", {}), "counters must hold exactly summary_count"),
+    "format true": (_set("format", True), "format True"),
+    "pinned rules a string": (_set("settings.pinned_rules", "Never give tax advice."),
+                              "settings: pinned_rules must be a list of rules"),
+    "pinned rules an object": (_set("settings.pinned_rules", {"rule": 1}), "settings: pinned_rules must be a list"),
+    "pinned rule half an emoji": (_set("settings.pinned_rules", [HALF_EMOJI]), "settings: .*lone surrogate"),
 }
 
 
@@ -177,9 +190,52 @@ def test_load_refuses_files_that_are_not_states(tmp_path):
             SummaryMemory.load(path, turn_range_stub)
 
 
+def test_a_missing_state_file_is_named_as_missing_even_with_a_signing_key(tmp_path):
+    from helpers.base import signing
+
+    with signing.using_key("a local signing key"), pytest.raises(FileNotFoundError, match="no saved memory state"):
+        SummaryMemory.load(tmp_path / "never_saved.json", turn_range_stub)
+
+
 @pytest.mark.parametrize("state", [summary_state, buffer_state])
 def test_good_states_still_round_trip(state, tmp_path):
     data = state()
     cls = SummaryMemory if data["kind"] == "SummaryMemory" else SummaryBufferMemory
     loaded = cls.from_dict(json.loads(json.dumps(data)), turn_range_stub)
     assert loaded.to_dict() == data
+
+
+# ----- with the defences on (notebook 06): states load, signed saves are atomic ----------------------
+
+def test_a_state_with_data_placement_and_pinned_rules_saves_and_loads(tmp_path):
+    memory = SummaryMemory(SYSTEM, turn_range_stub, 4, 2, placement="data", pinned_rules=["Never give tax advice."],
+                           summary_check="report", redact=True)
+    run_turns(memory, 6)
+    loaded = SummaryMemory.load(memory.save(tmp_path / "state.json"), turn_range_stub)
+    assert loaded.to_dict() == memory.to_dict()
+    assert loaded.get_messages_for_api() == memory.get_messages_for_api()
+
+
+def test_a_signed_save_whose_signature_cannot_be_written_leaves_the_old_pair_whole(tmp_path, monkeypatch):
+    from helpers.base import files, signing
+
+    memory = SummaryMemory(SYSTEM, turn_range_stub, 4, 2)
+    run_turns(memory, 2)
+    with signing.using_key("a local signing key"):
+        path = memory.save(tmp_path / "state.json")
+        good, good_signature = path.read_bytes(), signing.signature_path(path).read_bytes()
+        memory.add_message("user", "turn 3")
+        synced = []
+
+        def full_disk_on_the_signature(fd):  # the state's temporary file is synced, the signature's is not
+            synced.append(fd)
+            if len(synced) == 2:
+                raise OSError(28, "No space left on device")
+
+        monkeypatch.setattr(files.os, "fsync", full_disk_on_the_signature)
+        with pytest.raises(OSError, match="No space"):
+            memory.save(path)
+        monkeypatch.undo()
+        assert path.read_bytes() == good and signing.signature_path(path).read_bytes() == good_signature
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["state.json", "state.json.sig"]
+        assert SummaryMemory.load(path, turn_range_stub).to_dict()["archive"][-1]["content"] == "reply 2"

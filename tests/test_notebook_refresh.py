@@ -85,3 +85,33 @@ def test_a_project_error_in_a_notebook_shows_its_message_first_and_a_short_trace
     error = [o for o in book.cells[0].outputs if o.output_type == "error"][0]
     assert error.traceback[0] == "BadResponse: Run again. Or set LLM_MODE=offline."
     assert len(error.traceback) <= 3 and "%tb" in error.traceback[-1]
+
+
+def test_a_notebooks_own_sdk_call_explains_its_error_first_and_tb_prints_the_whole_traceback(tmp_path):
+    """Notebooks 02 and 05 call client.chat.completions.create(...) themselves: a failure there reads like the
+    project's errors (what to do first, the echoed key scrubbed), and %tb still gives the full traceback."""
+    from helpers.base.paths import REPO_ROOT
+    from tests.support.openai_compatible_server import OpenAICompatibleServer
+
+    with OpenAICompatibleServer(expected_key="the-right-key") as server:
+        server.echo_key_in_401 = True
+        book = nbformat.v4.new_notebook()
+        book.cells = [nbformat.v4.new_code_cell(source, id=f"cell-{n}") for n, source in enumerate([
+            f"import sys; sys.path.insert(0, {str(REPO_ROOT)!r})\nfrom helpers.model.connect import connect\n"
+            f"access = connect('live', base_url={server.base_url!r}, model='m', api_key='wrong-key-42', "
+            "load_env=False, max_retries=0, quiet=True)",
+            "access.client.chat.completions.create(model='m', messages=[{'role': 'user', 'content': 'hi'}])",
+            "%tb",
+            "access.complete([{'role': 'user', 'content': 'hi'}])",
+            "%tb"])]
+        client = nbclient.NotebookClient(book, timeout=60, kernel_name="python3", allow_errors=True,
+                                         resources={"metadata": {"path": str(tmp_path)}})
+        client.execute()
+    raw, raw_tb, ours, ours_tb = ([o for o in cell.outputs if o.output_type == "error"][0] for cell in book.cells[1:])
+    assert raw.ename == "AuthenticationError" and len(raw.traceback) <= 3
+    assert raw.traceback[0].startswith("AuthenticationError: ") and "rejected the API key (401)" in raw.traceback[0]
+    assert "Bearer [REDACTED]" in raw.traceback[0] and "wrong-key-42" not in "".join(raw.traceback)
+    def lines(output):
+        return "\n".join(output.traceback).splitlines()
+
+    assert len(ours.traceback) <= 3 and len(lines(raw_tb)) > 20 and len(lines(ours_tb)) > 20

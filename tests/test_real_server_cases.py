@@ -18,6 +18,7 @@ from helpers.display.lines import fold_line, turn_line, turn_lines
 from helpers.lessons.data import lesson3, prompt
 from helpers.memory.summary import SummaryMemory
 from helpers.memory.summary_buffer import SummaryBufferMemory
+from helpers.memory.types import SummariserError
 from helpers.model import connect as llm
 from helpers.model.chat import chat
 from helpers.model.connect import (
@@ -95,6 +96,14 @@ def test_replaying_a_damaged_recording_names_the_exchange(exchange, problem):
         connect("replay", recording="run", load_env=False, quiet=True)
 
 
+def test_a_recording_that_is_not_utf8_says_to_record_again():
+    path = recording_path("run")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b'{"format": 1, "exchanges": [\xff]}')
+    with pytest.raises(RecordingMissing, match="not valid JSON.*LLM_MODE=record"):
+        connect("replay", recording="run", load_env=False, quiet=True)
+
+
 # ----- slow servers and the timeout ----------------------------------------------------------------
 
 def test_a_trickling_server_is_cut_off_at_the_timeout_and_the_message_names_llm_timeout(server):
@@ -132,6 +141,30 @@ def test_a_long_retry_after_gives_the_real_attempts_and_the_real_wait(server):
     assert "The server said: Rate limit reached. Please try again in 1h." in message
 
 
+def test_a_retry_after_given_as_an_http_date_is_read_as_the_sdk_reads_it(server):
+    from email.utils import formatdate
+
+    to(server, "record", recording="run").complete(HELLO, max_tokens=50)
+    server.retry_after_next(2, formatdate(time.time() + 3600, usegmt=True))
+    with pytest.raises(ModelUnavailable) as raised:
+        to(server, max_retries=2).complete(HELLO, max_tokens=50)
+    assert "after 1 attempt." in str(raised.value) and "wait 60 minutes before trying again" in str(raised.value)
+    live = to(server, max_retries=2, recording="run")  # the SDK will not retry: the recording answers at once
+    assert live.complete(HELLO, max_tokens=50).choices[0].message.content
+    assert "answered from recording" in live.notices[-1]
+
+
+@pytest.mark.parametrize("headers, seconds", [({"retry-after": "30"}, 30.0), ({"retry-after-ms": "1500"}, 1.5),
+                                              ({"retry-after": "1e400"}, math.inf), ({"retry-after": "nan"}, None),
+                                              ({"retry-after": "inf"}, None), ({"retry-after": "soon"}, None)])
+def test_retry_after_is_read_as_the_sdk_reads_it(headers, seconds):
+    import httpx2
+
+    from helpers.model.responses import retry_after_seconds
+
+    assert retry_after_seconds(httpx2.Headers(headers)) == seconds
+
+
 # ----- secrets ---------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("key", ["gsk_" + "ECHOEDKEY0123456789abcdefgh", "k3y"])
@@ -142,6 +175,26 @@ def test_a_key_echoed_in_a_401_never_reaches_the_message(server, key):
     message = str(raised.value)
     assert key not in message
     assert "rejected the API key (401). The server said: Invalid API Key: Bearer [REDACTED]. Check LLM_API_KEY" in message
+
+
+@pytest.mark.parametrize("key", ["gsk_" + "ECHOEDKEY0123456789abcdefgh", "k3y"])
+def test_a_key_echoed_in_a_401_never_reaches_a_notebooks_own_call_or_its_summariser_error(server, key):
+    server.echo_key_in_401 = True
+    access = to(server, api_key=key)
+
+    def summarise(messages, existing_summary=None):  # as notebook 05 writes it: the SDK called directly
+        response = access.client.chat.completions.create(model=access.model, messages=HELLO, max_tokens=10)
+        return response.choices[0].message.content
+
+    with pytest.raises(openai.AuthenticationError) as raw:
+        summarise([])
+    assert key not in str(raw.value) and key not in str(raw.value.body) and key not in raw.value.response.text
+    assert "Invalid API Key: Bearer [REDACTED]" in str(raw.value)
+    memory = SummaryBufferMemory(SYSTEM, summarise, 20, 2)
+    with pytest.raises(SummariserError) as raised:
+        for text in ("a first question of some length " * 2, "a reply of some length " * 2, "another question"):
+            memory.add_message("user" if len(memory.archive) % 2 == 0 else "assistant", text)
+    assert key not in str(raised.value) and "Bearer [REDACTED]" in str(raised.value)
 
 
 def test_credentials_in_the_base_url_are_never_printed_or_recorded(capsys):
@@ -159,6 +212,14 @@ def test_credentials_in_the_base_url_never_reach_the_missing_model_message():
     with pytest.raises(ModelUnavailable, match="set LLM_MODEL") as raised:
         connect("live", base_url="http://teacher:hunter2@127.0.0.1:9/v1", load_env=False, quiet=True)
     assert "hunter2" not in str(raised.value) and "http://127.0.0.1:9/v1" in str(raised.value)
+
+
+def test_percent_encoded_credentials_in_the_base_url_are_scrubbed_in_every_form_a_server_may_echo():
+    from helpers.model.secrets import scrub_text, url_credentials
+
+    secrets = url_credentials("http://te%40cher:hun%2Fter2@127.0.0.1:9/v1")
+    echoed = "user te%40cher / te@cher, password hun%2Fter2 / hun/ter2, header Basic dGVAY2hlcjpodW4vdGVyMg=="
+    assert scrub_text(echoed, secrets).count("[REDACTED]") == 5 and "te@cher" not in scrub_text(echoed, secrets)
 
 
 def test_a_short_key_is_scrubbed_from_recordings(server):

@@ -2,6 +2,19 @@
 from __future__ import annotations
 
 import traceback
+from types import TracebackType
+
+
+def short_traceback(name: str, message: str, tb: TracebackType | None) -> list[str]:
+    """The lines a notebook shows for an error: ``Name: message``, where it was raised, and how to see the rest."""
+    lines = [f"{name}: {message}"]
+    frames = traceback.extract_tb(tb)
+    if frames:
+        first, last = frames[0], frames[-1]
+        lines.append(f"  raised in {last.name} ({last.filename}, line {last.lineno}), "
+                     f"called from line {first.lineno} of {first.name}")
+    lines.append("  (the full traceback: run %tb in a new cell)")
+    return lines
 
 
 class Explained(Exception):
@@ -9,11 +22,7 @@ class Explained(Exception):
     the full (often 200-line, chained) traceback. ``%tb`` in the next cell still prints the whole one."""
 
     def _render_traceback_(self) -> list[str]:
-        lines = [f"{type(self).__name__}: {self}"]
-        frames = traceback.extract_tb(self.__traceback__)
-        if frames:
-            first, last = frames[0], frames[-1]
-            lines.append(f"  raised in {last.name} ({last.filename}, line {last.lineno}), "
-                         f"called from line {first.lineno} of {first.name}")
-        lines.append("  (the full traceback: run %tb in a new cell)")
-        return lines
+        if getattr(self, "_shown_short", False):  # shown once already: this is %tb asking for the whole one
+            return "".join(traceback.format_exception(self)).splitlines()
+        self._shown_short = True
+        return short_traceback(type(self).__name__, str(self), self.__traceback__)

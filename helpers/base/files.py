@@ -29,18 +29,28 @@ def write_text_atomic(path: str | Path, text: str) -> Path:
     Raises ``UnicodeEncodeError`` before touching anything if the text holds a lone surrogate.
     """
     path = Path(path)
-    data = text.encode("utf-8")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as file:
-            file.write(data)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
+    write_files_atomic([(path, text.encode("utf-8"))])
     return path
 
+
+def write_files_atomic(files: list[tuple[Path, bytes]]) -> None:
+    """Replace several files that belong together (a state and its signature): every one is written to a
+    temporary file, flushed and fsynced first, and only then are they all moved into place, so a failure
+    while writing (a full disk) leaves every old file as it was."""
+    temporaries: list[tuple[str, Path]] = []
+    try:
+        for path, data in files:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+            temporaries.append((temporary, path))
+            with os.fdopen(handle, "wb") as file:
+                file.write(data)
+                file.flush()
+                os.fsync(file.fileno())
+        for temporary, path in temporaries:
+            os.replace(temporary, path)
+    except BaseException:
+        for temporary, _ in temporaries:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+        raise

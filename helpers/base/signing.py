@@ -14,6 +14,8 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+from helpers.base.files import write_files_atomic
+
 KEY_ENV = "MEMORY_SIGNING_KEY"
 _override: list[bytes | None] = []
 
@@ -53,16 +55,22 @@ def signature(data: bytes, key: bytes) -> str:
     return hmac.new(key, data, hashlib.sha256).hexdigest()
 
 
-def sign_if_keyed(path: Path) -> bool:
-    """Write ``path``'s signature beside it if a key is configured; True if it did.
+def write_signed(path: str | Path, data: bytes) -> Path:
+    """Write ``data`` to ``path`` atomically, with its signature beside it if a key is configured.
 
-    With no key, a signature left by an earlier, signed save is removed: it no longer matches the file.
+    The file and its signature are written together (``write_files_atomic``): a failure leaves the old
+    pair whole, never a new file under an old signature that would refuse to load. With no key, a
+    signature left by an earlier, signed save is removed: it no longer matches the file.
     """
-    if signing_key() is None:
+    path = Path(path)
+    key = signing_key()
+    files = [(path, data)]
+    if key is not None:
+        files.append((signature_path(path), (signature(data, key) + "\n").encode("ascii")))
+    write_files_atomic(files)
+    if key is None:
         signature_path(path).unlink(missing_ok=True)
-        return False
-    sign_file(path)
-    return True
+    return path
 
 
 def sign_file(path: str | Path) -> Path:
@@ -72,7 +80,7 @@ def sign_file(path: str | Path) -> Path:
         raise SignatureError(f"no signing key is set: put {KEY_ENV}=... in .env (connect() reads it) or export it, "
                              "then sign the file")
     sig_path = signature_path(path)
-    sig_path.write_text(signature(path.read_bytes(), key) + "\n", encoding="ascii")
+    write_files_atomic([(sig_path, (signature(path.read_bytes(), key) + "\n").encode("ascii"))])
     return sig_path
 
 

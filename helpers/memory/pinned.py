@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from helpers.base.files import lone_surrogate_at
+
 PINNED_HEADING = "PINNED RULES (stated by the user, kept word for word):\n"
 
 
@@ -16,6 +18,9 @@ def check_rules(rules: Iterable[str]) -> tuple[str, ...]:
     for rule in rules:
         if not isinstance(rule, str) or not rule.strip():
             raise ValueError(f"a pinned rule must be non-empty text, got {rule!r}")
+        if (position := lone_surrogate_at(rule)) is not None:
+            raise ValueError(f"the pinned rule {rule[:40]!r} holds a lone surrogate at character {position} (half of "
+                             "a character such as an emoji), which cannot be saved; fix the text and pin it again")
         checked.append(" ".join(rule.split()))
     return tuple(checked)
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from helpers.base import signing
-from helpers.base.files import lone_surrogate_at, write_text_atomic
+from helpers.base.files import lone_surrogate_at
 from helpers.base.redaction import redact_messages
 from helpers.base.tokens import count_tokens
 from helpers.memory import erasure
@@ -120,6 +120,9 @@ class RollingSummaryMemory:
         # The request as it stands: kept up to date on every add and fold, so building it costs
         # nothing per turn (``get_messages_for_api`` copies the list, not the messages).
         self._request: list[dict[str, str]] = [{"role": "system", "content": system_prompt}]
+        if not isinstance(pinned_rules, (list, tuple)):  # a lone string would be pinned one character at a time
+            raise ValueError(f"pinned_rules must be a list of rules (texts), got {type(pinned_rules).__name__} "
+                             f"{pinned_rules!r:.60}; e.g. pinned_rules=['Never recommend crypto.']")
         if pinned_rules:
             self.pin(*pinned_rules)
 
@@ -496,9 +499,8 @@ class RollingSummaryMemory:
 
     def save(self, path: str | Path) -> Path:
         """Write the state as UTF-8 JSON, atomically: if anything fails, the previous save is left whole."""
-        path = write_text_atomic(path, self._state_text())
-        signing.sign_if_keyed(path)  # signed state (notebook 06): only when a signing key is configured
-        return path
+        # signed (notebook 06) when a signing key is configured; the state and its signature are written together
+        return signing.write_signed(path, self._state_text().encode("utf-8"))
 
     def _state_text(self) -> str:
         return json.dumps(self.to_dict(), ensure_ascii=False, indent=1)
@@ -506,8 +508,11 @@ class RollingSummaryMemory:
     @classmethod
     def load(cls, path: str | Path, summarise: Summariser) -> RollingSummaryMemory:
         """Read a state written by ``save``; a damaged or inconsistent file raises ``ValueError`` naming the field."""
-        signing.check_file(Path(path))  # refuses an edited signed file (notebook 06)
-        return cls.from_dict(_read_state(Path(path)), summarise)
+        path = Path(path)
+        if not path.is_file():  # said first: a missing file is not a missing signature
+            raise FileNotFoundError(f"there is no saved memory state at {path}: memory.save(path) writes one")
+        signing.check_file(path)  # refuses an edited signed file (notebook 06)
+        return cls.from_dict(_read_state(path), summarise)
 
 
 def _read_state(path: Path) -> dict[str, Any]:
@@ -523,7 +528,7 @@ def _read_state(path: Path) -> dict[str, Any]:
 def _check_header(data: Any, kind: str) -> None:
     if not isinstance(data, dict):
         raise ValueError(f"a saved state is an object (dict), got {type(data).__name__}")
-    if data.get("kind") != kind or data.get("format") != STATE_FORMAT_VERSION:
+    if data.get("kind") != kind or data.get("format") != STATE_FORMAT_VERSION or isinstance(data.get("format"), bool):
         raise ValueError(f"this state was saved by {data.get('kind')!r} (format {data.get('format')!r}); "
                          f"load it with that class: {kind}.from_dict expects format {STATE_FORMAT_VERSION}")
 

@@ -49,6 +49,7 @@ from helpers.model.recordings import (
     display_path,
     recording_path,
 )
+from helpers.model.notebook_errors import explain_in_notebooks
 from helpers.model.responses import CallTrace, CheckedTransport
 from helpers.model.secrets import (
     configured_secrets,
@@ -290,6 +291,8 @@ def _server_words(error: BaseException) -> str:
 
 
 def _duration(seconds: float) -> str:
+    if not math.isfinite(seconds):
+        return "longer than any retry"
     if seconds < 120:
         return f"{seconds:g} seconds"
     if seconds < 7200:
@@ -523,6 +526,7 @@ def connect(mode: str | None = None, *, provider: str | None = None, base_url: s
                          token_limit_parameter=limit_parameter, accepts_temperature=temperature_ok,
                          max_retries=max_retries, key_env=key_env, notices=notices, quiet=quiet,
                          timeout=sdk["timeout"], trace=trace, secrets=endpoint.secrets() if endpoint else [])
+    explain_in_notebooks(str(client.base_url), access.explain)  # a notebook's own SDK calls explain their errors
     if not quiet:
         print(label)
     return access

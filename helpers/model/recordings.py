@@ -23,10 +23,10 @@ from typing import Any
 
 import httpx2
 
-from helpers.base.files import write_text_atomic
 from helpers.base import signing
 from helpers.base.paths import DATA_DIR, REPO_ROOT
 from helpers.model.errors import BadResponse, RecordingMissing
+from helpers.model.responses import retry_after_seconds
 from helpers.model.secrets import REDACTED, public_url, scrub_text  # noqa: F401 (REDACTED: re-exported)
 
 FORMAT_VERSION = 1
@@ -105,7 +105,7 @@ class Recording:
         signing.check_file(path)  # signed recordings (notebook 06): an edited signed file is refused
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as error:
+        except (UnicodeDecodeError, json.JSONDecodeError) as error:
             raise RecordingMissing(f"{display_path(path)} is not valid JSON ({error}); delete it and record "
                                    "again with LLM_MODE=record") from error
         if (not isinstance(data, dict) or data.get("format") != FORMAT_VERSION
@@ -207,10 +207,11 @@ class Recording:
             "exchanges": self.exchanges,
         }
         try:
-            write_text_atomic(self.path, json.dumps(data, ensure_ascii=False, indent=1) + "\n")
+            content = (json.dumps(data, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
         except UnicodeEncodeError:  # a lone surrogate: \u-escaped JSON stores it losslessly
-            write_text_atomic(self.path, json.dumps(data, ensure_ascii=True, indent=1) + "\n")
-        signing.sign_if_keyed(self.path)  # signed recordings (notebook 06): only when a signing key is configured
+            content = (json.dumps(data, ensure_ascii=True, indent=1) + "\n").encode("utf-8")
+        # signed (notebook 06) when a signing key is configured; the file and its signature are written together
+        signing.write_signed(self.path, content)
 
 
 def _exchange_problem(exchange: Any) -> str | None:
@@ -306,15 +307,11 @@ class RecordTransport(httpx2.BaseTransport):
 
 
 def _sdk_gives_up(response: httpx2.Response) -> bool:
-    """True when the SDK will not retry this failed response even with retries left."""
-    if response.headers.get("x-should-retry") == "false":
+    """True when the SDK will not retry this failed response even with retries left (its own rule)."""
+    wait = retry_after_seconds(response.headers)
+    if wait is not None and wait > MAX_RETRY_AFTER_SECONDS:
         return True
-    for header, divisor in (("retry-after-ms", 1000), ("retry-after", 1)):
-        try:
-            return float(response.headers[header]) / divisor > MAX_RETRY_AFTER_SECONDS
-        except (KeyError, ValueError):
-            continue
-    return False
+    return response.headers.get("x-should-retry") == "false"
 
 
 class FallbackTransport(httpx2.BaseTransport):

@@ -4,11 +4,15 @@
 reads the whole answer within ``timeout`` seconds (a server trickling bytes cannot stretch a call
 past it), notes what a retry needs to be explained (attempts, ``Retry-After``), and checks that a
 successful chat completion really is one. Anything else raises ``BadResponse`` saying what came
-back and what to do, before the SDK, a recording or the memory sees it.
+back and what to do, before the SDK, a recording or the memory sees it. An error answer's body is
+scrubbed of every configured secret here, so even an SDK exception raised by a notebook's own
+``client.chat.completions.create(...)`` cannot quote a key the server echoed.
 """
 from __future__ import annotations
 
+import email.utils
 import json
+import math
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -35,13 +39,24 @@ class CallTrace:
 
 
 def retry_after_seconds(headers: httpx2.Headers) -> float | None:
-    """The wait a failed answer asks for, in seconds, or None."""
+    """The wait a failed answer asks for, in seconds, or None, read as the SDK reads it: ``retry-after-ms``,
+    else ``Retry-After`` as seconds or as an HTTP date; a number too large for a float is an endless wait."""
     for name, divisor in (("retry-after-ms", 1000), ("retry-after", 1)):
-        try:
-            return float(headers[name]) / divisor
-        except (KeyError, ValueError):
+        value = headers.get(name)
+        if value is None:
             continue
-    return None
+        try:
+            delay = float(value)
+        except ValueError:
+            continue
+        if math.isinf(delay) and value.strip().lower().lstrip("+") not in ("inf", "infinity"):
+            return math.inf
+        return delay / divisor if math.isfinite(delay) else None
+    try:
+        when = email.utils.parsedate_tz(headers.get("retry-after") or "")
+        return float(email.utils.mktime_tz(when) - time.time()) if when else None
+    except (TypeError, ValueError, OverflowError, OSError):
+        return None
 
 
 def completion_problem(payload: Any) -> str | None:
@@ -92,6 +107,15 @@ def parse_completion(content: bytes, where: str, secrets: Iterable[str] = ()) ->
         "LLM_MODE=offline (the stand-in).", secrets))
 
 
+def scrub_body(content: bytes, secrets: Iterable[str]) -> bytes:
+    """An error answer's body with every secret replaced, so no exception the SDK builds from it can show one."""
+    try:
+        text = content.decode("utf-8")
+    except UnicodeDecodeError:
+        return content
+    return scrub_text(text, secrets).encode("utf-8")
+
+
 class CheckedTransport(httpx2.BaseTransport):
     """Wraps a transport: whole answers within ``timeout`` seconds, attempts traced, chat completions checked."""
 
@@ -110,6 +134,7 @@ class CheckedTransport(httpx2.BaseTransport):
         plain = [(k, v) for k, v in headers if k.lower() != "content-encoding"]
         if not 200 <= response.status_code < 300:
             self.trace.retry_after = retry_after_seconds(response.headers)
+            content = scrub_body(content, self.secrets())  # an error can echo the key; the SDK quotes the body
         elif (request.url.path.rstrip("/").endswith("chat/completions")
               and "event-stream" not in response.headers.get("content-type", "")):  # a stream is checked by the SDK
             parse_completion(content, self.where, self.secrets())

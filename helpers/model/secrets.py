@@ -1,10 +1,11 @@
 """Keeping secrets out of every text the project shows or stores: server messages, labels, recordings."""
 from __future__ import annotations
 
+import base64
 import os
 import re
 from collections.abc import Iterable
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 REDACTED = "[REDACTED]"
 KEY_VARIABLES = ("GROQ_API_KEY", "OPENAI_API_KEY", "LLM_API_KEY")
@@ -27,12 +28,16 @@ def scrub_text(text: str, secrets: Iterable[str]) -> str:
 
 
 def url_credentials(url: str) -> list[str]:
-    """The user name and password written into a URL (``http://user:pass@host/v1``), if any."""
+    """The user name and password written into a URL (``http://user:pass@host/v1``), if any: as written,
+    percent-decoded (what the HTTP client sends) and as the Basic authorization token a server may echo."""
     try:
         parts = urlsplit(url)
-        return [value for value in (parts.username, parts.password) if value]
+        written = [value for value in (parts.username, parts.password) if value]
     except ValueError:
         return []
+    decoded = [unquote(value) for value in written]
+    token = base64.b64encode(":".join(unquote(v or "") for v in (parts.username, parts.password)).encode()).decode()
+    return [*dict.fromkeys(written + decoded), *([token] if written else [])]
 
 
 def public_url(url: str) -> str:

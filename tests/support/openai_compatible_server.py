@@ -79,8 +79,8 @@ class OpenAICompatibleServer:
         with self._lock:
             self._failures.extend([(200, f"bad:{kind}")] * count)
 
-    def retry_after_next(self, count: int, seconds: int = 3600) -> None:
-        """The next ``count`` requests get 429 with ``Retry-After: seconds``."""
+    def retry_after_next(self, count: int, seconds: int | str = 3600) -> None:
+        """The next ``count`` requests get 429 with ``Retry-After: seconds`` (a number, or an HTTP date as text)."""
         with self._lock:
             self._failures.extend([(429, f"wait:{seconds}")] * count)
 
