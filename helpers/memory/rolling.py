@@ -11,19 +11,15 @@ running token total.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
-import inspect
 import json
 from collections.abc import Iterator
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any, ClassVar
 
 from helpers.base import signing
-from helpers.base.files import lone_surrogate_at
 from helpers.base.redaction import redact_messages
 from helpers.base.tokens import count_tokens
-from helpers.memory import erasure
+from helpers.memory import erasure, state
 from helpers.memory import pinned as pinned_rules_block
 from helpers.memory.erasure import ErasureReport
 from helpers.memory.placement import check_placement, memory_message
@@ -38,33 +34,7 @@ from helpers.memory.types import (
     SummariserError,
     SummaryRefused,
 )
-
-STATE_FORMAT_VERSION = 1
-
-
-def check_count(name: str, value: object, minimum: int, why: str) -> int:
-    """``value`` if it is a whole number of at least ``minimum``; else a ``ValueError`` naming ``name``."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{name} must be a whole number, got {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name} must be at least {minimum}, got {value}: {why}")
-    return value
-
-
-def check_text(name: str, value: object) -> str:
-    """``value`` if it is text that can be stored as UTF-8; else a ``ValueError`` naming ``name`` and the fix."""
-    if not isinstance(value, str):
-        raise ValueError(f"{name} must be text, got {type(value).__name__}")
-    if value.isascii():  # the common case, and ASCII holds no surrogate: skip the UTF-8 trial encode
-        return value
-    position = lone_surrogate_at(value)
-    if position is not None:
-        raise ValueError(
-            f"{name} holds a lone surrogate at character {position} ({value[position]!r}): half of a character "
-            "such as an emoji, as escaped JSON like \"\\ud83d\" gives. It cannot be saved, so it is refused "
-            "and nothing was stored. Fix the text (e.g. text.encode('utf-16', 'surrogatepass').decode('utf-16') "
-            "rejoins a split pair, text.encode('utf-8', 'replace').decode() drops the half) and add it again.")
-    return value
+from helpers.memory.validation import check_count, check_text
 
 
 def _sentence(text: str) -> str:
@@ -376,123 +346,12 @@ class RollingSummaryMemory:
 
     def to_dict(self) -> dict[str, Any]:
         """Everything the memory holds, as JSON-ready data (the summariser itself is not saved)."""
-        return {
-            "format": STATE_FORMAT_VERSION,
-            "kind": type(self).__name__,
-            "settings": self.settings(),
-            "system_prompt": self.system_prompt,
-            "summary": self._summary,
-            "archive": [{"role": m.role, "content": m.content, "tokens": m.tokens} for m in self._archive],
-            "verbatim_start": self._verbatim_start,
-            "counters": {name: getattr(self, name) for name in self.COUNTERS},
-            "fold_events": [asdict(event) for event in self.fold_events],
-            "fold_pending": self._fold_pending,
-        }
+        return state.state_of(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], summarise: Summariser) -> RollingSummaryMemory:
-        """Rebuild a memory saved by ``to_dict``, checking every field and how they fit together.
-
-        Anything wrong raises ``ValueError`` naming the field; token counts are checked against the text.
-        """
-        _check_header(data, cls.__name__)
-        memory = cls._from_settings(data, summarise)
-        memory._load_archive(_field(data, "archive", list))
-        memory._load_verbatim_and_summary(data)
-        memory._load_counters_and_events(data)
-        memory._check_loaded()
-        memory._rebuild_request()
-        return memory
-
-    @classmethod
-    def _from_settings(cls, data: dict[str, Any], summarise: Summariser) -> RollingSummaryMemory:
-        settings = _field(data, "settings", dict)
-        system_prompt = _field(data, "system_prompt", str)
-        try:
-            return cls(system_prompt, summarise, **settings)
-        except TypeError as error:  # an unknown or missing setting
-            raise ValueError(f"settings: {error}; expected the keys {sorted(cls._setting_names())}") from None
-        except ValueError as error:
-            raise ValueError(f"settings: {error}") from None
-
-    @classmethod
-    def _setting_names(cls) -> list[str]:
-        return [name for name in inspect.signature(cls.__init__).parameters if name not in ("self", "system_prompt",
-                                                                                              "summarise")]
-
-    def _load_archive(self, archive: list[Any]) -> None:
-        for index, saved in enumerate(archive):
-            where = f"archive[{index}]"
-            if not isinstance(saved, dict) or set(saved) != {"role", "content", "tokens"}:
-                raise ValueError(f"{where} must be an object with exactly role, content and tokens, got {saved!r:.80}")
-            try:
-                message = self._new_message(saved["role"], saved["content"])
-            except ValueError as error:
-                raise ValueError(f"{where}: {error}") from None
-            if message.tokens != saved["tokens"] or isinstance(saved["tokens"], bool):
-                raise ValueError(f"{where}.tokens: the message counts {message.tokens} tokens, not the "
-                                 f"{saved['tokens']!r} saved; the file was edited or made with another tokenizer")
-            self._archive.append(message)
-
-    def _load_verbatim_and_summary(self, data: dict[str, Any]) -> None:
-        start = _field(data, "verbatim_start", int)
-        if not (0 <= start <= len(self._archive) and start % 2 == 0):
-            raise ValueError(f"verbatim_start {start} must be an even index within the archive "
-                             f"(0 to {len(self._archive)}): only whole turns are folded")
-        summary = _field(data, "summary", (str, type(None)))
-        if summary is not None and not summary.strip():
-            raise ValueError("summary: an empty summary is never stored; use null for no summary")
-        if (summary is None) != (start == 0):
-            raise ValueError(f"summary and verbatim_start disagree: summary is {'null' if summary is None else 'set'} "
-                             f"but verbatim_start is {start}; messages before verbatim_start are sent only through "
-                             "the summary, so there is a summary exactly when verbatim_start > 0")
-        if summary is not None:
-            check_text("summary", summary)
-            self._summary = summary
-            self._summary_tokens = count_tokens(summary)
-            self._summary_block_tokens = self._block_tokens(summary, self._summary_tokens)
-        self._verbatim_start = start
-        self._verbatim_tokens = sum(m.tokens for m in self._archive[start:])
-
-    def _load_counters_and_events(self, data: dict[str, Any]) -> None:
-        counters = _field(data, "counters", dict)
-        if set(counters) != set(self.COUNTERS):
-            raise ValueError(f"counters must hold exactly {', '.join(self.COUNTERS)}, got {sorted(counters)}")
-        for name in self.COUNTERS:
-            setattr(self, name, check_count(f"counters.{name}", counters[name], 0, "a count of folds"))
-        self.fold_events = [_fold_event(index, saved) for index, saved in
-                            enumerate(_field(data, "fold_events", list))]
-        self._fold_pending = _field(data, "fold_pending", bool, default=False)
-        if self.summary_count != len(self.fold_events):
-            raise ValueError(f"counters.summary_count is {self.summary_count} but fold_events holds "
-                             f"{len(self.fold_events)} folds; each fold adds one of each")
-        self._check_fold_events()
-
-    def _check_fold_events(self) -> None:
-        """The fold events must tell the archive's story: consecutive whole turns, from turn 1 to verbatim_start."""
-        next_turn, previous_summary_tokens = 1, 0
-        for index, event in enumerate(self.fold_events):
-            where = f"fold_events[{index}]"
-            first, last = 2 * (event.first_turn - 1), 2 * event.last_turn
-            if event.first_turn != next_turn or event.last_turn < event.first_turn:
-                raise ValueError(f"{where} folds turns {event.first_turn} to {event.last_turn}, but the next fold "
-                                 f"must start at turn {next_turn}")
-            if event.messages_folded != last - first:
-                raise ValueError(f"{where}.messages_folded is {event.messages_folded}, but turns {event.first_turn} "
-                                 f"to {event.last_turn} are {last - first} messages")
-            if last > len(self._archive) or event.message_tokens != sum(m.tokens for m in self._archive[first:last]):
-                raise ValueError(f"{where}.message_tokens ({event.message_tokens}) does not match the archive's "
-                                 f"turns {event.first_turn} to {event.last_turn}")
-            if event.old_summary_tokens != previous_summary_tokens:
-                raise ValueError(f"{where}.old_summary_tokens is {event.old_summary_tokens}, but the fold before "
-                                 f"left a summary of {previous_summary_tokens} tokens")
-            next_turn, previous_summary_tokens = event.last_turn + 1, event.summary_tokens
-        if 2 * (next_turn - 1) != self._verbatim_start:
-            raise ValueError(f"fold_events end at turn {next_turn - 1} but verbatim_start {self._verbatim_start} "
-                             f"says turns 1 to {self._verbatim_start // 2} were folded")
-        if self.fold_events and previous_summary_tokens != self._summary_tokens:
-            raise ValueError(f"the last fold event made a summary of {previous_summary_tokens} tokens, but the "
-                             f"summary counts {self._summary_tokens}")
+        """Rebuild a memory saved by ``to_dict``, checking every field and how they fit (``helpers.memory.state``)."""
+        return state.from_state(cls, data, summarise)
 
     def _check_loaded(self) -> None:
         """Invariants of the subclass's policy (e.g. the fold trigger, the budget); ``ValueError`` if broken."""
@@ -512,61 +371,4 @@ class RollingSummaryMemory:
         if not path.is_file():  # said first: a missing file is not a missing signature
             raise FileNotFoundError(f"there is no saved memory state at {path}: memory.save(path) writes one")
         signing.check_file(path)  # refuses an edited signed file (notebook 06)
-        return cls.from_dict(_read_state(path), summarise)
-
-
-def _read_state(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ValueError(f"{path} is not a saved memory state (not UTF-8 JSON: {error})") from None
-    if not isinstance(data, dict):
-        raise ValueError(f"{path} is not a saved memory state: it holds a {type(data).__name__}, not an object")
-    return data
-
-
-def _check_header(data: Any, kind: str) -> None:
-    if not isinstance(data, dict):
-        raise ValueError(f"a saved state is an object (dict), got {type(data).__name__}")
-    if data.get("kind") != kind or data.get("format") != STATE_FORMAT_VERSION or isinstance(data.get("format"), bool):
-        raise ValueError(f"this state was saved by {data.get('kind')!r} (format {data.get('format')!r}); "
-                         f"load it with that class: {kind}.from_dict expects format {STATE_FORMAT_VERSION}")
-
-
-_MISSING = object()
-
-
-def _field(data: dict[str, Any], name: str, kind: type | tuple[type, ...], default: Any = _MISSING) -> Any:
-    """``data[name]`` if present and of type ``kind`` (a bool is never taken for an int); else ``ValueError``."""
-    if name not in data:
-        if default is not _MISSING:
-            return default
-        raise ValueError(f"the saved state has no {name!r} field")
-    value = data[name]
-    kinds = kind if isinstance(kind, tuple) else (kind,)
-    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
-        names = " or ".join("null" if k is type(None) else k.__name__ for k in kinds)
-        raise ValueError(f"{name} must be {names}, got {type(value).__name__} {value!r:.60}")
-    return value
-
-
-def _fold_event(index: int, saved: Any) -> FoldEvent:
-    where = f"fold_events[{index}]"
-    if not isinstance(saved, dict):
-        raise ValueError(f"{where} must be an object, got {type(saved).__name__}")
-    fields = FoldEvent.__dataclass_fields__
-    unknown = set(saved) - set(fields)
-    missing = {name for name, f in fields.items() if f.default is dataclasses.MISSING} - set(saved)
-    if unknown or missing:
-        raise ValueError(f"{where}: unknown fields {sorted(unknown)}, missing fields {sorted(missing)}")
-    for name, value in saved.items():
-        if name == "check":  # what the summary check found (notebook 06): a list of texts
-            if not isinstance(value, (list, tuple)) or not all(isinstance(item, str) for item in value):
-                raise ValueError(f"{where}.check must be a list of texts, got {value!r:.60}")
-        elif fields[name].type == "bool":
-            if not isinstance(value, bool):
-                raise ValueError(f"{where}.{name} must be true or false, got {value!r}")
-        else:
-            check_count(f"{where}.{name}", value, 1 if name in ("first_turn", "last_turn", "messages_folded") else 0,
-                        "counts in a fold event are whole numbers")
-    return FoldEvent(**{**saved, "check": tuple(saved.get("check", ()))})
+        return cls.from_dict(state.read_state_file(path), summarise)

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from helpers.memory.rolling import RollingSummaryMemory, check_count
+from helpers.memory.rolling import RollingSummaryMemory
 from helpers.memory.types import Summariser, SummariserError
+from helpers.memory.validation import check_count
 
 
 class SummaryMemory(RollingSummaryMemory):

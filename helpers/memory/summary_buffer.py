@@ -4,8 +4,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, ClassVar
 
-from helpers.memory.rolling import RollingSummaryMemory, check_count
+from helpers.memory.rolling import RollingSummaryMemory
 from helpers.memory.types import MemorySnapshot, Summariser, SummariserError
+from helpers.memory.validation import check_count
 
 
 class SummaryBufferMemory(RollingSummaryMemory):
