@@ -2,13 +2,14 @@
 import io
 
 import matplotlib.text
-
 import numpy
 import PIL.Image
 import pytest
 
 from helpers.display import plots
+from helpers.display.attack_chart import attack_chart
 from helpers.lessons.data import lesson4
+from helpers.measure.attacks import AttackRate
 from helpers.memory.budget import analyse_budget, budget_table
 from helpers.memory.schedule import summary_schedule
 
@@ -117,6 +118,11 @@ def every_chart():
                                                     "buffer": [473, 412]},
         "The request at turn 6", "", horizontal=True, size=(13, 4)), plots.DISPLAY_DPI
     yield "drift chart", plots.drift_chart(series), plots.DISPLAY_DPI
+    rates = [AttackRate(setting, memory, 33, 31, 31, 24, 0) for setting in
+             ("lessons' design", "data placement", "structured input + data prompt", "summary check (refuse)",
+              "all of them") for memory in ("summary", "summary buffer")]
+    yield "attack chart (notebook 06)", attack_chart(rates, "Where the payloads land (offline stand-in)"), \
+        plots.DISPLAY_DPI
 
 
 def visible_texts(fig):

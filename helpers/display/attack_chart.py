@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from matplotlib.figure import Figure
 
-from helpers.display.plots import COLOURS, new_figure
+from helpers.display.plots import COLOURS, MIN_TEXT_SIZE, new_figure
 from helpers.measure.attacks import AttackRate
 
 _MEASURES = (("reached_system", "reaches a system message"), ("in_summary", "survives into the summary"),
@@ -27,20 +27,21 @@ def attack_table_text(rates: Sequence[AttackRate], label: str) -> str:
 
 
 def attack_chart(rates: Sequence[AttackRate], title: str) -> Figure:
-    """Grouped bars per setting and memory class: the share of payloads at each stage."""
-    fig, (ax,) = new_figure(14, 6.5)
+    """Grouped bars per setting and memory class: the share of payloads at each stage (projector-sized text)."""
+    fig, (ax,) = new_figure(14, 1.0 * len(rates) + 2.5)
     colours = (COLOURS["highlight"], COLOURS["summary"], COLOURS["verbatim"])
     width = 0.26
     ys = list(range(len(rates)))
     for k, ((name, text), colour) in enumerate(zip(_MEASURES, colours)):
         values = [rate.percent(getattr(rate, name)) for rate in rates]
         ax.barh([y + (k - 1) * width for y in ys], values, width, color=colour, label=text)
-    ax.set_yticks(ys, [f"{rate.setting}\n({rate.memory})" for rate in rates], fontsize=11)
+    ax.set_yticks(ys, [f"{rate.setting}\n({rate.memory})" for rate in rates], fontsize=MIN_TEXT_SIZE)
     ax.invert_yaxis()
     ax.set_xlim(0, 100)
     ax.set_xlabel("% of payloads")
-    ax.set_title(title, fontsize=15)
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=3, frameon=False, fontsize=12)
+    ax.set_title(title)
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncol=3, frameon=False,
+               fontsize=MIN_TEXT_SIZE)
     return fig
 
 
