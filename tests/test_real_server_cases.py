@@ -117,6 +117,16 @@ def test_a_trickling_server_is_cut_off_at_the_timeout_and_the_message_names_llm_
     assert "LLM_TIMEOUT=0.5 seconds (1 attempt)" in message and "LLM_TIMEOUT=300" in message
 
 
+def test_a_server_trickling_its_headers_is_cut_off_at_the_timeout_too(server):
+    server.trickle_headers = 0.05  # the status line and headers a byte every 50 ms: about 5 s before any body
+    access = to(server, timeout=0.5)
+    started = time.monotonic()
+    with pytest.raises(ModelUnavailable) as raised:
+        access.complete(HELLO, max_tokens=50)
+    assert time.monotonic() - started < 2
+    assert "LLM_TIMEOUT=0.5 seconds (1 attempt)" in str(raised.value)
+
+
 @pytest.mark.parametrize("value", ["nan", "inf", "1e400", "-5", "0", "soon"])
 def test_a_timeout_that_bounds_nothing_is_refused_naming_llm_timeout(monkeypatch, value):
     monkeypatch.setenv("LLM_TIMEOUT", value)

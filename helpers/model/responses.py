@@ -1,9 +1,9 @@
 """The one check of what an endpoint answered, and the one bound on how long an answer may take.
 
 ``CheckedTransport`` sits under the SDK in live, record and replay modes. For each attempt it
-reads the whole answer within ``timeout`` seconds (a server trickling bytes cannot stretch a call
-past it), notes what a retry needs to be explained (attempts, ``Retry-After``), and checks that a
-successful chat completion really is one. Anything else raises ``BadResponse`` saying what came
+reads the whole answer within ``timeout`` seconds (a server trickling bytes, of its headers or
+its body, cannot stretch a call past it), notes what a retry needs to be explained (attempts,
+``Retry-After``), and checks that a successful chat completion really is one. Anything else raises ``BadResponse`` saying what came
 back and what to do, before the SDK, a recording or the memory sees it. An error answer's body is
 scrubbed of every configured secret here, so even an SDK exception raised by a notebook's own
 ``client.chat.completions.create(...)`` cannot quote a key the server echoed.
@@ -13,6 +13,7 @@ from __future__ import annotations
 import email.utils
 import json
 import math
+import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -127,7 +128,7 @@ class CheckedTransport(httpx2.BaseTransport):
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
         started = time.monotonic()
         self.trace.attempts += 1
-        response = self.inner.handle_request(request)
+        response = self._headers_within(request)
         raw = self._read_within(response, request, started)
         headers = [(k, v) for k, v in response.headers.multi_items() if k.lower() not in _SKIPPED_HEADERS]
         content = httpx2.Response(response.status_code, headers=headers, content=raw).read()  # undo the encoding
@@ -139,6 +140,45 @@ class CheckedTransport(httpx2.BaseTransport):
               and "event-stream" not in response.headers.get("content-type", "")):  # a stream is checked by the SDK
             parse_completion(content, self.where, self.secrets())
         return httpx2.Response(response.status_code, headers=plain, content=content, request=request)
+
+    def _headers_within(self, request: httpx2.Request) -> httpx2.Response:
+        """The inner transport's response, if its status line and headers arrive within ``timeout`` seconds.
+
+        The HTTP library bounds each read, not the whole wait, so a server that sends its headers a byte at a
+        time could hold a call for minutes. The request runs in a worker thread; past the deadline the call
+        raises ``ReadTimeout`` (the SDK's retry and our messages treat it as any timeout), and a response that
+        arrives later is closed by the worker, so its connection goes back to the pool.
+        """
+        outcome: dict[str, Any] = {}
+        abandoned = threading.Event()
+        lock = threading.Lock()
+
+        def send() -> None:
+            try:
+                response = self.inner.handle_request(request)
+            except BaseException as error:  # noqa: BLE001 - handed to the caller's thread as it is
+                outcome["error"] = error
+                return
+            with lock:
+                if abandoned.is_set():
+                    response.close()
+                else:
+                    outcome["response"] = response
+
+        worker = threading.Thread(target=send, name="llm-request", daemon=True)
+        worker.start()
+        try:
+            worker.join(self.timeout)
+        except BaseException:  # an interrupt (the notebook's stop button): the late answer is closed, not kept
+            abandoned.set()
+            raise
+        with lock:
+            if "response" not in outcome and "error" not in outcome:
+                abandoned.set()
+                raise httpx2.ReadTimeout(f"no answer within {self.timeout:g} s (LLM_TIMEOUT)", request=request)
+        if "error" in outcome:
+            raise outcome["error"]
+        return outcome["response"]
 
     def _read_within(self, response: httpx2.Response, request: httpx2.Request, started: float) -> bytes:
         chunks: list[bytes] = []

@@ -47,6 +47,7 @@ class OpenAICompatibleServer:
         self.system_role = "keep"  # "keep"; "first" (llama.cpp's llama-2 fallback); "none" (its gemma format)
         self.cut_at: int | None = None  # cut every reply to this many words with finish_reason "length"
         self.trickle: float | None = None  # seconds between the bytes of every answer
+        self.trickle_headers: float | None = None  # seconds between the bytes of the status line and headers
         self.echo_key_in_401 = False
         self.max_requests = max_requests
         self.received: list[dict[str, Any]] = []  # path, headers (lower-cased), body of every request
@@ -115,6 +116,19 @@ class OpenAICompatibleServer:
                 status, payload, headers = owner._answer(self.command, self.path, dict(self.headers.items()), content)
                 data, content_type = payload if isinstance(payload, tuple) else (json.dumps(payload).encode(),
                                                                                  "application/json")
+                if owner.trickle_headers is not None:  # even the headers come a byte at a time
+                    head = "".join([f"HTTP/1.1 {status} Answer\r\n", f"content-type: {content_type}\r\n",
+                                    f"content-length: {len(data)}\r\n",
+                                    *(f"{name}: {value}\r\n" for name, value in headers.items()), "\r\n"])
+                    try:
+                        for byte in head.encode():
+                            self.wfile.write(bytes([byte]))
+                            self.wfile.flush()
+                            time.sleep(owner.trickle_headers)
+                        self.wfile.write(data)
+                    except (BrokenPipeError, ConnectionResetError):  # the client gave up, as it should
+                        pass
+                    return
                 self.send_response(status)
                 self.send_header("content-type", content_type)
                 self.send_header("content-length", str(len(data)))
