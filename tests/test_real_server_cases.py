@@ -112,18 +112,18 @@ def test_a_trickling_server_is_cut_off_at_the_timeout_and_the_message_names_llm_
     started = time.monotonic()
     with pytest.raises(ModelUnavailable) as raised:
         access.complete(HELLO, max_tokens=50)
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 6  # cut off long before the answer ends (a generous bound: no flakes)
     message = str(raised.value)
     assert "LLM_TIMEOUT=0.5 seconds (1 attempt)" in message and "LLM_TIMEOUT=300" in message
 
 
 def test_a_server_trickling_its_headers_is_cut_off_at_the_timeout_too(server):
-    server.trickle_headers = 0.05  # the status line and headers a byte every 50 ms: about 5 s before any body
+    server.trickle_headers = 0.15  # the status line and headers a byte every 150 ms: about 14 s before any body
     access = to(server, timeout=0.5)
     started = time.monotonic()
     with pytest.raises(ModelUnavailable) as raised:
         access.complete(HELLO, max_tokens=50)
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 6  # cut off long before the headers end (a generous bound: no flakes)
     assert "LLM_TIMEOUT=0.5 seconds (1 attempt)" in str(raised.value)
 
 
