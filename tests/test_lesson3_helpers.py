@@ -5,7 +5,7 @@ import pytest
 from helpers.base.tokens import count_tokens
 from helpers.display import plots
 from helpers.display.exercise import CORRECT, NOT_DONE, WRONG
-from helpers.display.lesson3_checks import (
+from helpers.display.lesson3_exercises import (
     check_calls_formula,
     check_rule_check,
     check_sliding_window,
