@@ -1,7 +1,7 @@
-"""Writing a file that holds state so that a failure never leaves it half-written or empty.
+"""Writing files that hold state so that a failure never leaves one half-written or empty.
 
-The text is encoded first (so text that cannot be stored fails before any file is touched), then
-written to a temporary file in the same folder, flushed, fsynced and moved over the old file.
+Callers encode their text first (so text that cannot be stored fails before any file is touched);
+each file is written to a temporary file in the same folder, flushed, fsynced and moved over the old one.
 """
 from __future__ import annotations
 
@@ -21,16 +21,6 @@ def lone_surrogate_at(text: str) -> int | None:
     except UnicodeEncodeError as error:
         return error.start
     return None
-
-
-def write_text_atomic(path: str | Path, text: str) -> Path:
-    """Replace the file at ``path`` with ``text`` (UTF-8) in one step; the old file survives any failure.
-
-    Raises ``UnicodeEncodeError`` before touching anything if the text holds a lone surrogate.
-    """
-    path = Path(path)
-    write_files_atomic([(path, text.encode("utf-8"))])
-    return path
 
 
 def write_files_atomic(files: list[tuple[Path, bytes]]) -> None:
