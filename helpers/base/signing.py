@@ -106,3 +106,10 @@ def check_file(path: Path) -> None:
         raise SignatureError(f"{name} does not match its signature: it was changed after it was saved (or signed "
                              "with another key). It was not loaded. Restore the file, or, if you trust its contents, "
                              "sign it again with helpers.base.signing.sign_file(path)")
+
+
+def read_verified(path: str | Path) -> bytes:
+    """The bytes of ``path``, once its signature has been checked (``check_file``)."""
+    path = Path(path)
+    check_file(path)
+    return path.read_bytes()

@@ -8,6 +8,7 @@ paraphrase, other languages and encoded text (measured in notebook 06).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 CHECK_MODES = ("off", "report", "refuse")
@@ -48,12 +49,25 @@ class SummaryCheck:
         return "; ".join(f"{kind}: {text!r}" for kind, text in self.findings)
 
 
-def check_summary(summary: str) -> SummaryCheck:
-    """Every instruction-like phrase, role marker and forged header in ``summary``."""
+def _heading_pattern(headings: tuple[str, ...]) -> re.Pattern[str] | None:
+    """The memory kinds' own headings (their first line, any case and spacing), as forged headers."""
+    names = [" ".join(heading.split(":")[0].split()) for heading in headings if heading.strip()]
+    if not names:
+        return None
+    return re.compile("|".join(r"\s+".join(map(re.escape, name.split())) for name in names), re.IGNORECASE)
+
+
+def check_summary(summary: str, *, headings: Iterable[str] = ()) -> SummaryCheck:
+    """Every instruction-like phrase, role marker and forged header in ``summary``; ``headings`` are the
+    memory kinds' own summary headings (``helpers.memory.registry.headings()``), also forged headers."""
     findings = []
     for kind, pattern in _PATTERNS.items():
         for match in pattern.finditer(summary):
             findings.append((kind, match.group(0).strip()))
+    own = _heading_pattern(tuple(headings))
+    if own is not None:
+        findings += [("forged header", match.group(0).strip()) for match in own.finditer(summary)
+                     if ("forged header", match.group(0).strip()) not in findings]
     return SummaryCheck(tuple(findings))
 
 
