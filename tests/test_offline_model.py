@@ -224,6 +224,16 @@ def test_a_message_that_tells_and_asks_is_noted_and_answered_and_what_it_tells_i
     assert asked == f"{markers.MARKER} Noted: your expenses. I do not have your debts in what I was sent."
 
 
+def test_a_request_for_advice_is_not_taken_for_a_statement_nor_for_a_question_about_what_was_said():
+    history = [{"role": "system", "content": SYSTEM},
+               summary_block("I have an FD of ₹50,000 maturing next quarter.")]
+    for text in ("Give me a complete monthly investment breakdown.",  # an imperative, no question mark
+                 "How much should I invest monthly to build a ₹2 crore corpus by 55?"):  # states its own goal
+        answer = text_of(reply(history + [{"role": "user", "content": text}]))
+        assert answer == (f'{markers.MARKER} From the summary: "I have an FD of ₹50,000 maturing next quarter." '
+                          "I cannot advise offline."), text
+
+
 def test_the_system_prompt_is_not_a_source_of_facts():
     system_with_numbers = {"role": "system", "content": "You are FinCoach. The user's salary is ₹9,99,999."}
     answer = text_of(reply([system_with_numbers, {"role": "user", "content": "What is my salary?"}]))
@@ -259,7 +269,8 @@ LESSON_FACTS = [sentence for text in lesson3()["summary_run"]["user_turns"] + L4
                 for sentence in facts.split_sentences(text) if facts.fact_score(sentence)]
 ASIDES = ["Thanks!", "Okay.", "Hello again."]
 QUESTIONS = [L4_TURNS[4], L4_TURNS[5], SALARY_QUESTION, "How old am I?", "What are my debts?",
-             "I will open a PPF account this month.", "Never suggest gold to me.", "I am 41. What is my name?"]
+             "I will open a PPF account this month.", "Never suggest gold to me.", "I am 41. What is my name?",
+             "Give me a complete monthly investment breakdown.", "Is my ₹2 crore corpus by 55 realistic?"]
 
 
 @settings(max_examples=80, deadline=None)

@@ -40,10 +40,13 @@ this that these those there here tell told say said remind again please exact ex
 can could would should will shall may might have has had get got give know right now just so about any some all
 monthly month per one like based suit suits recommend""".split())
 _PERSONAL = re.compile(r"\b(?:my|mine|me|i|i'm|i am|i've)\b", re.IGNORECASE)
-_ASKS = re.compile(r"(?i)\s*(what|which|how|when|where|who|why|do|does|did|is|are|can|could|should|tell|remind)\b")
+_ASKS = re.compile(r"(?i)\s*(what|which|how|when|where|who|why|do|does|did|is|are|can|could|should|tell|remind|"
+                   r"give|explain|list|show|compare|describe|suggest|recommend|help|calculate|summari[sz]e|recap)\b")
 _TELLS = re.compile(r"(?i)\s*(?:don['’]?t|do not|do never)\b")  # "Do not suggest gold." starts like a question
-_FACT_QUESTION = re.compile(r"(?i)\s*(?:what(?:'s| is| are| was| were)\s+(?:my|the)|how (?:old|much|many)|"
-                            r"when|where|remind|tell me|do you (?:know|remember)|did i)\b")
+# a question that asks what was said, not what to do ("how much do I earn?", not "how much should I invest?")
+_FACT_QUESTION = re.compile(r"(?i)\s*(?:what(?:'s| is| are| was| were)\s+(?:my|the)|how (?:old|much|many)\b"
+                            r"(?!\s+(?:should|could|would|can|must|to)\b)|when|where|remind|tell me|"
+                            r"do you (?:know|remember)|did i)\b")
 SUMMARY = "the summary"
 RECENT_TURNS = "the recent turns"
 THIS_MESSAGE = "this message"
@@ -157,12 +160,14 @@ def grounded_reply(messages: list[dict[str, Any]]) -> str:
         return f"{MARKER} There is no user message to answer."
     message = content_text(messages[-1].get("content")).strip()
     facts = request_facts(messages)
-    stated = [fact for fact in facts if fact.where == THIS_MESSAGE]
+    stated = [fact for fact in facts if fact.where == THIS_MESSAGE and not fact.text.endswith("?")]
+    asks = _asks(message)
     lines = [MARKER]
-    if stated or not _asks(message):
+    if stated or not asks:
         lines.append(_noted(stated))
-    if _asks(message):
-        personal = bool(_PERSONAL.search(message)) and _topics(_words(message))
-        answer = _answer(message, facts, {topic for fact in stated for topic in fact.topics}) if personal else []
-        lines += answer or ([] if personal else ["I cannot answer that offline."])
+    if asks:
+        personal = bool(_PERSONAL.search(message)) and bool(_topics(_words(message)))
+        told = {topic for fact in facts if fact.where == THIS_MESSAGE for topic in fact.topics}  # questions too
+        answer = _answer(message, facts, told) if personal else []
+        lines += answer or ["I cannot answer that offline."]
     return " ".join(lines)
