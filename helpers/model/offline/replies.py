@@ -108,7 +108,8 @@ def _join(items: list[str], last: str = "and") -> str:
 
 
 def _asks(message: str) -> bool:
-    """Whether the latest message asks something: a question mark, or a question word first."""
+    """Whether the latest message asks something: a question mark, or a question word or a request
+    ("Give me ...", "Explain ...") first."""
     return "?" in message or (bool(_ASKS.match(message)) and not _TELLS.match(message))
 
 
@@ -118,7 +119,7 @@ def _noted(stated: list[RequestFact]) -> str:
     return f"Noted: your {_join(about)}." if about else "Noted."
 
 
-def _answer(question: str, facts: list[RequestFact], stated_topics: set[str]) -> list[str]:
+def _answer(question: str, facts: list[RequestFact], told_topics: set[str]) -> list[str]:
     """A question about the user's own facts: the sentences that hold them, by where they are; or "not sent"."""
     question_words = _words(question)
     keywords = question_words - _STOPWORDS
@@ -132,7 +133,7 @@ def _answer(question: str, facts: list[RequestFact], stated_topics: set[str]) ->
             best = max(matches, key=lambda match: (match[0], match[1]))[2]
             if best not in quoted:
                 quoted.append(best)
-        elif topic not in stated_topics:  # told in this very message: noted, not missing
+        elif topic not in told_topics:  # told in this very message: not missing
             missing.append(topic)
     lines = []
     for where in (SUMMARY, RECENT_TURNS):
