@@ -305,13 +305,14 @@ def test_the_projects_errors_show_their_message_first_with_a_short_traceback(ser
 
 def test_a_reply_that_takes_the_buffer_over_budget_is_reported():
     access = connect("offline", load_env=False, quiet=True)
-    memory = SummaryBufferMemory(SYSTEM, make_summariser(access, "summary_buffer"), 60, 2)
+    budget = 25  # the first question fits; the stand-in's short reply takes the buffer over
+    memory = SummaryBufferMemory(SYSTEM, make_summariser(access, "summary_buffer"), budget, 2)
     record = chat(memory, TURNS[0], access, max_tokens=400)
-    assert record.snapshot.verbatim_tokens <= 60 and record.after_reply.verbatim_tokens > 60
-    assert turn_line(record).endswith(f"| the reply took the buffer to {record.after_reply.verbatim_tokens}/60: "
+    assert record.snapshot.verbatim_tokens <= budget and record.after_reply.verbatim_tokens > budget
+    assert turn_line(record).endswith(f"| the reply took the buffer to {record.after_reply.verbatim_tokens}/{budget}: "
                                       "OVER BUDGET until the next overflow")
     assert turn_line(record).startswith(f"[Turn 1] prompt_tokens: {record.prompt_tokens} | summary: 0 tokens | "
-                                        f"buffer: {record.snapshot.verbatim_tokens}/60 tokens in 1 message | overflows: 0")
+                                        f"buffer: {record.snapshot.verbatim_tokens}/{budget} tokens in 1 message | overflows: 0")
 
 
 def test_a_replay_sends_the_parameters_its_recording_was_made_with(server):
