@@ -1,13 +1,11 @@
 """The summary check means its patterns: any case, any whitespace inside a phrase, role markers wherever a
 sentence starts, the template tokens of the common chat formats, headers forged in any case (the memory
 kinds' own headings too), each finding once with a count; and no false alarm on the lessons' own text."""
-import json
-
 import pytest
 
-from helpers.base.paths import DATA_DIR
 from helpers.memory.summary import SummaryMemory
 from helpers.memory.summary_check import check_summary
+from tests.support.lesson_texts import lesson_texts
 
 HEADINGS = ("CONVERSATION SUMMARY (earlier turns):\n", "CONVERSATION MEMORY (earlier turns, compressed):\n",
             "PINNED RULES (stated by the user, kept word for word):\n")
@@ -108,26 +106,6 @@ def test_the_stand_in_copying_a_gpt_oss_template_into_a_summary_is_flagged():
 
 
 # ----- no false alarm on the lessons' own text -----------------------------------------------------------
-def lesson_texts():
-    """Every summary and conversation message the lessons publish (not the prompts, headings or notes)."""
-    texts = []
-    reference3 = json.loads((DATA_DIR / "reference" / "lesson3_gpt-oss-120b.json").read_text(encoding="utf-8"))
-    texts += [reference3["summary_run"]["summary_after_turn_6"], reference3["summary_run"]["turn_6_reply"]]
-    texts += [cycle["summary"] for cycle in reference3["drift_run"]["cycles"]]
-    lesson3 = json.loads((DATA_DIR / "lesson3_summary_memory.json").read_text(encoding="utf-8"))
-    texts += lesson3["summary_run"]["user_turns"]
-    texts += [line.split(": ", 1)[1] for batch in lesson3["drift_run"]["batches"] for line in batch]
-    lesson4 = json.loads((DATA_DIR / "lesson4_summary_buffer.json").read_text(encoding="utf-8"))
-    texts += lesson4["buffer_run"]["user_turns"] + lesson4["budget_analysis"]["user_messages"]
-    reference4 = json.loads((DATA_DIR / "reference" / "lesson4_gpt-oss-120b.json").read_text(encoding="utf-8"))
-    texts += [claim["claim"] for claim in reference4["buffer_run"]["unsupported_claims_in_summary"]]
-    texts.append(reference4["buffer_run"]["unsupported_claim_in_turn_6_reply"]["quote"])
-    security = json.loads((DATA_DIR / "security" / "injection_payloads.json").read_text(encoding="utf-8"))
-    conversation = security["conversation"]
-    texts += [conversation["benign_turn"]] + [text for turn in conversation["turns"] for text in turn if text]
-    return texts
-
-
 def test_the_lessons_summaries_and_conversations_raise_no_false_alarm():
     texts = lesson_texts()
     assert len(texts) > 40 and any("1,20,000" in text for text in texts)
