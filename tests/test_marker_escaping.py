@@ -18,6 +18,7 @@ from helpers.memory.placement import (
     memory_message,
     strip_invisible,
 )
+from helpers.memory.defences import Defences
 from helpers.memory.summary import SummaryMemory
 from helpers.memory.summary_buffer import SummaryBufferMemory
 
@@ -133,9 +134,10 @@ def test_any_mixture_of_look_alikes_invisible_characters_and_marks_cannot_close_
        st.sampled_from(["system", "data"]))
 def test_both_classes_carry_no_invisible_character_and_one_block_in_any_request(contents, placement):
     for memory in (SummaryMemory("sys", lambda m, e: " | ".join([e or "S", *(x["content"] for x in m)]),
-                                 max_turns_before_summary=2, turns_to_keep_verbatim=1, placement=placement),
+                                 max_turns_before_summary=2, turns_to_keep_verbatim=1, defences=Defences(placement=placement)),
                    SummaryBufferMemory("sys", lambda m, e: " | ".join([e or "S", *(x["content"] for x in m)]),
-                                       max_buffer_tokens=40, messages_to_compress_on_overflow=2, placement=placement)):
+                                       max_buffer_tokens=40, messages_to_compress_on_overflow=2,
+                                       defences=Defences(placement=placement))):
         for index, content in enumerate(contents):
             memory.add_message("user" if index % 2 == 0 else "assistant", content)
         if memory.summary is None:

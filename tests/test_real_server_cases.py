@@ -29,6 +29,7 @@ from helpers.model.connect import (
 )
 from helpers.model.recordings import recording_path
 from helpers.model.summarisers import make_summariser
+from helpers.memory.state import load, to_dict
 from tests.support.loopback import KEY, connect_to
 from tests.support.openai_compatible_server import OpenAICompatibleServer
 
@@ -51,11 +52,11 @@ def test_a_200_that_is_not_a_chat_completion_is_a_clear_error_and_changes_nothin
     access = to(server)
     memory = SummaryMemory(SYSTEM, make_summariser(access), 4, 2)
     chat(memory, TURNS[0], access)
-    before = memory.to_dict()
+    before = to_dict(memory)
     server.bad_body_next(1, kind)
     with pytest.raises(BadResponse, match="answered 200, but not with a chat completion") as raised:
         chat(memory, TURNS[1], access)
-    assert memory.to_dict() == before
+    assert to_dict(memory) == before
     assert "LLM_MODE=replay" in str(raised.value) and str(raised.value).count(". ") >= 3
 
 
@@ -275,7 +276,7 @@ def test_replies_and_summaries_cut_at_max_tokens_are_reported(server):
     records = [chat(memory, text, access) for text in TURNS[:4]]
     assert all("REPLY CUT at the token limit" in turn_line(r) for r in records)
     assert memory.fold_events[0].cut
-    assert "SUMMARY CUT at the token limit" in fold_line(memory.fold_events[0], budgeted=False)
+    assert "SUMMARY CUT at the token limit" in fold_line(memory.fold_events[0], "summary memory")
     assert any("SUMMARY CUT" in line for line in turn_lines(records[3]))
     assert len([n for n in access.notices if "summary was cut" in n]) == 1
 
@@ -306,11 +307,11 @@ def test_a_reply_that_takes_the_buffer_over_budget_is_reported():
     access = connect("offline", load_env=False, quiet=True)
     memory = SummaryBufferMemory(SYSTEM, make_summariser(access, "summary_buffer"), 60, 2)
     record = chat(memory, TURNS[0], access, max_tokens=400)
-    assert record.verbatim_tokens <= 60 and record.buffer_tokens_after_reply > 60
-    assert turn_line(record).endswith(f"| the reply took the buffer to {record.buffer_tokens_after_reply}/60: "
+    assert record.snapshot.verbatim_tokens <= 60 and record.after_reply.verbatim_tokens > 60
+    assert turn_line(record).endswith(f"| the reply took the buffer to {record.after_reply.verbatim_tokens}/60: "
                                       "OVER BUDGET until the next overflow")
     assert turn_line(record).startswith(f"[Turn 1] prompt_tokens: {record.prompt_tokens} | summary: 0 tokens | "
-                                        f"buffer: {record.verbatim_tokens}/60 tokens in 1 message | overflows: 0")
+                                        f"buffer: {record.snapshot.verbatim_tokens}/60 tokens in 1 message | overflows: 0")
 
 
 def test_a_replay_sends_the_parameters_its_recording_was_made_with(server):

@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 
 from helpers.base import signing
+from helpers.memory.erasure import forget
+from helpers.memory.state import load, save
 from helpers.memory.summary import SummaryMemory
 from helpers.model.recordings import Recording
 
@@ -80,21 +82,31 @@ def test_read_verified_reads_the_file_once_and_returns_what_it_checked(tmp_path,
             signing.read_verified(path)  # the next load reads the swapped file, and refuses it
 
 
+def test_a_saved_state_swapped_after_its_check_loads_the_checked_bytes_not_the_swapped_ones(tmp_path, monkeypatch):
+    memory = SummaryMemory("sys", echo)
+    memory.add_message("user", "my rent is 25,000")
+    with signing.using_key(KEY):
+        path = save(memory, tmp_path / "state.json")
+        reads = swap_after_first_read(monkeypatch, path, path.read_bytes().replace(b"25,000", b"99,000"))
+        loaded = load(path, echo)
+    assert loaded.archive == memory.archive and len(reads) == 1 and b"99,000" in path.read_bytes()
+
+
 # ----- the signature covers the file's name --------------------------------------------------------------
 def test_a_signed_file_copied_under_another_name_with_its_signature_is_refused(tmp_path):
     memory = SummaryMemory("sys", echo, max_turns_before_summary=2, turns_to_keep_verbatim=1)
     memory.add_message("user", "my salary is 90,000")
     with signing.using_key(KEY):
-        path = memory.save(tmp_path / "state.json")
+        path = save(memory, tmp_path / "state.json")
         copy = tmp_path / "other_user.json"
         shutil.copy(path, copy)
         shutil.copy(signing.signature_path(path), signing.signature_path(copy))
         with pytest.raises(signing.SignatureError, match="carries the signature of a file called state.json") as refused:
-            SummaryMemory.load(copy, echo)
+            load(copy, echo)
         assert "sign it with helpers.base.signing.sign_file(path)" in str(refused.value)
-        assert SummaryMemory.load(path, echo).archive == memory.archive  # the original loads under its own name
+        assert load(path, echo).archive == memory.archive  # the original loads under its own name
         signing.sign_file(copy)  # someone who trusts the copy signs it under its new name
-        assert SummaryMemory.load(copy, echo).archive == memory.archive
+        assert load(copy, echo).archive == memory.archive
 
 
 def test_a_signature_holds_the_format_the_digest_and_the_name(tmp_path):
@@ -131,13 +143,13 @@ def test_an_empty_or_blank_key_is_refused_in_using_key(key):
 @pytest.mark.parametrize("value", ["", "   ", "\t"])
 def test_an_empty_or_blank_key_in_the_environment_is_refused_on_save_and_load(value, tmp_path, monkeypatch):
     memory = SummaryMemory("sys", echo)
-    path = memory.save(tmp_path / "state.json")  # saved with no key
+    path = save(memory, tmp_path / "state.json")  # saved with no key
     monkeypatch.setenv(signing.KEY_ENV, value)
     with pytest.raises(signing.SignatureError, match=f"must not be empty or blank: the key in {signing.KEY_ENV}") as refused:
-        memory.save(path)
+        save(memory, path)
     assert "remove MEMORY_SIGNING_KEY from .env" in str(refused.value)
     with pytest.raises(signing.SignatureError, match="must not be empty or blank"):
-        SummaryMemory.load(path, echo)
+        load(path, echo)
     monkeypatch.setenv(signing.KEY_ENV, "  a real key with spaces around it  ")
     assert signing.signing_key() == b"  a real key with spaces around it  "
 
@@ -148,11 +160,11 @@ def test_a_restored_older_save_loads_as_the_module_says(tmp_path):
     memory = SummaryMemory("sys", echo)
     memory.add_message("user", "my salary is 90,000")
     with signing.using_key(KEY):
-        path = memory.save(tmp_path / "state.json")
+        path = save(memory, tmp_path / "state.json")
         older = (path.read_bytes(), signing.signature_path(path).read_bytes())
-        memory.forget("90,000")
-        memory.save(path)
+        forget(memory, "90,000")
+        save(memory, path)
         path.write_bytes(older[0])
         signing.signature_path(path).write_bytes(older[1])
-        assert "90,000" in json.dumps(SummaryMemory.load(path, echo).archive)
+        assert "90,000" in json.dumps(load(path, echo).archive)
     assert "not that it is the latest" in " ".join(signing.__doc__.split())
