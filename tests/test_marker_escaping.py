@@ -38,9 +38,10 @@ MULTIPLE = [ch for ch, reading in sorted(unicode_data.ANGLE_READINGS.items()) if
 
 
 def as_a_reader_may_see_it(text):
-    """NFKC (full-width, small and vertical forms), what a reader does not see dropped (invisible
-    characters and the marks drawn on a character), and every look-alike read as the brackets it looks like."""
-    text = HIDDEN_TO_A_READER.sub("", unicodedata.normalize("NFKC", text))
+    """NFKD (full-width, small and vertical forms; accented letters as letter and mark), what a reader does
+    not see dropped (invisible characters and the marks drawn on a character), and every look-alike read as
+    the brackets it looks like."""
+    text = HIDDEN_TO_A_READER.sub("", unicodedata.normalize("NFKD", text))
     return "".join(unicode_data.ANGLE_READINGS.get(ch, ch) for ch in text)
 
 
