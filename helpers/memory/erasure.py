@@ -129,20 +129,19 @@ def forget(memory: RollingMemory, text: str) -> ErasureReport:
     pieces = _pieces(memory, drop) if refold else []
     if refold:
         summary, events = _refold(memory, pieces, text)
-    # Commit: everything above only read the memory. Lists are replaced, not edited, so that a
-    # transaction() around this call can put the old ones back.
-    memory._archive = [m for index, m in enumerate(archive) if index not in drop]
-    memory._verbatim_start = sum(len(piece) for piece in pieces) if refold else start
-    memory._verbatim_tokens = sum(m.tokens for m in memory._archive[memory._verbatim_start:])
-    if refold:
-        memory.fold_events = events
-    else:  # the summary check's findings quote summaries: blank any that held the text
-        memory.fold_events = [dataclasses.replace(event, check=tuple("(erased)" if mentions(item, text) else item
-                                                                     for item in event.check))
-                              for event in memory.fold_events]
-    if kept_rules != rules:
-        memory.defences = dataclasses.replace(defences, pinned_rules=kept_rules)
-    memory._set_summary(summary)
+    archive = [m for index, m in enumerate(archive) if index not in drop]
+    start = sum(len(piece) for piece in pieces) if refold else start
+    verbatim_tokens = sum(m.tokens for m in archive[start:])
+    if not refold:  # the summary check's findings quote summaries: blank any that held the text
+        events = [dataclasses.replace(event, check=tuple("(erased)" if mentions(item, text) else item
+                                                         for item in event.check)) for event in memory.fold_events]
+    kept = dataclasses.replace(defences, pinned_rules=kept_rules) if kept_rules != rules else defences
+    held = memory._held(kept, summary)
+    # Commit: everything above only read the memory, and this one update calls no code of ours, so an
+    # interrupt lands before it (nothing erased) or after it (all erased). Lists are replaced, not edited,
+    # so that a transaction() around this call can put the old ones back.
+    vars(memory).update(held, _archive=archive, _verbatim_start=start, _verbatim_tokens=verbatim_tokens,
+                        fold_events=events)
     remade = refold and memory.KIND.heading is not None
     return ErasureReport(text, tuple(turn + 1 for turn in hit_turns), len(drop), len(rules) - len(kept_rules), remade,
                          len(pieces) if remade else 0)

@@ -139,22 +139,28 @@ class RollingMemory:
     @defences.setter
     def defences(self, defences: MemoryDefences | None) -> None:
         """Set (or change) the defences; the memory messages are remade for them."""
-        self._defences = defences
-        self._pinned = defences.pinned_message() if defences is not None else None
-        self._pinned_tokens = count_tokens(self._pinned["content"]) if self._pinned else 0
-        self._set_summary(self._summary)
+        vars(self).update(self._held(defences, self._summary))
 
     def _set_summary(self, summary: str | None) -> None:
         """Store the summary and the message that carries it (counted once, here)."""
-        self._summary = summary
-        self._summary_tokens = count_tokens(summary) if summary is not None else 0
+        vars(self).update(self._held(self._defences, summary, pinned=False))
+
+    def _held(self, defences: MemoryDefences | None, summary: str | None, *, pinned: bool = True) -> dict[str, Any]:
+        """The attributes that hold ``summary`` under ``defences`` (and the pinned block, with ``pinned``): each
+        memory message and its token count. Made apart from storing them, so that a change is stored in one
+        update: an interrupt (the stop button) lands before it or after it, never halfway."""
         if summary is None:
-            self._summary_message = None
-        elif self._defences is not None:
-            self._summary_message = self._defences.summary_message(self.KIND.heading, summary)
+            message = None
+        elif defences is not None:
+            message = defences.summary_message(self.KIND.heading, summary)
         else:  # the lessons' design: a second system message, the heading then the summary
-            self._summary_message = {"role": "system", "content": self.KIND.heading + summary}
-        self._summary_block_tokens = count_tokens(self._summary_message["content"]) if self._summary_message else 0
+            message = {"role": "system", "content": self.KIND.heading + summary}
+        held = {"_summary": summary, "_summary_tokens": count_tokens(summary) if summary is not None else 0,
+                "_summary_message": message, "_summary_block_tokens": count_tokens(message["content"]) if message else 0}
+        if pinned:
+            block = defences.pinned_message() if defences is not None else None
+            held.update(_defences=defences, _pinned=block, _pinned_tokens=count_tokens(block["content"]) if block else 0)
+        return held
 
     # ----- the request -----------------------------------------------------------------------
     def memory_messages(self) -> list[dict[str, str]]:
@@ -202,15 +208,15 @@ class RollingMemory:
         old = self._archive[start:start + n_messages]
         summary, condensed, cut, findings = self._new_summary([m.to_api() for m in old], self._summary)
         message_tokens = sum(m.tokens for m in old)
-        old_summary_tokens = self._summary_tokens
-        # Commit: nothing above changed the memory, so a failure (or an interrupt) before here lost nothing.
-        self._verbatim_start += n_messages
-        self._verbatim_tokens -= message_tokens
-        self._set_summary(summary)
+        held = self._held(self._defences, summary, pinned=False)
+        tokens = held["_summary_tokens"]
         event = FoldEvent(first_turn=start // 2 + 1, last_turn=(start + n_messages) // 2, messages_folded=n_messages,
-                          message_tokens=message_tokens, old_summary_tokens=old_summary_tokens,
-                          summary_tokens=self._summary_tokens, condensed=condensed, over_cap=self.summary_over_cap,
-                          cut=cut, check=findings or ())
+                          message_tokens=message_tokens, old_summary_tokens=self._summary_tokens, summary_tokens=tokens,
+                          condensed=condensed, cut=cut, check=findings or (),
+                          over_cap=self.max_summary_tokens is not None and tokens > self.max_summary_tokens)
+        # Commit: everything above only read the memory, and the commit calls no code of ours, so an interrupt
+        # (the stop button) raised in any call of the fold lands before it: nothing changed.
+        vars(self).update(held, _verbatim_start=start + n_messages, _verbatim_tokens=self._verbatim_tokens - message_tokens)
         self.fold_events.append(event)
         return event
 
