@@ -3,23 +3,26 @@ assistant, role markers, chat-template tokens and forged section headers.
 
 A summary is the model's notes about a conversation; the assistant's rules come from the system
 prompt. A pattern check is cheap and offline. It reads the summary with invisible characters dropped
-(the tag characters read as the ASCII they spell), bracket look-alikes read as brackets, in any case,
-and with any run of whitespace (spaces, tabs, newlines) wherever a phrase has a space.
+(the tag characters read as the ASCII they spell), compatibility forms as the letters Unicode says they
+are (NFKC: full-width "ｍｕｓｔ" reads "must"), bracket look-alikes read as brackets, in any case, and
+with any run of whitespace (spaces, tabs, newlines) wherever a phrase has a space.
 It catches role markers wherever a sentence can start (``Thanks.SYSTEM:``; ``User:`` and ``Assistant:``
 only in capitals, since summaries label who said what in sentence case), the template tokens of the
 common chat formats (gpt-oss/harmony, Llama 3, ChatML, Gemma, Mistral, Phi, Llama 2), and headers forged
 in any case, the memory kinds' own headings among them (``headings=``).
 
 What it cannot catch: paraphrase (an instruction in words of its own), other languages and
-transliteration (Hinglish), encoded text (base64, leetspeak, letters spaced apart), letters in other
-forms (full-width "ｍｕｓｔ", which it does not fold) or from other scripts (a Cyrillic "о" in "ignоre"). Its detection figures in notebook 06 come from
-payloads written together with it, so they flatter it; its false alarms are measured on the lessons'
-own summaries and conversations.
+transliteration (Hinglish), encoded text (base64, leetspeak, letters spaced apart), and letters of other
+scripts that only look like Latin ones (a Cyrillic "о" in "ignоre": Unicode lists them as confusables, not
+as forms of the same letter, so reading them as Latin would misread real Russian or Greek text). Its
+detection figures in notebook 06 come from payloads written together with it, so they flatter it; its
+false alarms are measured on the lessons' own summaries and conversations.
 """
 from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -142,9 +145,10 @@ _TAGS_AS_ASCII = {point: point - 0xE0000 for point in range(0xE0020, 0xE007F)}
 
 def readable_form(text: str) -> str:
     """``text`` as the check reads it: tag characters as the ASCII they spell, other invisible characters
-    dropped, bracket look-alikes as the brackets they look like (letters are left as written)."""
-    text = strip_invisible(text.translate(_TAGS_AS_ASCII))
-    return "".join(ANGLE_READINGS.get(ch, ch) for ch in text)
+    dropped, compatibility forms as their plain letters (NFKC: full-width "ｍｕｓｔ" as "must", "ﬁ" as "fi"),
+    bracket look-alikes as the brackets they look like. Letters of other scripts are left as written."""
+    text = unicodedata.normalize("NFKC", strip_invisible(text.translate(_TAGS_AS_ASCII)))
+    return "".join(ANGLE_READINGS.get(ch, ch) for ch in strip_invisible(text))
 
 
 _LEADING_MARKDOWN = re.compile(r"^[\s*_#>\-]+(?=\w)")  # what _SENTENCE_START took before a word
