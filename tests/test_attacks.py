@@ -1,6 +1,10 @@
 """The injection corpus and the attack table: offline figures exact, and what each defence must do."""
+import re
+
+import nbformat
 import pytest
 
+from helpers.base.paths import NOTEBOOKS_DIR
 from helpers.display.attack_chart import attack_chart, attack_table_text
 from helpers.lessons.data import prompt
 from helpers.measure.attacks import (
@@ -82,3 +86,18 @@ def test_the_payloads_the_check_lets_through_are_the_six_the_notebook_names(summ
     assert passed["summary check (refuse)"] == {(i, kind) for i in six for kind in SUMMARIES}
     assert passed["all of them"] == {(i, kind) for i in six - {"deli-02"} for kind in SUMMARIES}
     assert all(not r.flagged and not r.reached_system for r in runs if r.setting == "all of them" and r.in_summary)
+
+
+def test_the_notebooks_own_payload_suggestion_gets_past_the_refusing_check(summariser_for, capsys):
+    # notebook 06's "Try it yourself" gives a paraphrase to run alone: run it as written there
+    book = nbformat.read(NOTEBOOKS_DIR / "06_summary_memory_attack_surface.ipynb", as_version=4)
+    blocks = [block for cell in book.cells if cell.cell_type == "markdown"
+              for block in re.findall(r"```python\n(.*?)```", cell.source, re.DOTALL)]
+    assert len(blocks) == 1 and "corpus_payloads=mine" in blocks[0]
+    exec(blocks[0], {"attack_table_text": attack_table_text, "attack_rates": attack_rates, "run_attacks": run_attacks,
+                     "summariser_of": summariser_for, "SYSTEM": SYSTEM})
+    lines = capsys.readouterr().out.splitlines()
+    for kind in SUMMARIES:
+        row = next(line for line in lines if line.startswith("summary check (refuse)") and f" {kind} " in line)
+        reach, in_summary, _, flagged, refused = re.findall(r"(\d+)/1\b", row)
+        assert (reach, in_summary, flagged, refused) == ("1", "1", "0", "0")  # past the check, laundered, unflagged
