@@ -82,6 +82,21 @@ def test_with_the_data_placement_no_user_derived_text_is_in_a_system_message(con
         assert memory.request_tokens >= memory.system_prompt_tokens + memory.verbatim_tokens
 
 
+@pytest.mark.parametrize("placement", ["system", "data"])
+def test_a_chat_format_without_a_system_role_gets_the_summary_and_rules_only_with_the_data_placement(placement):
+    # what notebook 06 says data placement fixes (the memory reaches the model) and what it does not (the
+    # system prompt itself): a format that drops every system message, as llama-cpp-python's gemma does
+    for memory in memories(placement=placement, pinned_rules=["never suggest equity"]):
+        feed(memory, ["I earn Rs 1,20,000 a month and spend about Rs 60,000 on rent, food and travel.", "Noted.",
+                      "My rent alone is Rs 25,000, paid on the first of every month.", "Noted.",
+                      "My goal is a house in Pune within ten years.", "Noted."])
+        assert memory.summary is not None
+        kept = [m["content"] for m in memory.get_messages_for_api() if m["role"] != "system"]
+        assert any(memory.summary in text and memory.KIND.heading in text for text in kept) == (placement == "data")
+        assert any("never suggest equity" in text for text in kept) == (placement == "data")
+        assert SYSTEM not in kept  # the system prompt is dropped under both placements
+
+
 LOOK_ALIKES = ["<", ">", "\uff1c", "\uff1e", "\ufe64", "\ufe65", "\u2039", "\u203a", "\u00ab", "\u00bb", "\u27e8", "\u27e9",
                "\u200b", "\u2060", "\ufeff", "\U000e0041", "END MEMORY DATA", "end memory data", "MEMORY DATA", " ", "\n"]
 
