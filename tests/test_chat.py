@@ -58,7 +58,8 @@ def lesson_record(snapshot=None, **overrides) -> TurnRecord:
                 verbatim_messages=1, folds=0)
     fields = dict(user_message="u", reply="r", request=[{"role": "system", "content": "s"}] * 2,
                   prompt_tokens=229, completion_tokens=10, model="m", finish_reason="stop",
-                  snapshot=MemorySnapshot(**(shot | (snapshot or {}))), watch="1,20,000", watch_in_verbatim=True)
+                  snapshot=MemorySnapshot(**(shot | (snapshot or {}))), watch="1,20,000", watch_label="salary",
+                  watch_in_verbatim=True)
     return TurnRecord(**(fields | overrides))
 
 

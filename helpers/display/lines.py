@@ -138,7 +138,7 @@ def comparison_table(runs: Mapping[str, Sequence[CycleMeasure]]) -> str:
 def claim_line(claim: Claim, replies_checked: bool = True) -> str:
     """One statement no user message makes, and whether a reply made it (when the replies were checked)."""
     if claim.source == "assistant reply":
-        where = "in no user message; a FinCoach reply said it"
+        where = "in no user message; an assistant reply said it"
     elif replies_checked:
         where = "in no user message, and in no reply either"
     else:

@@ -31,7 +31,7 @@ class TurnRecord:
     snapshot: MemorySnapshot  # the memory when the request was sent
     after_reply: MemorySnapshot | None = None  # the memory once the reply was stored
     watch: str | None = None  # text looked for in the verbatim turns (the lesson's "1,20,000")
-    watch_label: str = "salary"
+    watch_label: str | None = None  # what the watched text is, for the turn line ("salary"); the text itself if None
     watch_in_verbatim: bool | None = None
     folds_before: tuple[FoldEvent, ...] = ()  # made while storing the user message (lesson 4 overflows)
     folds_after: tuple[FoldEvent, ...] = ()  # made while storing the reply
@@ -73,6 +73,11 @@ class TurnRecord:
     def over_budget_after_reply(self) -> bool:
         """The reply took the buffer over its budget (a kind with a budget, lesson 4)."""
         return self.after_reply is not None and self.after_reply.over_budget
+
+    @property
+    def watched(self) -> tuple[str, bool | None] | None:
+        """(what, found) for the turn line: is the watched text in a verbatim turn? None when nothing is watched."""
+        return None if self.watch is None else (self.watch_label or repr(self.watch), self.watch_in_verbatim)
 
     @property
     def fold_events(self) -> tuple[FoldEvent, ...]:
