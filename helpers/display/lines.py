@@ -74,15 +74,15 @@ def turn_line(record: TurnRecord) -> str:
     """The turn line in the format of the record's lesson (a token budget means lesson 4), with warnings.
 
     The lesson's figures (taken when the request is sent) come first and unchanged; then, only when
-    they apply: a billed prompt far below what was sent, a reply cut at the token limit, a reply that
-    took the buffer over its budget.
+    they apply: messages a live server dropped, a reply cut at the token limit, a reply that took the
+    buffer over its budget.
     """
     if record.budgeted:
         overflows = record.overflow_count if record.overflow_count is not None else record.summary_count
         line = summary_buffer_line(record.turn, record.prompt_tokens, record.summary_tokens, record.verbatim_tokens,
                                    record.max_buffer_tokens, record.verbatim_messages, overflows, record.over_budget)
     else:
-        watched = (record.watch_label, record.watch_in_verbatim) if record.watch is not None else None
+        watched = (record.watch_label or record.watch, record.watch_in_verbatim) if record.watch is not None else None
         line = summary_memory_line(record.turn, record.messages_sent, record.prompt_tokens, record.summary_sent,
                                    watched)
     return line + "".join(f" | {warning}" for warning in turn_warnings(record))
@@ -91,9 +91,8 @@ def turn_line(record: TurnRecord) -> str:
 def turn_warnings(record: TurnRecord) -> list[str]:
     """The short warnings a turn line ends with (none in a normal turn)."""
     warnings = []
-    if record.prompt_far_below_sent:
-        warnings.append(f"BILLED PROMPT {record.prompt_tokens} FAR BELOW THE {record.request_tokens} SENT: "
-                        "messages may have been dropped")
+    if record.not_received:
+        warnings.append(f"NOT RECEIVED BY THE MODEL: {', '.join(record.not_received)}")
     if record.reply_cut:
         warnings.append(f"REPLY CUT at the token limit ({record.completion_tokens} tokens)")
     if record.over_budget_after_reply and not record.over_budget:

@@ -10,11 +10,6 @@ from typing import Any
 
 from helpers.memory.types import FoldEvent
 
-# Billed prompt_tokens under this share of the o200k_base count of what was sent: warn. Other
-# tokenizers count English text at about the same or more tokens, and chat templates add some, so
-# a real server bills at least this much unless it dropped part of the request.
-PROMPT_SHORTFALL = 0.8
-
 
 @dataclass(frozen=True)
 class TurnRecord:
@@ -41,7 +36,7 @@ class TurnRecord:
     overflow_count: int | None = None
     over_budget: bool = False  # the buffer holds more than its budget (a turn too big to fit, or a failed fold)
     watch: str | None = None  # text looked for in the verbatim turns (the lesson's "1,20,000")
-    watch_label: str = "salary"
+    watch_label: str | None = None  # what the watched text is, for the line ("salary"); the text itself if None
     watch_in_verbatim: bool | None = None
     folds_before: tuple[FoldEvent, ...] = ()  # made while storing the user message (lesson 4 overflows)
     folds_after: tuple[FoldEvent, ...] = ()  # made while storing the reply
@@ -49,6 +44,7 @@ class TurnRecord:
     notices: tuple[str, ...] = field(default=())  # what model access reported (already printed), e.g. a fallback
     buffer_tokens_after_reply: int | None = None  # the verbatim part once the reply was stored
     over_budget_after_reply: bool = False  # the reply took the buffer over its budget (lesson 4)
+    not_received: tuple[str, ...] = ()  # the request's messages a live server dropped, named ("the summary")
 
     @property
     def messages_sent(self) -> int:
@@ -62,15 +58,6 @@ class TurnRecord:
     def reply_cut(self) -> bool:
         """True when the model stopped at its token limit: the reply may end mid-sentence."""
         return self.finish_reason == "length"
-
-    @property
-    def prompt_far_below_sent(self) -> bool:
-        """True when the endpoint billed far fewer prompt tokens than the request holds (under 80%).
-
-        The sign of a server whose chat format dropped messages (e.g. every system message after the
-        first): the summary or the system prompt may never have reached the model.
-        """
-        return self.prompt_tokens is not None and self.prompt_tokens < PROMPT_SHORTFALL * self.request_tokens
 
     @property
     def budgeted(self) -> bool:
@@ -97,7 +84,7 @@ class TurnRecord:
             "watch_in_verbatim": self.watch_in_verbatim,
             "folds": [asdict(e) | {"tokens_in": e.tokens_in} for e in self.fold_events], "notes": list(self.notes),
             "notices": list(self.notices), "finish_reason": self.finish_reason, "reply_cut": self.reply_cut,
-            "prompt_far_below_sent": self.prompt_far_below_sent,
+            "not_received": list(self.not_received),
             "buffer_tokens_after_reply": self.buffer_tokens_after_reply,
             "over_budget_after_reply": self.over_budget_after_reply,
             "model": self.model, "reply": self.reply,
