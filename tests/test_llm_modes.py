@@ -277,3 +277,16 @@ def test_the_retry_count_is_a_setting(monkeypatch):
         monkeypatch.setenv("LLM_MAX_RETRIES", value)
         with pytest.raises(ValueError, match="LLM_MAX_RETRIES"):
             connect("offline", load_env=False, quiet=True)
+
+
+def test_a_rejected_request_says_which_setting_when_it_is_reasoning_effort():
+    handler = Scripted(httpx2.Response(400, json={"error": {"message": "reasoning_effort is not supported",
+                                                            "type": "invalid_request_error"}}))
+    with pytest.raises(ModelUnavailable) as raised:
+        live(handler).complete(ASK, max_tokens=5, reasoning_effort="low")
+    assert_fields(raised.value, reason="rejected request", status=400, attempts=1, setting="LLM_REASONING_EFFORT",
+                  retry_can_help=False)
+    other = Scripted(httpx2.Response(400, json={"error": {"message": "temperature must be at most 2"}}))
+    with pytest.raises(ModelUnavailable) as plain:
+        live(other).complete(ASK, max_tokens=5)
+    assert_fields(plain.value, reason="rejected request", setting=None)

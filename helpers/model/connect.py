@@ -380,12 +380,12 @@ def _live(mode: str, endpoint: _Endpoint, path: Path | None, transport: httpx2.B
         raise _missing_key(endpoint, mode)
     network = transport or httpx2.HTTPTransport(proxy=_proxy_for(endpoint.base_url))
     custom = endpoint.provider == "custom"
+    model = shown = endpoint.model or "?"  # a custom server's model is known once it has listed its models
 
     def checked(**options: Any) -> CheckedTransport:
         return CheckedTransport(network, where=f"{endpoint.public_url} (model {model})", secrets=endpoint.secrets,
                                 **options)
 
-    model = shown = endpoint.model or "?"
     if custom:
         key = endpoint.api_key if endpoint.api_key != _NO_KEY_NEEDED else None
         listed = listed_models(endpoint.base_url, checked(timeout=min(sdk["timeout"], MODELS_TIMEOUT)), key)

@@ -182,13 +182,9 @@ def _error_for(error: BaseException, access: ModelAccess) -> ModelUnavailable:
             f"LLM_BASE_URL; {FALLBACK}.", reason="not found", setting="LLM_MODEL", retry_can_help=False, **facts)
     if isinstance(error, openai.BadRequestError):
         reasoning = "reasoning" in str(error.message).lower()
-        alternate = "roles must alternate" in detail.lower()
-        hint = (" This endpoint may not accept reasoning_effort: set LLM_REASONING_EFFORT=off." if reasoning else
-                " The server's chat template takes one leading system message: set LLM_SYSTEM_MESSAGES=merge "
-                "(see docs/local_servers.md)." if alternate else "")
-        setting = "LLM_REASONING_EFFORT" if reasoning else "LLM_SYSTEM_MESSAGES" if alternate else None
+        hint = " This endpoint may not accept reasoning_effort: set LLM_REASONING_EFFORT=off." if reasoning else ""
         return ModelUnavailable(f"{where} rejected the request (400).{detail}{hint}", reason="rejected request",
-                                setting=setting, retry_can_help=False, **facts)
+                                setting="LLM_REASONING_EFFORT" if reasoning else None, retry_can_help=False, **facts)
     if isinstance(error, openai.APIStatusError) and error.status_code >= 500:
         asked = f" It asked to wait {duration(wait)} (Retry-After)." if wait else ""
         return ModelUnavailable(
