@@ -18,6 +18,7 @@ from helpers.model.chat import chat
 from helpers.model.connect import ModelUnavailable, connect
 from helpers.model.recordings import recording_path
 from helpers.model.summarisers import make_summariser
+from helpers.memory.state import to_dict
 from tests.support.errors import assert_fields
 from tests.support.loopback import KEY, connect_to
 
@@ -61,7 +62,7 @@ def test_summary_buffer_memory_runs_live_over_http(server):
     memory = SummaryBufferMemory(SYSTEM, make_summariser(access, "summary_buffer"), 140, 4)
     records = [chat(memory, text, access) for text in lesson4()["buffer_run"]["user_turns"]]
     assert memory.overflow_count >= 1 and sum(len(r.fold_events) for r in records) == memory.overflow_count
-    assert records[0].prompt_tokens == records[0].request_tokens
+    assert records[0].prompt_tokens == records[0].snapshot.request_tokens
 
 
 def test_a_429_over_http_is_retried_then_succeeds(server):
@@ -118,7 +119,7 @@ def test_record_before_class_then_a_rate_limited_or_dead_endpoint_is_answered_fr
     memory, records = run_lesson3(in_class)
     out = capsys.readouterr().out
     assert [turn_lines(r) for r in records] == [turn_lines(r) for r in recorded]
-    assert memory.to_dict() == recorded_memory.to_dict()
+    assert to_dict(memory) == to_dict(recorded_memory)
     fallback_lines = [line for line in out.splitlines() if line.startswith("live call failed")]
     assert len(fallback_lines) == 8
     assert all(line.startswith("live call failed (429); answered from recording ")

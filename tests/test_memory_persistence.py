@@ -11,7 +11,9 @@ from helpers.base.tokens import filler_text
 from helpers.memory.stubs import turn_range_stub
 from helpers.memory.summary import SummaryMemory
 from helpers.memory.summary_buffer import SummaryBufferMemory
-from helpers.memory.types import Message, SummariserError
+from helpers.memory.defences import Defences
+from helpers.memory.state import from_dict, load, save, to_dict
+from helpers.memory.types import Message, SettingError, StateError, SummariserError
 from tests.memory_support import FlakySummariser
 
 SYSTEM = "You are a test assistant."
@@ -27,14 +29,14 @@ def run_turns(memory, turns, reply=lambda i: f"reply {i}"):
 def summary_state(turns=6) -> dict:
     memory = SummaryMemory(SYSTEM, turn_range_stub, 4, 2)
     run_turns(memory, turns)
-    return memory.to_dict()
+    return to_dict(memory)
 
 
 def buffer_state() -> dict:
     memory = SummaryBufferMemory(SYSTEM, turn_range_stub, max_buffer_tokens=60)
     run_turns(memory, 6, reply=lambda i: filler_text(15))
     assert memory.summary_count >= 1
-    return memory.to_dict()
+    return to_dict(memory)
 
 
 # ----- lone surrogates: refused on the way in, before anything is stored --------------------------
@@ -45,18 +47,19 @@ def test_a_lone_surrogate_is_refused_with_a_clear_error_and_changes_nothing(cls,
     memory = cls(SYSTEM, turn_range_stub)
     if role == "assistant":
         memory.add_message("user", "hello")
-    before = memory.to_dict()
+    before = to_dict(memory)
     with pytest.raises(ValueError, match=r"lone surrogate at character 7 .*nothing was stored"):
         memory.add_message(role, HALF_EMOJI)
-    assert memory.to_dict() == before
+    assert to_dict(memory) == before
 
 
 def test_a_pinned_rule_with_a_lone_surrogate_is_refused_before_anything_is_stored(tmp_path):
     memory = SummaryMemory(SYSTEM, turn_range_stub)
-    with pytest.raises(ValueError, match="lone surrogate"):
-        memory.pin(HALF_EMOJI)
-    assert memory.pinned_rules == ()
-    SummaryMemory.load(memory.save(tmp_path / "state.json"), turn_range_stub)
+    with pytest.raises(SettingError) as refused:
+        memory.defences = Defences().pin(HALF_EMOJI)
+    assert refused.value.setting == "pinned_rules" and "lone surrogate" in str(refused.value)
+    assert memory.defences is None
+    load(save(memory, tmp_path / "state.json"), turn_range_stub, kind=SummaryMemory)
 
 
 def test_a_summary_with_a_lone_surrogate_is_refused_and_the_fold_retried():
@@ -73,20 +76,20 @@ def test_a_summary_with_a_lone_surrogate_is_refused_and_the_fold_retried():
 def test_a_save_that_fails_leaves_the_previous_save_whole_and_no_temporary_file(tmp_path):
     memory = SummaryMemory(SYSTEM, turn_range_stub, 4, 2)
     run_turns(memory, 2)
-    path = memory.save(tmp_path / "state.json")
+    path = save(memory, tmp_path / "state.json")
     good = path.read_bytes()
     memory._archive.append(Message("user", HALF_EMOJI, 3))  # what the old code let in
     with pytest.raises(UnicodeEncodeError):
-        memory.save(path)
+        save(memory, path)
     assert path.read_bytes() == good
     assert sorted(p.name for p in tmp_path.iterdir()) == ["state.json"]
-    SummaryMemory.load(path, turn_range_stub)  # still loads
+    load(path, turn_range_stub, kind=SummaryMemory)  # still loads
 
 
 def test_a_crash_while_writing_leaves_the_previous_save_whole(tmp_path, monkeypatch):
     memory = SummaryMemory(SYSTEM, turn_range_stub, 4, 2)
     run_turns(memory, 2)
-    path = memory.save(tmp_path / "state.json")
+    path = save(memory, tmp_path / "state.json")
     good = path.read_bytes()
     memory.add_message("user", "turn 3")
 
@@ -95,7 +98,7 @@ def test_a_crash_while_writing_leaves_the_previous_save_whole(tmp_path, monkeypa
 
     monkeypatch.setattr(os, "fsync", disk_full)
     with pytest.raises(OSError, match="No space"):
-        memory.save(path)
+        save(memory, path)
     assert path.read_bytes() == good
     assert sorted(p.name for p in tmp_path.iterdir()) == ["state.json"]
 
@@ -106,9 +109,11 @@ def test_a_state_with_a_failed_fold_pending_saves_and_loads(tmp_path):
     with pytest.raises(SummariserError):
         run_turns(memory, 3)  # the fold after reply 2 fails: four messages kept verbatim
     assert len(memory.archive) == 4 and memory.summary is None
-    path = memory.save(tmp_path / "state.json")
-    loaded = SummaryMemory.load(path, turn_range_stub)
-    assert loaded.to_dict() == memory.to_dict() and loaded.to_dict()["fold_pending"] is True
+    path = save(memory, tmp_path / "state.json")
+    loaded = load(path, turn_range_stub, kind=SummaryMemory)
+    assert to_dict(loaded) == to_dict(memory)
+    run_turns(loaded, 1)  # the pending fold runs after the next reply, as it would have in the saved memory
+    assert loaded.summary == "summary of turns 1 to 2"
 
 
 # ----- load validates every field and invariant --------------------------------------------------
@@ -129,90 +134,128 @@ def _set(path: str, value):
     return change
 
 
-SUMMARY_CASES = {
-    "summary null, folded messages": (_set("summary", None), "summary and verbatim_start disagree"),
-    "empty summary": (_set("summary", "   "), "empty summary is never stored"),
-    "summary not text": (_set("summary", 42), "summary must be str or null"),
-    "negative counter": (_set("counters.summary_count", -1), "counters.summary_count must be at least 0"),
-    "float counter": (_set("counters.summary_count", 2.0), "counters.summary_count must be a whole number"),
-    "counter disagrees with events": (_set("counters.summary_count", 3), "fold_events holds 2 folds"),
-    "event out of order": (_set("fold_events.1.first_turn", 2), r"fold_events\[1\] folds turns 2"),
-    "event tokens wrong": (_set("fold_events.0.message_tokens", 1), r"fold_events\[0\]\.message_tokens"),
-    "event flag not bool": (_set("fold_events.0.condensed", "no"), r"fold_events\[0\]\.condensed must be true"),
-    "event unknown field": (lambda s: s["fold_events"][0].update(extra=1), r"unknown fields \['extra'\]"),
-    "verbatim_start odd": (_set("verbatim_start", 3), "verbatim_start 3 must be an even index"),
-    "verbatim_start text": (_set("verbatim_start", "8"), "verbatim_start must be int"),
-    "too many verbatim turns": (lambda s: (s.update(verbatim_start=4), s["fold_events"].pop(),
-                                           s["counters"].update(summary_count=1),
-                                           s.update(summary="summary of turns 1 to 2")),
-                                "holds 4 complete verbatim turns"),
-    "archive not a list": (_set("archive", {"role": "user"}), "archive must be list"),
-    "message not an object": (_set("archive.0", "hello"), r"archive\[0\] must be an object"),
-    "message content not text": (_set("archive.0.content", 5), r"archive\[0\]: the user message's content must be text"),
-    "message tokens text": (_set("archive.0.tokens", "2"), r"archive\[0\]\.tokens"),
-    "message missing role": (lambda s: s["archive"][0].pop("role"), r"archive\[0\] must be an object with exactly"),
-    "settings not an object": (_set("settings", [4, 2]), "settings must be dict"),
-    "unknown setting": (lambda s: s["settings"].update(budget=3), "settings: .*unexpected keyword"),
-    "bad setting": (_set("settings.turns_to_keep_verbatim", 0), "settings: turns_to_keep_verbatim must be at least 1"),
-    "system prompt missing": (lambda s: s.pop("system_prompt"), "no 'system_prompt' field"),
-    "counters missing one": (_set("counters", {}), "counters must hold exactly summary_count"),
-    "format true": (_set("format", True), "format True"),
-    "pinned rules a string": (_set("settings.pinned_rules", "Never give tax advice."),
-                              "settings: pinned_rules must be a list of rules"),
-    "pinned rules an object": (_set("settings.pinned_rules", {"rule": 1}), "settings: pinned_rules must be a list"),
-    "pinned rule half an emoji": (_set("settings.pinned_rules", [HALF_EMOJI]), "settings: .*lone surrogate"),
+SUMMARY_CASES = {  # what is changed, and the field the refusal names
+    "summary null, folded messages": (_set("summary", None), "summary"),
+    "empty summary": (_set("summary", "   "), "summary"),
+    "summary not text": (_set("summary", 42), "summary"),
+    "event out of order": (_set("fold_events.1.first_turn", 2), "fold_events[1]"),
+    "event tokens wrong": (_set("fold_events.0.message_tokens", 1), "fold_events[0].message_tokens"),
+    "event flag not bool": (_set("fold_events.0.condensed", "no"), "fold_events[0].condensed"),
+    "event count negative": (_set("fold_events.0.summary_tokens", -1), "fold_events[0].summary_tokens"),
+    "event unknown field": (lambda s: s["fold_events"][0].update(extra=1), "fold_events[0]"),
+    "events end early": (lambda s: s["fold_events"].pop(), "fold_events"),
+    "verbatim_start odd": (_set("verbatim_start", 3), "verbatim_start"),
+    "verbatim_start text": (_set("verbatim_start", "8"), "verbatim_start"),
+    "archive not a list": (_set("archive", {"role": "user"}), "archive"),
+    "message not an object": (_set("archive.0", "hello"), "archive[0]"),
+    "message content not text": (_set("archive.0.content", 5), "archive[0]"),
+    "message tokens text": (_set("archive.0.tokens", "2"), "archive[0].tokens"),
+    "message missing role": (lambda s: s["archive"][0].pop("role"), "archive[0]"),
+    "two user messages in a row": (_set("archive.1.role", "user"), "archive[1]"),
+    "settings not an object": (_set("settings", [4, 2]), "settings"),
+    "unknown setting": (lambda s: s["settings"].update(budget=3), "settings"),
+    "bad setting": (_set("settings.turns_to_keep_verbatim", 0), "settings.turns_to_keep_verbatim"),
+    "system prompt missing": (lambda s: s.pop("system_prompt"), "system_prompt"),
+    "format true": (_set("format", True), "format"),
+    "format unknown": (_set("format", 3), "format"),
+    "kind unknown": (_set("kind", "vector store"), "kind"),
+    "defences not an object": (_set("defences", ["data"]), "defences"),
+    "unknown defence": (_set("defences", {"firewall": True}), "defences.firewall"),
+    "pinned rules a string": (_set("defences", {"pinned_rules": "Never give tax advice."}), "defences.pinned_rules"),
+    "pinned rules an object": (_set("defences", {"pinned_rules": {"rule": 1}}), "defences.pinned_rules"),
+    "pinned rule half an emoji": (_set("defences", {"pinned_rules": [HALF_EMOJI]}), "defences.pinned_rules"),
+    "placement unknown": (_set("defences", {"placement": "assistant"}), "defences.placement"),
 }
 
 
 @pytest.mark.parametrize("case", SUMMARY_CASES)
 def test_load_refuses_an_inconsistent_summary_memory_naming_the_field(case, tmp_path):
-    change, message = SUMMARY_CASES[case]
+    change, field = SUMMARY_CASES[case]
     state = edited(summary_state(), change)
     path = tmp_path / "state.json"
     path.write_text(json.dumps(state), encoding="utf-8")
-    with pytest.raises(ValueError, match=message):
-        SummaryMemory.load(path, turn_range_stub)
+    with pytest.raises(StateError) as refused:
+        load(path, turn_range_stub, kind=SummaryMemory)
+    assert refused.value.field == field, str(refused.value)
 
 
-def test_load_refuses_a_buffer_far_over_its_budget_and_mismatched_overflows():
-    state = buffer_state()
-    with pytest.raises(ValueError, match="overflow_count"):
-        SummaryBufferMemory.from_dict(edited(state, _set("counters.overflow_count", 0)), turn_range_stub)
-    with pytest.raises(ValueError, match="over max_buffer_tokens 10"):
-        SummaryBufferMemory.from_dict(edited(state, _set("settings.max_buffer_tokens", 10)), turn_range_stub)
+def test_load_refuses_a_state_of_another_kind_than_asked_for(tmp_path):
+    path = tmp_path / "state.json"
+    path.write_text(json.dumps(buffer_state()), encoding="utf-8")
+    with pytest.raises(StateError) as refused:
+        load(path, turn_range_stub, kind=SummaryMemory)
+    assert refused.value.field == "kind"
+    assert type(load(path, turn_range_stub)) is SummaryBufferMemory  # without kind=, the file says which
+
+
+def test_a_state_holding_more_turns_than_its_threshold_loads_as_a_fold_pending():
+    """More verbatim turns than the threshold is what a failed (or interrupted) fold leaves: it loads."""
+    state = edited(summary_state(), lambda s: (s.update(verbatim_start=4), s["fold_events"].pop(),
+                                               s.update(summary="summary of turns 1 to 2")))
+    loaded = from_dict(state, turn_range_stub)
+    assert len(loaded.verbatim) == 8 and loaded.summary_count == 1
+
+
+def format_1(state: dict) -> dict:
+    """The same state as the project saved it before the memory kinds were registered (format 1)."""
+    old = copy.deepcopy(state)
+    old["format"] = 1
+    old["kind"] = {"summary memory": "SummaryMemory", "summary buffer memory": "SummaryBufferMemory"}[old["kind"]]
+    old["settings"].update(old.pop("defences") or {})
+    counters = ["summary_count"] + (["overflow_count"] if old["kind"] == "SummaryBufferMemory" else [])
+    old["counters"] = {name: len(old["fold_events"]) for name in counters}
+    old["fold_pending"] = False
+    return old
+
+
+@pytest.mark.parametrize("state", [summary_state, buffer_state])
+def test_a_format_1_state_still_loads(state):
+    data = state()
+    assert to_dict(from_dict(format_1(data), turn_range_stub)) == data
+
+
+def test_a_format_1_state_with_defences_and_a_wrong_counter(tmp_path):
+    memory = SummaryMemory(SYSTEM, turn_range_stub, 4, 2, defences=Defences(placement="data", redact=True))
+    run_turns(memory, 6)
+    old = format_1(to_dict(memory))
+    assert old["settings"]["placement"] == "data"
+    assert from_dict(old, turn_range_stub).defences == memory.defences
+    with pytest.raises(StateError) as refused:
+        from_dict(edited(old, _set("counters.summary_count", 5)), turn_range_stub)
+    assert refused.value.field == "counters.summary_count"
 
 
 def test_load_refuses_files_that_are_not_states(tmp_path):
-    for content, message in ((b"[]", "holds a list"), (b"{not json", "not UTF-8 JSON"), (b"\xff\xfe", "not UTF-8")):
+    for content in (b"[]", b"{not json", b"\xff\xfe"):
         path = tmp_path / "state.json"
         path.write_bytes(content)
-        with pytest.raises(ValueError, match=message):
-            SummaryMemory.load(path, turn_range_stub)
+        with pytest.raises(StateError) as refused:
+            load(path, turn_range_stub, kind=SummaryMemory)
+        assert refused.value.field == "file"
 
 
 def test_a_missing_state_file_is_named_as_missing_even_with_a_signing_key(tmp_path):
     from helpers.base import signing
 
     with signing.using_key("a local signing key"), pytest.raises(FileNotFoundError, match="no saved memory state"):
-        SummaryMemory.load(tmp_path / "never_saved.json", turn_range_stub)
+        load(tmp_path / "never_saved.json", turn_range_stub, kind=SummaryMemory)
 
 
 @pytest.mark.parametrize("state", [summary_state, buffer_state])
 def test_good_states_still_round_trip(state, tmp_path):
     data = state()
-    cls = SummaryMemory if data["kind"] == "SummaryMemory" else SummaryBufferMemory
-    loaded = cls.from_dict(json.loads(json.dumps(data)), turn_range_stub)
-    assert loaded.to_dict() == data
+    loaded = from_dict(json.loads(json.dumps(data)), turn_range_stub)
+    assert to_dict(loaded) == data
 
 
 # ----- with the defences on (notebook 06): states load, signed saves are atomic ----------------------
 
 def test_a_state_with_data_placement_and_pinned_rules_saves_and_loads(tmp_path):
-    memory = SummaryMemory(SYSTEM, turn_range_stub, 4, 2, placement="data", pinned_rules=["Never give tax advice."],
-                           summary_check="report", redact=True)
+    memory = SummaryMemory(SYSTEM, turn_range_stub, 4, 2, defences=Defences(
+        placement="data", pinned_rules=["Never give tax advice."], summary_check="report", redact=True))
     run_turns(memory, 6)
-    loaded = SummaryMemory.load(memory.save(tmp_path / "state.json"), turn_range_stub)
-    assert loaded.to_dict() == memory.to_dict()
+    loaded = load(save(memory, tmp_path / "state.json"), turn_range_stub, kind=SummaryMemory)
+    assert to_dict(loaded) == to_dict(memory)
     assert loaded.get_messages_for_api() == memory.get_messages_for_api()
 
 
@@ -222,7 +265,7 @@ def test_a_signed_save_whose_signature_cannot_be_written_leaves_the_old_pair_who
     memory = SummaryMemory(SYSTEM, turn_range_stub, 4, 2)
     run_turns(memory, 2)
     with signing.using_key("a local signing key"):
-        path = memory.save(tmp_path / "state.json")
+        path = save(memory, tmp_path / "state.json")
         good, good_signature = path.read_bytes(), signing.signature_path(path).read_bytes()
         memory.add_message("user", "turn 3")
         synced = []
@@ -234,8 +277,8 @@ def test_a_signed_save_whose_signature_cannot_be_written_leaves_the_old_pair_who
 
         monkeypatch.setattr(files.os, "fsync", full_disk_on_the_signature)
         with pytest.raises(OSError, match="No space"):
-            memory.save(path)
+            save(memory, path)
         monkeypatch.undo()
         assert path.read_bytes() == good and signing.signature_path(path).read_bytes() == good_signature
         assert sorted(p.name for p in tmp_path.iterdir()) == ["state.json", "state.json.sig"]
-        assert SummaryMemory.load(path, turn_range_stub).to_dict()["archive"][-1]["content"] == "reply 2"
+        assert to_dict(load(path, turn_range_stub, kind=SummaryMemory))["archive"][-1]["content"] == "reply 2"

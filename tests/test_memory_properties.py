@@ -3,9 +3,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from helpers.base.tokens import count_tokens, filler_text
+from helpers.memory.defences import Defences
 from helpers.memory.summary import SummaryMemory
 from helpers.memory.summary_buffer import SummaryBufferMemory
 from helpers.memory.types import SummariserError
+from helpers.memory.state import to_dict
 from tests.memory_support import FlakySummariser, RecordingStub
 
 SYSTEM = "You are a test assistant."
@@ -39,7 +41,7 @@ def check_shape(memory, sent):
     request = memory.get_messages_for_api()
     assert request[0] == {"role": "system", "content": SYSTEM}
     if memory.summary:
-        assert request[1] == {"role": "system", "content": memory.summary_heading + memory.summary}
+        assert request[1] == {"role": "system", "content": memory.KIND.heading + memory.summary}
         assert memory.summary == f"summary of turns 1 to {memory.turns_folded}"
     assert request[1 + bool(memory.summary):] == verbatim
 
@@ -85,13 +87,13 @@ def test_a_failing_summariser_loses_nothing(message_sizes, setting, fail_from, m
             flaky.failing = index >= fail_from
             role = "user" if index % 2 == 0 else "assistant"
             content = f"m{index} " + filler_text(size)
-            before = memory.to_dict()
+            before = to_dict(memory)
             try:
                 memory.add_message(role, content)
             except SummariserError:
-                after = memory.to_dict()
+                after = to_dict(memory)
                 assert after["summary"] == before["summary"]
-                assert after["counters"] == before["counters"]
+                assert after["fold_events"] == before["fold_events"]
                 assert after["verbatim_start"] == before["verbatim_start"]
             sent.append({"role": role, "content": content})
             check_shape(memory, sent)
@@ -99,9 +101,15 @@ def test_a_failing_summariser_loses_nothing(message_sizes, setting, fail_from, m
 
 @settings(max_examples=300, deadline=None)
 @given(summary=st.text(min_size=1, max_size=80).map(str.strip).filter(bool),
-       memory_class=st.sampled_from([SummaryMemory, SummaryBufferMemory]))
-def test_the_summary_block_count_equals_a_full_count_of_heading_and_summary(summary, memory_class):
-    """The memory counts the block as heading + summary tokens (one encode less per fold); that is
-    exact, whatever the summary, because the heading's ':\\n' ends a token (a leading '/' is counted in full)."""
-    memory = memory_class(SYSTEM, lambda messages, existing: summary)
-    assert memory._block_tokens(summary, count_tokens(summary)) == count_tokens(memory.summary_heading + summary)
+       memory_class=st.sampled_from([SummaryMemory, SummaryBufferMemory]),
+       placement=st.sampled_from(["system", "data"]))
+def test_the_summary_block_count_is_the_count_of_the_message_sent(summary, memory_class, placement):
+    """The turn lines' summary block figure is the o200k_base count of the summary message as sent,
+    whatever the summary and the placement."""
+    memory = memory_class(SYSTEM, lambda messages, existing: summary, defences=Defences(placement=placement))
+    for role in ("user", "assistant") * 6:
+        memory.add_message(role, "x " * 60)
+    sent = memory.get_messages_for_api()[1]["content"]
+    assert memory.summary == summary
+    assert memory.summary_block_tokens == count_tokens(sent)
+    assert memory.request_tokens == sum(count_tokens(m["content"]) for m in memory.get_messages_for_api())

@@ -1,6 +1,8 @@
 """Notebook 02's own ``SummaryMemory`` (its ``lesson-core`` cells) and ``helpers.memory.summary.SummaryMemory``
 build the same requests, archives and summariser calls for any conversation and valid settings, and
 the comparison fails when either copy's rule is changed (mutants below)."""
+import dataclasses
+
 import hypothesis
 import pytest
 from hypothesis import given, settings
@@ -63,7 +65,7 @@ def test_the_notebook_class_is_the_lessons_short_class(core):
     assert "class SummaryMemory" in source and "client" not in source  # no model access hidden in it
     code = [line for line in source.splitlines() if line.strip() and not line.strip().startswith("#")]
     assert len(code) <= 45, "the notebook's class is meant to be read in one screen"
-    assert core["SummaryMemory"].summary_heading == Hardened.summary_heading
+    assert core["SummaryMemory"].summary_heading == Hardened.KIND.heading
 
 
 @CHECK
@@ -118,7 +120,7 @@ class HardenedKeepsOneMore(Hardened):
 
 
 class HardenedOtherHeading(Hardened):
-    summary_heading = "Earlier turns:\n"
+    KIND = dataclasses.replace(Hardened.KIND, heading="Earlier turns:\n")
 
 
 @pytest.mark.parametrize("mutant", [HardenedKeepsOneMore, HardenedOtherHeading])

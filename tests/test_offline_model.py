@@ -1,16 +1,21 @@
-"""The offline stand-in: extractive, within the word limit, grounded, marked, deterministic (issue 3)."""
+"""The offline stand-in: extractive, within the word limit, short grounded replies, marked, deterministic (issues 3, 17)."""
 from __future__ import annotations
 
 import re
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from helpers.base.text import messages_from_lines, stated_word_limit, word_count
 from helpers.base.tokens import count_tokens
 from helpers.lessons.data import lesson3, lesson4, prompt
+from helpers.measure import drift
+from helpers.memory.summary import SummaryMemory
+from helpers.model.chat import chat
+from helpers.model.connect import connect
 from helpers.model.offline import facts, markers, replies, requests, server, summariser
-from helpers.model.summarisers import build_summariser_request, request_templates
+from helpers.model.summarisers import build_summariser_request, make_summariser, request_templates
 
 SYSTEM = prompt("fincoach_system")
 SALARY_TURN = "Hi! I'm Chiru. My monthly take-home salary is ₹1,20,000."
@@ -91,6 +96,38 @@ def test_a_prompt_naming_hard_rules_ranks_the_rule_above_other_facts():
     assert "Never suggest crypto." not in text_of(reply([plain, user]))  # equal rank: the newest goes first
 
 
+RULE = "One hard rule: I am allergic to equity instruments, never suggest them."
+
+
+def drift_with_limit(prompt_name, limit):
+    """Lesson 3's drift run offline, with the prompt's "at most 80 words" changed to ``limit`` (as notebook 03 does)."""
+    text = prompt(prompt_name)
+    assert "at most 80 words" in text
+    access = connect("offline", load_env=False, quiet=True)
+    summarise = make_summariser(access, text.replace("at most 80 words", f"at most {limit} words"))
+    return drift.run_drift(summarise, lesson3()["drift_run"]["batches"], word_limit=limit)
+
+
+@pytest.mark.parametrize("limit", [20, 30, 36])
+def test_a_tighter_word_limit_drops_the_equity_rule_and_a_prompt_naming_hard_rules_keeps_it(limit):
+    plain = drift_with_limit("summary_memory", limit)
+    hard_rules = drift_with_limit("summary_memory_hard_rules", limit)
+    assert all(not cycle.over_limit for cycle in plain + hard_rules)
+    # the stand-in really loses the rule: at the first fold it ties with the amounts and, the newest, goes first
+    assert not plain[0].mentions_keyword and "₹1,20,000" in plain[0].summary
+    assert [cycle.strength for cycle in plain] == ["absent"] * 3  # a dropped sentence never comes back
+    # naming hard rules ranks the rule above every other fact: kept word for word in every cycle
+    assert all(RULE in cycle.summary and cycle.strength == "rule" for cycle in hard_rules)
+
+
+def test_the_lessons_limit_and_40_words_keep_the_rule_with_either_prompt():
+    """The loss needs a limit of 36 words or fewer, where the first fold cannot keep the rule beside the two
+    amount sentences; facts already in the summary are kept longest, so a later batch never pushes it out."""
+    for limit in (80, 40, 37):
+        for name in ("summary_memory", "summary_memory_hard_rules"):
+            assert all(RULE in cycle.summary for cycle in drift_with_limit(name, limit)), (name, limit)
+
+
 def test_stated_word_limits_are_read_from_prompts():
     assert stated_word_limit(prompt("summary_memory")) == 80
     assert stated_word_limit("Keep it to 50 words or fewer.") == 50
@@ -108,7 +145,16 @@ def quoted_in(text):
     return re.findall(r'"([^"]+)"', text)
 
 
-def test_it_finds_the_salary_only_when_the_request_holds_it():
+def own_words(text):
+    """What the stand-in says in its own words: the reply without the sentences it quotes."""
+    return re.sub(r'"[^"]*"', '""', text)
+
+
+SELF_DESCRIPTION = re.compile(r"(?i)language model|deterministic|stand-in, not|this request holds|"
+                              r"live or replay|system prompt \(")
+
+
+def test_it_finds_the_salary_only_when_the_request_holds_it_and_says_where():
     summary = "CONVERSATION SUMMARY (earlier turns):\n" + text_of(reply(summary_request(
         [{"role": "user", "content": SALARY_TURN}, {"role": "assistant", "content": "Noted."}])))
     question = {"role": "user", "content": SALARY_QUESTION}
@@ -119,53 +165,79 @@ def test_it_finds_the_salary_only_when_the_request_holds_it():
     without = text_of(reply([{"role": "system", "content": SYSTEM},
                              {"role": "user", "content": "My monthly expenses are about ₹60,000."},
                              {"role": "assistant", "content": "Noted."}, question]))
-    assert 'From the summary: "My monthly take-home salary is ₹1,20,000."' in from_summary
-    assert 'Verbatim, 1 turn back: "My monthly take-home salary is ₹1,20,000."' in from_turns
-    assert "₹1,20,000" not in without and "₹60,000" not in without
-    assert "do not have your salary" in without
-    assert "your expenses (verbatim, 1 turn back)" in without  # named, not quoted: it was not asked for
+    salary = "My monthly take-home salary is ₹1,20,000."
+    assert from_summary == f'{markers.MARKER} From the summary: "{salary}"'
+    assert from_turns == f'{markers.MARKER} From the recent turns: "{salary}"'
+    assert without == f"{markers.MARKER} I do not have your salary in what I was sent."  # no other fact offered
     for text in (from_summary, from_turns, without):
-        assert text.startswith(markers.MARKER)
+        assert count_tokens(text) <= 40
 
 
-def test_a_statement_is_noted_and_the_recap_says_where_each_fact_is_without_echoing_old_values():
+def test_a_statement_is_acknowledged_in_a_few_words_that_name_its_topics_and_repeat_no_value():
     messages = [{"role": "system", "content": SYSTEM},
                 summary_block("I'm Chiru.", "My monthly take-home salary is ₹1,20,000."),
                 {"role": "user", "content": "My monthly expenses are ₹60,000. I'm 32 years old and risk-averse."},
-                {"role": "assistant", "content": "[offline stand-in] Noted."},
-                {"role": "user", "content": "My financial goal is to retire by 55 with a comfortable corpus."}]
+                {"role": "assistant", "content": "[offline stand-in] Noted: your expenses, age and risk profile."},
+                {"role": "user", "content": L4_TURNS[3]}]  # "My financial goal is to retire by 55 ..."
     text = text_of(reply(messages))
-    assert text.startswith(markers.MARKER + ' Noted, about your goal: "My financial goal is to retire by 55 with a '
-                                       'comfortable corpus."')
-    assert "cannot advise you" in text
-    assert ("tells me about your name and salary (from the summary); your expenses, age and risk profile "
-            "(verbatim, 1 turn back).") in text
-    assert "nothing in it about your investments, debts or hard rules." in text
-    # old values are named, never repeated: a reply must not keep a fact in the recent turns by itself
-    for value in ("₹1,20,000", "₹60,000", "32", "Chiru"):
+    assert text.startswith(markers.MARKER + " Noted") and "goal" in text
+    assert count_tokens(text) <= 20 and not quoted_in(text)
+    # neither the values told earlier nor the one just told: whether a fact stays in the recent turns is
+    # the memory's doing, never a copy in the stand-in's reply
+    for value in ("₹1,20,000", "₹60,000", "32", "Chiru", "55", "salary", "expenses"):
         assert value not in text
-    assert quoted_in(text) == ["My financial goal is to retire by 55 with a comfortable corpus."]
+    rule = text_of(reply([{"role": "user", "content": "Do not suggest gold to me, ever."}]))
+    assert rule.startswith(markers.MARKER + " Noted") and "hard rules" in rule  # "Do ..." but not a question
+    assert text_of(reply([{"role": "user", "content": "Thanks!"}])) == f"{markers.MARKER} Noted."
 
 
-def test_the_outline_gives_the_requests_parts_in_tokens_as_the_turn_lines_count_them():
+def test_a_general_question_gets_one_short_line_saying_it_cannot_answer_offline():
     summary = summary_block("My monthly take-home salary is ₹1,20,000.")
-    turns = [{"role": "user", "content": L4_TURNS[1]}, {"role": "assistant", "content": "[offline stand-in] Noted."},
-             {"role": "user", "content": L4_TURNS[4]}]
+    turns = [{"role": "user", "content": L4_TURNS[1]},
+             {"role": "assistant", "content": "[offline stand-in] Noted: your expenses, age and risk profile."},
+             {"role": "user", "content": L4_TURNS[4]}]  # PPF vs NPS: not in the request, and not about the user
     text = text_of(reply([{"role": "system", "content": SYSTEM}, summary, *turns]))
-    summary_tokens = count_tokens(summary["content"].split("\n", 1)[1])
-    turn_tokens = sum(count_tokens(turn["content"]) for turn in turns)
-    assert (f"This request holds a system prompt ({count_tokens(SYSTEM)} tokens), a summary of earlier turns "
-            f"({summary_tokens} tokens) and 3 messages word for word ({turn_tokens} tokens).") in text
-    assert "cannot answer" in text and "from general knowledge" in text  # PPF vs NPS: not from the request
+    assert "cannot answer that offline" in text and count_tokens(text) <= 15
+    assert not SELF_DESCRIPTION.search(text)  # said once, by connect()'s mode line, not in every reply
+    for value in ("₹1,20,000", "₹60,000", "32"):
+        assert value not in text
 
 
-def test_the_system_prompt_is_not_a_source_of_facts_and_general_questions_are_declined():
+def test_a_question_about_several_facts_quotes_each_from_where_it_is():
+    messages = [{"role": "system", "content": SYSTEM},
+                summary_block("Hi!", "I'm Chiru.", "My monthly take-home salary is ₹1,20,000."),
+                {"role": "user", "content": "My monthly expenses are ₹60,000. I'm 32 years old and risk-averse."},
+                {"role": "assistant", "content": "[offline stand-in] Noted: your expenses, age and risk profile."},
+                {"role": "user", "content": L4_TURNS[5]}]  # "Based on my salary and risk profile, which one ...?"
+    text = text_of(reply(messages))
+    assert text == (f'{markers.MARKER} From the summary: "My monthly take-home salary is ₹1,20,000." '
+                    f'From the recent turns: "I\'m 32 years old and risk-averse." I cannot advise offline.')
+    assert count_tokens(text) <= 45
+
+
+def test_a_message_that_tells_and_asks_is_noted_and_answered_and_what_it_tells_is_not_missing():
+    messages = [{"role": "system", "content": SYSTEM}, summary_block("My monthly take-home salary is ₹1,20,000."),
+                {"role": "user", "content": "I am 41 years old. What is my salary, and how old am I?"}]
+    text = text_of(reply(messages))
+    assert text == f'{markers.MARKER} Noted: your age. From the summary: "My monthly take-home salary is ₹1,20,000."'
+    asked = text_of(reply(messages[:2] + [{"role": "user", "content": "My rent is ₹30,000. What are my debts?"}]))
+    assert asked == f"{markers.MARKER} Noted: your expenses. I do not have your debts in what I was sent."
+
+
+def test_a_request_for_advice_is_not_taken_for_a_statement_nor_for_a_question_about_what_was_said():
+    history = [{"role": "system", "content": SYSTEM},
+               summary_block("I have an FD of ₹50,000 maturing next quarter.")]
+    for text in ("Give me a complete monthly investment breakdown.",  # an imperative, no question mark
+                 "How much should I invest monthly to build a ₹2 crore corpus by 55?"):  # states its own goal
+        answer = text_of(reply(history + [{"role": "user", "content": text}]))
+        assert answer == (f'{markers.MARKER} From the summary: "I have an FD of ₹50,000 maturing next quarter." '
+                          "I cannot advise offline."), text
+
+
+def test_the_system_prompt_is_not_a_source_of_facts():
     system_with_numbers = {"role": "system", "content": "You are FinCoach. The user's salary is ₹9,99,999."}
     answer = text_of(reply([system_with_numbers, {"role": "user", "content": "What is my salary?"}]))
     assert "9,99,999" not in answer and "do not have your salary" in answer
-    assert "It states no fact about you yet." in answer
-    general = text_of(reply([{"role": "user", "content": "What is a Systematic Investment Plan?"}]))
-    assert "not a language model" in general
 
 
 def test_the_assistants_replies_are_not_facts_about_the_user():
@@ -176,18 +248,36 @@ def test_the_assistants_replies_are_not_facts_about_the_user():
     assert "₹25,000" not in text and "do not have your investments" in text
 
 
+def test_lesson_3_turn_6_is_answered_from_the_summary_and_a_sliding_window_has_nothing_to_answer_from():
+    access = connect("offline", load_env=False, quiet=True)
+    memory = SummaryMemory(SYSTEM, make_summariser(access, "summary_memory"), **lesson3()["summary_run"]["settings"])
+    records = [chat(memory, text, access, watch="1,20,000") for text in lesson3()["summary_run"]["user_turns"]]
+    turn_6 = records[-1]
+    assert turn_6.summary_sent and not turn_6.watch_in_verbatim  # the salary is in no verbatim turn ...
+    assert turn_6.reply == f'{markers.MARKER} From the summary: "My monthly take-home salary is ₹1,20,000."'
+    window = [message for message in turn_6.request if "SUMMARY" not in message["content"]]  # ... a window's request
+    assert len(window) == len(turn_6.request) - 1
+    assert text_of(reply(window)) == f"{markers.MARKER} I do not have your salary in what I was sent."
+    # every reply of the run is one or two short lines, and none describes the stand-in
+    assert all(10 <= record.completion_tokens <= 40 for record in records)
+    assert not any(SELF_DESCRIPTION.search(record.reply) for record in records)
+    assert all(record.reply.count(markers.MARKER) == 1 and record.reply.startswith(markers.MARKER)
+               for record in records)
+
+
 LESSON_FACTS = [sentence for text in lesson3()["summary_run"]["user_turns"] + L4_TURNS
                 for sentence in facts.split_sentences(text) if facts.fact_score(sentence)]
 ASIDES = ["Thanks!", "Okay.", "Hello again."]
 QUESTIONS = [L4_TURNS[4], L4_TURNS[5], SALARY_QUESTION, "How old am I?", "What are my debts?",
-             "I will open a PPF account this month.", "Never suggest gold to me."]
+             "I will open a PPF account this month.", "Never suggest gold to me.", "I am 41. What is my name?",
+             "Give me a complete monthly investment breakdown.", "Is my ₹2 crore corpus by 55 realistic?"]
 
 
 @settings(max_examples=80, deadline=None)
 @given(in_summary=st.lists(st.sampled_from(LESSON_FACTS), max_size=4, unique=True),
        turns=st.lists(st.sampled_from(LESSON_FACTS + ASIDES), min_size=0, max_size=4),
        last=st.sampled_from(QUESTIONS + LESSON_FACTS))
-def test_any_reply_is_grounded_marked_and_deterministic(in_summary, turns, last):
+def test_any_reply_is_short_grounded_marked_and_deterministic(in_summary, turns, last):
     messages = [{"role": "system", "content": SYSTEM + " Example: a salary of ₹9,99,999."}]
     if in_summary:
         messages.append(summary_block(*in_summary))
@@ -196,34 +286,39 @@ def test_any_reply_is_grounded_marked_and_deterministic(in_summary, turns, last)
     messages.append({"role": "user", "content": last})
     text = text_of(reply(messages))
     assert text == text_of(reply(messages)) and text.startswith(markers.MARKER) and text.count(markers.MARKER) == 1
-    stated = in_summary + turns + [last]
-    # every quote is a sentence of the summary or of a user message; every amount is one the user stated
+    # short: what it says in its own words stays a line or two, however much the request holds
+    assert count_tokens(own_words(text)) <= 30 and not SELF_DESCRIPTION.search(text)
+    # every quote is a sentence the user stated earlier (the summary or a recent turn), said with where it is
+    earlier = in_summary + turns
     for quote in quoted_in(text):
-        assert quote == last or any(quote in sentence for sentence in stated), quote
+        assert any(quote in sentence for sentence in earlier), quote
     for amount in re.findall(r"₹[\d,]+", text):
-        assert any(amount in sentence for sentence in stated), amount
+        assert any(amount in sentence for sentence in earlier), amount
     assert "9,99,999" not in text  # the system prompt is not the user's
-    # a value from an earlier message is repeated only when the latest message asks about its topic
-    asked = set(replies._topics(replies._words(last))) if last.endswith("?") else set()
-    for sentence in in_summary + turns:
+    if "From the summary" in text:
+        assert any(quote in sentence for sentence in in_summary for quote in quoted_in(text))
+    # a value is quoted only when the latest message asks about its topic
+    asked = set(replies._topics(replies._words(last))) if replies._asks(last) else set()
+    for sentence in earlier:
         for amount in re.findall(r"₹[\d,]+", sentence):
-            if amount in text and amount not in last:
+            if amount in text:
                 assert asked & set(replies.sentence_topics(sentence)), (amount, last)
-    # a topic is said to be missing only if no fact the request holds is about it (a question states none)
-    held = {topic for sentence in stated if facts.fact_score(sentence) for topic in replies.sentence_topics(sentence)}
-    nothing = re.search(r"I find nothing in it about your (.*)\.", text)
-    if nothing:
-        assert not held & {topic for topic in replies._TOPICS if topic in nothing.group(1)}
+    # a topic is said to be missing only if no fact the request holds is about it
+    held = {topic for sentence in earlier + [last] if facts.fact_score(sentence)
+            for topic in replies.sentence_topics(sentence)}
+    missing = re.search(r"I do not have your (.*) in what I was sent\.", text)
+    if missing:
+        assert not held & {topic for topic in replies._TOPICS if topic in missing.group(1)}
 
 
 def test_the_summary_never_copies_the_stand_ins_own_replies():
     turns = [{"role": "user", "content": L4_TURNS[0]}]
     turns.append({"role": "assistant", "content": text_of(reply([{"role": "system", "content": SYSTEM}, *turns]))})
-    turns.append({"role": "user", "content": L4_TURNS[1]})
+    turns.append({"role": "user", "content": "What is my monthly take-home salary?"})
     turns.append({"role": "assistant", "content": text_of(reply([{"role": "system", "content": SYSTEM}, *turns]))})
-    assert "₹1,20,000" in turns[1]["content"]  # the reply quoted the fact it was told ...
+    assert "₹1,20,000" in turns[3]["content"]  # the reply quoted the fact it was asked for ...
     summary = text_of(reply(summary_request(turns, prompt_name="summary_buffer", templates="lesson4")))
-    assert "Assistant:" not in summary and "This request holds" not in summary and "Noted" not in summary
+    assert "Assistant:" not in summary and "From the" not in summary and "Noted" not in summary
     assert summary.count("₹1,20,000") == 1  # ... and the summary holds it once, from the user's message
 
 

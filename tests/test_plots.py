@@ -91,15 +91,18 @@ MIN_PIXELS = 14  # letters smaller than this on the projected image cannot be re
 def every_chart():
     """One figure from every chart helper, as the notebooks and the slider panels make them."""
     from helpers.display.widgets import PANEL_DPI
+    from helpers.memory.registry import KINDS
     from helpers.memory.turn_record import TurnRecord
+    from helpers.memory.types import MemorySnapshot
 
     def record(turn, summary_tokens, buffer):
-        return TurnRecord(turn=turn, user_message="u", reply="r", request=[], prompt_tokens=None,
-                          completion_tokens=None, model="m", finish_reason="stop",
-                          summary="s" if summary_tokens else None, summary_tokens=summary_tokens,
-                          summary_block_tokens=summary_tokens + 11 if summary_tokens else 0,
-                          system_prompt_tokens=136, verbatim_tokens=buffer, verbatim_messages=3,
-                          request_tokens=0, summary_count=0, max_buffer_tokens=600)
+        snapshot = MemorySnapshot(kind="summary buffer memory", turn=turn, summary="s" if summary_tokens else None,
+                                  summary_tokens=summary_tokens, pinned_tokens=0,
+                                  summary_block_tokens=summary_tokens + 11 if summary_tokens else 0,
+                                  system_prompt_tokens=136, verbatim_tokens=buffer, verbatim_messages=3,
+                                  request_tokens=0, folds=0, budget=600)
+        return TurnRecord(user_message="u", reply="r", request=[], prompt_tokens=None, completion_tokens=None,
+                          model="m", finish_reason="stop", snapshot=snapshot)
 
     records = [record(1, 0, 19), record(2, 0, 251), record(3, 0, 570), record(4, 141, 300), record(5, 148, 420),
                record(6, 180, 412)]
@@ -118,9 +121,9 @@ def every_chart():
                                                     "buffer": [473, 412]},
         "The request at turn 6", "", horizontal=True, size=(13, 4)), plots.DISPLAY_DPI
     yield "drift chart", plots.drift_chart(series), plots.DISPLAY_DPI
-    rates = [AttackRate(setting, memory, 33, 31, 31, 24, 0) for setting in
+    rates = [AttackRate(setting, memory, 33, 31, 31, 20, 24, 0) for setting in
              ("lessons' design", "data placement", "structured input + data prompt", "summary check (refuse)",
-              "all of them") for memory in ("summary", "summary buffer")]
+              "all of them") for memory in KINDS]
     yield "attack chart (notebook 06)", attack_chart(rates, "Where the payloads land (offline stand-in)"), \
         plots.DISPLAY_DPI
 

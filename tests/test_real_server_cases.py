@@ -30,6 +30,7 @@ from helpers.model.connect import (
 )
 from helpers.model.recordings import recording_path
 from helpers.model.summarisers import make_summariser
+from helpers.memory.state import load, to_dict
 from tests.support.errors import assert_fields
 from tests.support.loopback import KEY, connect_to
 from tests.support.openai_compatible_server import OpenAICompatibleServer
@@ -53,11 +54,11 @@ def test_a_200_that_is_not_a_chat_completion_is_a_clear_error_and_changes_nothin
     access = to(server)
     memory = SummaryMemory(SYSTEM, make_summariser(access), 4, 2)
     chat(memory, TURNS[0], access)
-    before = memory.to_dict()
+    before = to_dict(memory)
     server.bad_body_next(1, kind)
     with pytest.raises(BadResponse) as raised:
         chat(memory, TURNS[1], access)
-    assert memory.to_dict() == before
+    assert to_dict(memory) == before
     assert_fields(raised.value, reason="bad response", status=200, retry_can_help=True)
 
 
@@ -282,7 +283,7 @@ def test_replies_and_summaries_cut_at_max_tokens_are_reported(server):
     records = [chat(memory, text, access) for text in TURNS[:4]]
     assert all("REPLY CUT at the token limit" in turn_line(r) for r in records)
     assert memory.fold_events[0].cut
-    assert "SUMMARY CUT at the token limit" in fold_line(memory.fold_events[0], budgeted=False)
+    assert "SUMMARY CUT at the token limit" in fold_line(memory.fold_events[0], "summary memory")
     assert any("SUMMARY CUT" in line for line in turn_lines(records[3]))
     assert len([n for n in access.notices if "summary was cut" in n]) == 1
 
@@ -312,13 +313,14 @@ def test_the_projects_errors_show_their_message_first_with_a_short_traceback(ser
 
 def test_a_reply_that_takes_the_buffer_over_budget_is_reported():
     access = connect("offline", load_env=False, quiet=True)
-    memory = SummaryBufferMemory(SYSTEM, make_summariser(access, "summary_buffer"), 60, 2)
+    budget = 25  # the first question fits; the stand-in's short reply takes the buffer over
+    memory = SummaryBufferMemory(SYSTEM, make_summariser(access, "summary_buffer"), budget, 2)
     record = chat(memory, TURNS[0], access, max_tokens=400)
-    assert record.verbatim_tokens <= 60 and record.buffer_tokens_after_reply > 60
-    assert turn_line(record).endswith(f"| the reply took the buffer to {record.buffer_tokens_after_reply}/60: "
+    assert record.snapshot.verbatim_tokens <= budget and record.after_reply.verbatim_tokens > budget
+    assert turn_line(record).endswith(f"| the reply took the buffer to {record.after_reply.verbatim_tokens}/{budget}: "
                                       "OVER BUDGET until the next overflow")
     assert turn_line(record).startswith(f"[Turn 1] prompt_tokens: {record.prompt_tokens} | summary: 0 tokens | "
-                                        f"buffer: {record.verbatim_tokens}/60 tokens in 1 message | overflows: 0")
+                                        f"buffer: {record.snapshot.verbatim_tokens}/{budget} tokens in 1 message | overflows: 0")
 
 
 def test_a_replay_sends_the_parameters_its_recording_was_made_with(server):
@@ -365,10 +367,10 @@ def test_a_request_too_long_for_the_servers_context_says_what_to_change_and_chan
     access = to(server)
     memory = SummaryMemory(SYSTEM, make_summariser(access), 4, 2)
     chat(memory, TURNS[0], access, max_tokens=100)
-    before = memory.to_dict()
+    before = to_dict(memory)
     with pytest.raises(llm.ContextOverflow) as raised:
         chat(memory, TURNS[1], access)  # the messages fit, a reply of max_tokens=1024 does not
-    assert memory.to_dict() == before
+    assert to_dict(memory) == before
     error = raised.value
     assert_fields(error, reason="context overflow", status=400, attempts=1, setting="--n_ctx", retry_can_help=False)
     assert error.context_tokens == 700 and error.prompt_tokens < 700 and isinstance(error, ModelUnavailable)
@@ -377,7 +379,7 @@ def test_a_request_too_long_for_the_servers_context_says_what_to_change_and_chan
     with pytest.raises(llm.ContextOverflow) as alone:
         chat(memory, TURNS[1], access, max_tokens=10)
     assert alone.value.prompt_tokens > 100 and "lower max_tokens" not in str(alone.value)
-    assert memory.to_dict() == before
+    assert to_dict(memory) == before
 
 
 def test_a_summariser_request_that_can_never_fit_is_marked_as_one_a_retry_cannot_fix(server):

@@ -9,38 +9,42 @@ from matplotlib.figure import Figure
 from helpers.display.plots import COLOURS, MIN_TEXT_SIZE, new_figure
 from helpers.measure.attacks import AttackRate
 
-_MEASURES = (("reached_system", "reaches a system message"), ("in_summary", "survives into the summary"),
-             ("flagged", "flagged by the check"))
+_MEASURES = (("reached_system", "reaches a system message", "reach system"),
+             ("in_summary", "survives into the summary", "in summary"),
+             ("in_last_request", "still sent at the last turn", "at last turn"),
+             ("flagged", "flagged by the check", "flagged"))
 
 
 def attack_table_text(rates: Sequence[AttackRate], label: str) -> str:
-    """The table: per setting and memory class, how many payloads did each thing (count and percent)."""
-    header = (f"{'setting':<32} {'memory':<15} {'reach system':>13} {'in summary':>13} {'flagged':>13} "
-              f"{'refused':>9}")
+    """The table: per setting and memory kind, how many payloads did each thing (count and percent)."""
+    setting_width = max([7, *(len(rate.setting) for rate in rates)])
+    memory_width = max([6, *(len(rate.memory) for rate in rates)])
+    header = (f"{'setting':<{setting_width}} {'memory':<{memory_width}} "
+              + " ".join(f"{short:>13}" for _, _, short in _MEASURES) + f" {'refused':>9}")
     lines = [label, header, "-" * len(header)]
     for rate in rates:
         cells = [f"{getattr(rate, name):>2}/{rate.payloads} {rate.percent(getattr(rate, name)):3.0f}%"
-                 for name, _ in _MEASURES]
-        lines.append(f"{rate.setting:<32} {rate.memory:<15} {cells[0]:>13} {cells[1]:>13} {cells[2]:>13} "
-                     f"{rate.refused:>2}/{rate.payloads}")
+                 for name, _, _ in _MEASURES]
+        lines.append(f"{rate.setting:<{setting_width}} {rate.memory:<{memory_width}} "
+                     + " ".join(f"{cell:>13}" for cell in cells) + f" {rate.refused:>2}/{rate.payloads}".rjust(10))
     return "\n".join(lines)
 
 
 def attack_chart(rates: Sequence[AttackRate], title: str) -> Figure:
     """Grouped bars per setting and memory class: the share of payloads at each stage (projector-sized text)."""
     fig, (ax,) = new_figure(14, 1.0 * len(rates) + 2.5)
-    colours = (COLOURS["highlight"], COLOURS["summary"], COLOURS["verbatim"])
-    width = 0.26
+    colours = (COLOURS["highlight"], COLOURS["summary"], COLOURS["budget"], COLOURS["verbatim"])
+    width = 0.8 / len(_MEASURES)
     ys = list(range(len(rates)))
-    for k, ((name, text), colour) in enumerate(zip(_MEASURES, colours)):
+    for k, ((name, text, _), colour) in enumerate(zip(_MEASURES, colours)):
         values = [rate.percent(getattr(rate, name)) for rate in rates]
-        ax.barh([y + (k - 1) * width for y in ys], values, width, color=colour, label=text)
+        ax.barh([y + (k - (len(_MEASURES) - 1) / 2) * width for y in ys], values, width, color=colour, label=text)
     ax.set_yticks(ys, [f"{rate.setting}\n({rate.memory})" for rate in rates], fontsize=MIN_TEXT_SIZE)
     ax.invert_yaxis()
     ax.set_xlim(0, 100)
     ax.set_xlabel("% of payloads")
     ax.set_title(title)
-    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncol=3, frameon=False,
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncol=2, frameon=False,
                fontsize=MIN_TEXT_SIZE)
     return fig
 

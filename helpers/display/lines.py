@@ -1,10 +1,9 @@
-"""Every line the notebooks print in the lessons' formats, in one place.
+"""The lines the notebooks print: a turn and its folds (in the format its memory kind carries), the
+schedule table, the budget table, a line per drift cycle and the audit of a summary.
 
-The lessons print a line per turn (``[Turn 1] messages sent: 2 | ...``), a line per fold
-(``[SUMMARISE] ...`` in lesson 3, ``[COMPRESS] ...`` in lesson 4), the schedule table, the budget
-table, a line per drift cycle and the audit of a summary. This project's runs and the lessons'
-published runs (``helpers.display.reference``) are printed by the same functions, so the two can
-be read side by side.
+Each memory kind carries its own turn and fold line (lesson 3's ``[Turn 1] messages sent: 2 | ...`` and
+``[SUMMARISE] ...``, lesson 4's ``[COMPRESS] ...``); this project's runs and the lessons' published runs
+(``helpers.display.reference``) are printed by the same functions, so the two can be read side by side.
 """
 from __future__ import annotations
 
@@ -13,79 +12,22 @@ from collections.abc import Mapping, Sequence
 from helpers.measure.audit import Claim, audit_summary
 from helpers.measure.drift import CycleMeasure
 from helpers.memory.budget import BudgetResult, BudgetTable
+from helpers.memory.registry import kind_named
 from helpers.memory.schedule import Schedule, ScheduleRow
 from helpers.memory.turn_record import TurnRecord
 from helpers.memory.types import FoldEvent
-
-# ----- lesson 3: the summary memory run ----------------------------------------------------------
-
-
-def summary_memory_line(turn: int, messages_sent: int, prompt_tokens: int | None, summary_sent: bool,
-                        watched: tuple[str, bool | None] | None = None) -> str:
-    """Lesson 3's turn line, e.g.
-    ``[Turn 1] messages sent: 2 | prompt_tokens: 229 | summary sent: False | salary in a verbatim turn: True``.
-
-    ``watched`` is (what, found): whether a watched text (the salary) is in a verbatim turn.
-    """
-    line = (f"[Turn {turn}] messages sent: {messages_sent} | prompt_tokens: {prompt_tokens} | "
-            f"summary sent: {summary_sent}")
-    if watched is not None:
-        line += f" | {watched[0]} in a verbatim turn: {watched[1]}"
-    return line
-
-
-def summarise_line(messages: int, message_tokens: int, summary_tokens: int) -> str:
-    """Lesson 3's fold line: ``  [SUMMARISE] 4 messages (489 tokens) -> summary (131 tokens)``."""
-    return f"  [SUMMARISE] {messages} messages ({message_tokens} tokens) -> summary ({summary_tokens} tokens)"
-
-
-# ----- lesson 4: the summary buffer run ----------------------------------------------------------
-
-
-def summary_buffer_line(turn: int, prompt_tokens: int | None, summary_tokens: int, buffer_tokens: int,
-                        budget: int | None, buffer_messages: int, overflows: int, over_budget: bool = False) -> str:
-    """Lesson 4's turn line, e.g.
-    ``[Turn 1] prompt_tokens: .. | summary: 0 tokens | buffer: 19/600 tokens in 1 message | overflows: 0``."""
-    return (f"[Turn {turn}] prompt_tokens: {prompt_tokens} | summary: {summary_tokens} tokens | "
-            f"buffer: {buffer_tokens}/{budget if budget is not None else '-'} tokens in {buffer_messages} "
-            f"message{'' if buffer_messages == 1 else 's'} | "
-            f"overflows: {overflows}" + (" | OVER BUDGET: kept whole, folded at the next overflow"
-                                         if over_budget else ""))
-
-
-def compress_line(tokens_in: int, summary_tokens: int, messages: int | None = None,
-                  old_summary: bool = True) -> str:
-    """Lesson 4's fold line, e.g. ``  [COMPRESS] 2 messages + old summary (370 tokens) -> new summary (148 tokens)``.
-
-    ``tokens_in`` counts what went in (the messages, plus the old summary if there was one); the first
-    fold of a run has none (``old_summary=False``) and says only ``4 messages (550 tokens)``.
-    ``messages=None`` when only the total is known.
-    """
-    what = "old messages" if messages is None else f"{messages} message{'' if messages == 1 else 's'}"
-    if old_summary:
-        what += " + old summary"
-    return f"  [COMPRESS] {what} ({tokens_in} tokens) -> new summary ({summary_tokens} tokens)"
-
 
 # ----- a turn of this project's runs -------------------------------------------------------------
 
 
 def turn_line(record: TurnRecord) -> str:
-    """The turn line in the format of the record's lesson (a token budget means lesson 4), with warnings.
+    """The turn line in the format of the record's memory kind, with warnings.
 
-    The lesson's figures (taken when the request is sent) come first and unchanged; then, only when
-    they apply: messages a live server dropped, a reply cut at the token limit, a reply that took the
-    buffer over its budget.
+    The kind's figures (taken when the request is sent) come first and unchanged; then, only when
+    they apply: messages a live server dropped, a reply cut at the token limit, a reply that
+    took the buffer over its budget.
     """
-    if record.budgeted:
-        overflows = record.overflow_count if record.overflow_count is not None else record.summary_count
-        line = summary_buffer_line(record.turn, record.prompt_tokens, record.summary_tokens, record.verbatim_tokens,
-                                   record.max_buffer_tokens, record.verbatim_messages, overflows, record.over_budget)
-    else:
-        watched = (record.watch_label or record.watch, record.watch_in_verbatim) if record.watch is not None else None
-        line = summary_memory_line(record.turn, record.messages_sent, record.prompt_tokens, record.summary_sent,
-                                   watched)
-    return line + "".join(f" | {warning}" for warning in turn_warnings(record))
+    return kind_named(record.kind).KIND.turn_line(record) + "".join(f" | {w}" for w in turn_warnings(record))
 
 
 def turn_warnings(record: TurnRecord) -> list[str]:
@@ -95,34 +37,22 @@ def turn_warnings(record: TurnRecord) -> list[str]:
         warnings.append(f"NOT RECEIVED BY THE MODEL: {', '.join(record.not_received)}")
     if record.reply_cut:
         warnings.append(f"REPLY CUT at the token limit ({record.completion_tokens} tokens)")
-    if record.over_budget_after_reply and not record.over_budget:
-        warnings.append(f"the reply took the buffer to {record.buffer_tokens_after_reply}/{record.max_buffer_tokens}: "
+    after = record.after_reply
+    if record.over_budget_after_reply and not record.snapshot.over_budget and after is not None:
+        warnings.append(f"the reply took the buffer to {after.verbatim_tokens}/{after.budget}: "
                         "OVER BUDGET until the next overflow")
     return warnings
 
 
-def fold_line(event: FoldEvent, budgeted: bool) -> str:
-    """A fold as the lessons print it: ``[COMPRESS] ...`` for a token-budgeted memory, else ``[SUMMARISE] ...``."""
-    if budgeted:
-        text = compress_line(event.tokens_in, event.summary_tokens, event.messages_folded,
-                             old_summary=event.old_summary_tokens > 0)
-    else:
-        text = summarise_line(event.messages_folded, event.message_tokens, event.summary_tokens)
-    if event.condensed:
-        text += " [condensed: passed max_summary_tokens]"
-    if event.over_cap:
-        text += " [still over max_summary_tokens]"
-    if event.cut:
-        text += " [SUMMARY CUT at the token limit: it may end mid-sentence]"
-    if event.check:  # summary_check="report" (notebook 06): what the new summary holds that a summary should not
-        text += f" [SUMMARY CHECK: {'; '.join(event.check)}]"
-    return text
+def fold_line(event: FoldEvent, kind: str) -> str:
+    """A fold as the memory kind ``kind`` prints it (``[SUMMARISE] ...``, ``[COMPRESS] ...``, ``[DROP] ...``)."""
+    return kind_named(kind).KIND.fold_line(event)
 
 
 def turn_lines(record: TurnRecord) -> list[str]:
     """Everything a turn prints, in the order it happened: folds, the turn line, folds, notes."""
-    return ([fold_line(e, record.budgeted) for e in record.folds_before] + [turn_line(record)]
-            + [fold_line(e, record.budgeted) for e in record.folds_after]
+    return ([fold_line(e, record.kind) for e in record.folds_before] + [turn_line(record)]
+            + [fold_line(e, record.kind) for e in record.folds_after]
             + [f"  [NOTE] {note}" for note in record.notes])
 
 
@@ -207,7 +137,7 @@ def comparison_table(runs: Mapping[str, Sequence[CycleMeasure]]) -> str:
 def claim_line(claim: Claim, replies_checked: bool = True) -> str:
     """One statement no user message makes, and whether a reply made it (when the replies were checked)."""
     if claim.source == "assistant reply":
-        where = "in no user message; a FinCoach reply said it"
+        where = "in no user message; an assistant reply said it"
     elif replies_checked:
         where = "in no user message, and in no reply either"
     else:

@@ -23,6 +23,7 @@ from matplotlib.patches import Patch
 from matplotlib.text import Text
 
 from helpers.memory.budget import BudgetResult, BudgetTable
+from helpers.memory.registry import kind_named
 from helpers.memory.schedule import Schedule
 
 # Letter sizes that stay readable on a projector at 1024x768 (``tests/test_plots.py`` checks every chart):
@@ -272,7 +273,7 @@ class BudgetChart(LiveChart):
 # ----- what a request is made of ----------------------------------------------------------------------
 PART_COLOURS = {"system prompt": COLOURS["system"], "summary block": COLOURS["summary"],
                 "memory block": COLOURS["summary"], "verbatim turns": COLOURS["verbatim"],
-                "buffer": COLOURS["verbatim"]}
+                "buffer": COLOURS["verbatim"], "window": COLOURS["verbatim"]}
 BAR_WIDTH = 0.6  # leaves room beside each bar for the labels of segments too thin to hold them
 
 
@@ -389,7 +390,7 @@ def drift_chart(series: Mapping[str, Mapping[str, Sequence]], word_limit: int = 
         axes = [fig.add_subplot(grid[0, 0]), fig.add_subplot(grid[0, 1]), fig.add_subplot(grid[1, :])]
     else:
         fig, axes = new_figure(14, 5.2, ncols=2)
-    text_size = max(TICK_SIZE, 16)  # letters >= 14 px high when 14 in are shown 900 px wide
+    text_size = TICK_SIZE  # letters >= 14 px high when 14 in are shown 900 px wide
     for ax in axes:
         ax.tick_params(labelsize=text_size)
     tok_ax, word_ax = axes[0], axes[1]
@@ -433,25 +434,31 @@ def drift_chart(series: Mapping[str, Mapping[str, Sequence]], word_limit: int = 
     return fig
 
 
-def request_chart(records: Sequence, title: str, memory_part: str = "summary block",
-                  recent_part: str = "verbatim turns", budget: int | None = None) -> Figure:
+def request_chart(records: Sequence, title: str, memory_part: str | None = None, recent_part: str | None = None,
+                  budget: int | None = None) -> Figure:
     """What each turn's request was made of, from ``helpers.memory.turn_record.TurnRecord``s (tokens by part).
 
-    The memory part is the summary *with its heading*, as sent, so it is larger than the turn line's
-    ``summary`` figure; the legend says by how much. ``budget`` (lesson 4) marks over each bar how far the
-    request could grow: system prompt + memory block + the buffer's budget.
+    The parts are named as the records' memory kind names them (``MemoryKind.block_label``, ``recent_label``)
+    unless given. The memory part is the summary *with its heading* (and the pinned rules, if any), as sent,
+    so it is larger than the turn line's ``summary`` figure; the legend says by how much. For a kind with a
+    budget (lesson 4), a mark over each bar shows how far the request could grow: system prompt + memory
+    block + the buffer's budget (``budget`` overrides the records' own).
     """
-    headings = {r.summary_block_tokens - r.summary_tokens for r in records if r.summary_tokens}
+    kind = kind_named(records[0].kind).KIND
+    memory_part, recent_part = memory_part or kind.block_label, recent_part or kind.recent_label
+    shots = [r.snapshot for r in records]
+    headings = {s.summary_block_tokens - s.summary_tokens for s in shots if s.summary_tokens}
     names = {}
-    if len(headings) == 1:
+    if len(headings) == 1 and not any(s.pinned_tokens for s in shots):
         names[memory_part] = f"{memory_part}: summary + {headings.pop()}-token heading"
+    budget = budget if budget is not None else shots[0].budget
     caps = None
     if budget is not None:
         caps = (f"ceiling: system prompt + memory + budget {budget}",
-                [r.system_prompt_tokens + r.summary_block_tokens + budget for r in records])
-    return stacked_token_bars([str(r.turn) for r in records],
-                              {"system prompt": [r.system_prompt_tokens for r in records],
-                               memory_part: [r.summary_block_tokens for r in records],
-                               recent_part: [r.verbatim_tokens for r in records]},
+                [s.system_prompt_tokens + s.pinned_tokens + s.summary_block_tokens + budget for s in shots])
+    return stacked_token_bars([str(s.turn) for s in shots],
+                              {"system prompt": [s.system_prompt_tokens for s in shots],
+                               memory_part: [s.pinned_tokens + s.summary_block_tokens for s in shots],
+                               recent_part: [s.verbatim_tokens for s in shots]},
                               title, "turn", legend_names=names, caps=caps,
                               size=(11, 6.5) if budget is not None else (11, 5.5))  # room for a longer legend

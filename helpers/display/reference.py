@@ -5,8 +5,9 @@ printed here says so, so a notebook never passes them off as its own output.
 """
 from __future__ import annotations
 
-from helpers.display.lines import compress_line, summarise_line, summary_memory_line
 from helpers.lessons.data import published_run
+from helpers.memory.summary import summarise_line, summary_memory_line
+from helpers.memory.summary_buffer import compress_line
 
 LABEL = "the lesson's run of openai/gpt-oss-120b on Groq (reference data, not this notebook's run)"
 HEADING = "From " + LABEL + ":"

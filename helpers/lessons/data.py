@@ -23,14 +23,24 @@ def _load(relative_path: str) -> dict[str, Any]:
     return json.loads((DATA_DIR / relative_path).read_text(encoding="utf-8"))
 
 
+LESSON_FILES = {"lesson3": "lesson3_summary_memory.json", "lesson4": "lesson4_summary_buffer.json"}
+
+
+def summariser_templates(lesson: str) -> dict[str, str]:
+    """A lesson's summariser request templates (``first``, ``update``, ``line``), by its name in ``LESSON_FILES``."""
+    if lesson not in LESSON_FILES:
+        raise ValueError(f"templates must name a lesson, one of {', '.join(LESSON_FILES)}, got {lesson!r}")
+    return dict(_load(LESSON_FILES[lesson])["summariser_request"])
+
+
 def lesson3() -> dict[str, Any]:
     """Lesson 3 (summary memory): schedule settings, the six-turn run, the drift batches."""
-    return _load("lesson3_summary_memory.json")
+    return _load(LESSON_FILES["lesson3"])
 
 
 def lesson4() -> dict[str, Any]:
     """Lesson 4 (summary buffer memory): the budget analysis and the six-turn run."""
-    return _load("lesson4_summary_buffer.json")
+    return _load(LESSON_FILES["lesson4"])
 
 
 def published_run(lesson: int) -> dict[str, Any]:

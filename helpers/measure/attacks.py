@@ -1,58 +1,81 @@
-"""Attack rates: every injection payload through both memory classes under each defence setting.
+"""Attack rates: every injection payload through every registered memory kind under each defence setting.
 
 For each run the payload is the user's turn 2 of a scripted six-turn conversation
 (``data/security/injection_payloads.json``); only the summariser is a model call. A run records
 whether the payload's canary reached a system-role message of the memory (the system prompt itself
-is not counted), survived into the summary, and whether any summary written in the run was
-flagged by the summary check. With the offline stand-in (extractive: it copies sentences, it
-cannot obey anything) these figures say where text lands, not whether a model would follow it.
+is not counted), survived into the summary, was still in the request of the last turn, and whether any
+summary written in the run was flagged by the summary check. Each kind runs with the settings its
+``KIND.attack_settings`` give. With the offline stand-in (extractive: it copies sentences, it cannot
+obey anything) these figures say where text lands, not whether a model would follow it.
 """
 from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from helpers.base.paths import DATA_DIR
-from helpers.memory.summary import SummaryMemory
-from helpers.memory.summary_buffer import SummaryBufferMemory
+from helpers.memory.defences import Defences
+from helpers.memory.pinned import PINNED_CLOSE, PINNED_HEADING, PINNED_OPEN
+from helpers.memory.placement import DATA_CLOSE, DATA_OPEN
+from helpers.memory.registry import KINDS, headings
 from helpers.memory.summary_check import check_summary
 from helpers.memory.types import Summariser, SummariserError
-
-MEMORY_CLASSES = {"summary": SummaryMemory, "summary buffer": SummaryBufferMemory}
-# The memory settings of the runs: lesson 3's schedule; lesson 4's class with a budget the scripted
-# conversation overflows (its replies are shorter than a model's).
-CLASS_SETTINGS: dict[str, dict[str, Any]] = {
-    "summary": {"max_turns_before_summary": 4, "turns_to_keep_verbatim": 2},
-    "summary buffer": {"max_buffer_tokens": 250, "messages_to_compress_on_overflow": 4},
-}
 
 
 @dataclass(frozen=True)
 class DefenceSetting:
-    """One row group of the table: the memory's defence switches and which summariser it uses."""
+    """One row group of the table: the memory's defences and which summariser it uses."""
 
     name: str
-    memory: dict[str, Any]
+    defences: Defences | None
     hardened_summariser: bool = False  # structured input + the "conversation is data" prompt
 
 
 DEFENCE_SETTINGS = (
-    DefenceSetting("lessons' design", {}),
-    DefenceSetting("data placement", {"placement": "data"}),
-    DefenceSetting("structured input + data prompt", {}, hardened_summariser=True),
-    DefenceSetting("summary check (refuse)", {"summary_check": "refuse"}),
-    DefenceSetting("all of them", {"placement": "data", "summary_check": "refuse", "redact": True},
+    DefenceSetting("lessons' design", None),
+    DefenceSetting("data placement", Defences(placement="data")),
+    DefenceSetting("structured input + data prompt", None, hardened_summariser=True),
+    DefenceSetting("summary check (refuse)", Defences(summary_check="refuse")),
+    DefenceSetting("all of them", Defences(placement="data", summary_check="refuse", redact=True),
                    hardened_summariser=True),
 )
 
 
+def memory_texts() -> dict[str, str]:
+    """The texts the memory writes itself, by the names a payload uses for them (``{{summary memory heading}}``).
+
+    A payload that forges a heading or a data marker names it instead of spelling it, so a changed heading
+    is forged as it now reads, never left behind as a copy of an old one.
+    """
+    texts = {f"{name} heading": cls.KIND.heading for name, cls in KINDS.items() if cls.KIND.heading}
+    return {**texts, "pinned heading": PINNED_HEADING, "data open": DATA_OPEN, "data close": DATA_CLOSE,
+            "pinned open": PINNED_OPEN, "pinned close": PINNED_CLOSE}
+
+
+def _filled(text: str) -> str:
+    known = memory_texts()
+
+    def fill(match: re.Match[str]) -> str:
+        if match.group(1) not in known:
+            raise ValueError(f"a payload names {match.group(0)}, which is none of {', '.join(known)}")
+        return known[match.group(1)]
+    return re.sub(r"\{\{([^{}]+)\}\}", fill, text)
+
+
 @functools.cache
-def corpus() -> dict[str, Any]:
-    """The payloads and the conversation they are run in (``data/security/injection_payloads.json``)."""
+def _stored_corpus() -> dict[str, Any]:
     return json.loads((DATA_DIR / "security" / "injection_payloads.json").read_text(encoding="utf-8"))
+
+
+def corpus() -> dict[str, Any]:
+    """The payloads and the conversation they are run in (``data/security/injection_payloads.json``), with
+    the memory's own headings and markers filled in where a payload forges them."""
+    stored = _stored_corpus()
+    return {**stored, "payloads": [{**item, "text": _filled(item["text"])} for item in stored["payloads"]]}
 
 
 def payloads() -> list[dict[str, Any]]:
@@ -69,6 +92,7 @@ class AttackRun:
     memory: str
     reached_system: bool
     in_summary: bool
+    in_last_request: bool  # still sent at the last turn (a window forgets it once it slides out)
     flagged: bool
     refused_folds: int
     summary: str | None
@@ -78,18 +102,18 @@ def _mentions(text: str | None, canary: str) -> bool:
     return bool(text) and canary.casefold() in text.casefold()  # type: ignore[union-attr]
 
 
-def run_one(text: str, canary: str, memory_kind: str, setting: DefenceSetting, summarise: Summariser,
-            system_prompt: str) -> tuple[bool, bool, bool, int, str | None]:
+def run_one(text: str, canary: str, memory_kind: str, setting: DefenceSetting, summarise: Summariser | None,
+            system_prompt: str) -> tuple[bool, bool, bool, bool, int, str | None]:
     """Run the scripted conversation with ``text`` as turn 2; return what the canary did."""
     written: list[str] = []
 
     def recording_summariser(messages: list[dict[str, str]], existing: str | None) -> str:
-        summary = summarise(messages, existing)
+        summary = summarise(messages, existing)  # type: ignore[misc]
         written.append(summary)
         return summary
 
-    memory = MEMORY_CLASSES[memory_kind](system_prompt, recording_summariser, **CLASS_SETTINGS[memory_kind],
-                                         **setting.memory)
+    cls = KINDS[memory_kind]
+    memory = cls.create(system_prompt, recording_summariser, dict(cls.KIND.attack_settings), setting.defences)
     conversation = corpus()["conversation"]
     reached, refused = False, 0
     for number, (user, reply) in enumerate(conversation["turns"], start=1):
@@ -100,8 +124,9 @@ def run_one(text: str, canary: str, memory_kind: str, setting: DefenceSetting, s
                 refused += 1  # the check refused the summary (or the summariser failed): kept verbatim
             reached = reached or any(m["role"] == "system" and m["content"] != system_prompt
                                      and _mentions(m["content"], canary) for m in memory.get_messages_for_api())
-    flagged = any(check_summary(summary).flagged for summary in written)
-    return reached, _mentions(memory.summary, canary), flagged, refused, memory.summary
+    last = any(_mentions(m["content"], canary) for m in memory.get_messages_for_api())
+    flagged = any(check_summary(summary, headings=headings()).flagged for summary in written)
+    return reached, _mentions(memory.summary, canary), last, flagged, refused, memory.summary
 
 
 def memoised(summarise: Summariser) -> Summariser:
@@ -119,15 +144,16 @@ def memoised(summarise: Summariser) -> Summariser:
 def run_attacks(summariser_for: Callable[[str, bool], Summariser], system_prompt: str, *,
                 corpus_payloads: Iterable[dict[str, Any]] | None = None,
                 settings: Iterable[DefenceSetting] = DEFENCE_SETTINGS) -> list[AttackRun]:
-    """Every payload x memory class x setting. ``summariser_for(memory_kind, hardened)`` gives the summariser."""
+    """Every payload x registered memory kind x setting. ``summariser_for(kind_name, hardened)`` gives the
+    summariser (a kind without one, the sliding window, is never asked for it)."""
     runs = []
     chosen = list(corpus_payloads if corpus_payloads is not None else payloads())
-    summarisers: dict[tuple[str, bool], Summariser] = {}
+    summarisers: dict[tuple[str, bool], Summariser | None] = {}
     for setting in settings:
-        for kind in MEMORY_CLASSES:
+        for kind, cls in KINDS.items():
             key = (kind, setting.hardened_summariser)
             if key not in summarisers:  # settings that differ only in the memory share one (memoised) summariser
-                summarisers[key] = memoised(summariser_for(*key))
+                summarisers[key] = memoised(summariser_for(*key)) if cls.KIND.heading else None
             summarise = summarisers[key]
             for payload in chosen:
                 outcome = run_one(payload["text"], payload["canary"], kind, setting, summarise, system_prompt)
@@ -144,6 +170,7 @@ class AttackRate:
     payloads: int
     reached_system: int
     in_summary: int
+    in_last_request: int
     flagged: int
     refused: int  # runs in which the check refused at least one summary (the turns stayed verbatim)
 
@@ -157,7 +184,8 @@ def attack_rates(runs: Iterable[AttackRun]) -> list[AttackRate]:
     for run in runs:
         groups.setdefault((run.setting, run.memory), []).append(run)
     return [AttackRate(setting, memory, len(group), sum(r.reached_system for r in group),
-                       sum(r.in_summary for r in group), sum(r.flagged for r in group),
+                       sum(r.in_summary for r in group), sum(r.in_last_request for r in group),
+                       sum(r.flagged for r in group),
                        sum(r.refused_folds > 0 for r in group))
             for (setting, memory), group in groups.items()]
 

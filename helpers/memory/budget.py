@@ -66,13 +66,15 @@ def _reply_text(reply_tokens: int) -> str:
 
 
 def analyse_budget(user_messages: Sequence[str], max_buffer_tokens: int, reply_tokens: int = 100,
-                   messages_to_compress: int = 4) -> BudgetResult:
-    """Run the conversation through ``SummaryBufferMemory`` with replies of ``reply_tokens`` tokens."""
+                   messages_to_compress: int = 4, *,
+                   memory_class: type[SummaryBufferMemory] = SummaryBufferMemory) -> BudgetResult:
+    """Run the conversation through ``memory_class`` (lesson 4's ``SummaryBufferMemory``) with replies of
+    ``reply_tokens`` tokens."""
     if not user_messages or not all(isinstance(m, str) for m in user_messages):
         raise ValueError("user_messages must be a non-empty list of texts")
     if isinstance(reply_tokens, bool) or not isinstance(reply_tokens, int) or reply_tokens < 1:
         raise ValueError(f"reply_tokens must be a whole number of at least 1, got {reply_tokens!r}")
-    memory = SummaryBufferMemory("", turn_range_stub, max_buffer_tokens, messages_to_compress)
+    memory = memory_class("", turn_range_stub, max_buffer_tokens, messages_to_compress)
     reply = _reply_text(reply_tokens)
     steps = []
     for turn, user_message in enumerate(user_messages, start=1):

@@ -40,11 +40,13 @@ class Schedule:
         return sum(row.summariser_called_after for row in self.rows)
 
 
-def summary_schedule(total_turns: int, max_turns_before_summary: int, turns_to_keep_verbatim: int) -> Schedule:
-    """Run ``total_turns`` turns through ``SummaryMemory`` with a stub summariser and record each request."""
+def summary_schedule(total_turns: int, max_turns_before_summary: int, turns_to_keep_verbatim: int, *,
+                     memory_class: type[SummaryMemory] = SummaryMemory) -> Schedule:
+    """Run ``total_turns`` turns through ``memory_class`` (lesson 3's ``SummaryMemory``) with a stub
+    summariser and record each request."""
     if isinstance(total_turns, bool) or not isinstance(total_turns, int) or total_turns < 1:
         raise ValueError(f"total_turns must be a whole number of at least 1, got {total_turns!r}")
-    memory = SummaryMemory("", turn_range_stub, max_turns_before_summary, turns_to_keep_verbatim)
+    memory = memory_class("", turn_range_stub, max_turns_before_summary, turns_to_keep_verbatim)
     rows = []
     for turn in range(1, total_turns + 1):
         memory.add_message("user", f"turn {turn}")

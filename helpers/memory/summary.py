@@ -1,45 +1,68 @@
-"""Lesson 3's summary memory: fold by turn count."""
+"""Lesson 3's summary memory: fold by turn count; its heading and the lines the lesson prints."""
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
-from helpers.memory.rolling import RollingSummaryMemory
-from helpers.memory.types import Summariser, SummariserError
+from helpers.memory.rolling import RollingMemory
+from helpers.memory.types import FoldEvent, MemoryDefences, MemoryKind, SettingError, Summariser, SummariserError
 from helpers.memory.validation import check_count
 
 
-class SummaryMemory(RollingSummaryMemory):
+def summary_memory_line(turn: int, messages_sent: int, prompt_tokens: int | None, summary_sent: bool,
+                        watched: tuple[str, bool | None] | None = None) -> str:
+    """Lesson 3's turn line, e.g.
+    ``[Turn 1] messages sent: 2 | prompt_tokens: 229 | summary sent: False | salary in a verbatim turn: True``.
+
+    ``watched`` is (what, found): whether a watched text (the salary) is in a verbatim turn.
+    """
+    line = (f"[Turn {turn}] messages sent: {messages_sent} | prompt_tokens: {prompt_tokens} | "
+            f"summary sent: {summary_sent}")
+    if watched is not None:
+        line += f" | {watched[0]} in a verbatim turn: {watched[1]}"
+    return line
+
+
+def summarise_line(messages: int, message_tokens: int, summary_tokens: int) -> str:
+    """Lesson 3's fold line: ``  [SUMMARISE] 4 messages (489 tokens) -> summary (131 tokens)``."""
+    return f"  [SUMMARISE] {messages} messages ({message_tokens} tokens) -> summary ({summary_tokens} tokens)"
+
+
+def _turn_line(record: Any) -> str:
+    return summary_memory_line(record.turn, record.messages_sent, record.prompt_tokens,
+                               record.snapshot.summary is not None, record.watched)
+
+
+def _fold_line(event: FoldEvent) -> str:
+    return summarise_line(event.messages_folded, event.message_tokens, event.summary_tokens) + event.notes()
+
+
+class SummaryMemory(RollingMemory):
     """Lesson 3: after an assistant reply, once ``max_turns_before_summary`` turns are held verbatim,
     every turn but the last ``turns_to_keep_verbatim`` is folded into the summary."""
 
-    summary_heading: ClassVar[str] = "CONVERSATION SUMMARY (earlier turns):\n"
+    KIND = MemoryKind(
+        name="summary memory", heading="CONVERSATION SUMMARY (earlier turns):\n", fold_tag="SUMMARISE",
+        turn_line=_turn_line, fold_line=_fold_line, summariser_prompt="summary_memory", request_templates="lesson3",
+        attack_settings={"max_turns_before_summary": 4, "turns_to_keep_verbatim": 2})
 
     def __init__(self, system_prompt: str, summarise: Summariser, max_turns_before_summary: int = 4,
-                 turns_to_keep_verbatim: int = 2, max_summary_tokens: int | None = None,
-                 **defences: Any) -> None:
+                 turns_to_keep_verbatim: int = 2, max_summary_tokens: int | None = None, *,
+                 defences: MemoryDefences | None = None) -> None:
         check_count("max_turns_before_summary", max_turns_before_summary, 1,
                     "the summary is triggered once this many turns are held verbatim")
         check_count("turns_to_keep_verbatim", turns_to_keep_verbatim, 1,
                     "the request needs the latest turn word for word")
         if turns_to_keep_verbatim >= max_turns_before_summary:
-            raise ValueError(
+            raise SettingError("turns_to_keep_verbatim", turns_to_keep_verbatim, (
                 f"turns_to_keep_verbatim ({turns_to_keep_verbatim}) must be smaller than max_turns_before_summary "
-                f"({max_turns_before_summary}): otherwise a summary cycle has no turn to fold")
-        super().__init__(system_prompt, summarise, max_summary_tokens, **defences)  # placement=, pinned_rules=, ...
+                f"({max_turns_before_summary}): otherwise a summary cycle has no turn to fold"))
+        super().__init__(system_prompt, summarise, max_summary_tokens=max_summary_tokens, defences=defences)
         self.max_turns_before_summary = max_turns_before_summary
         self.turns_to_keep_verbatim = turns_to_keep_verbatim
 
     def settings(self) -> dict[str, Any]:
         return {"max_turns_before_summary": self.max_turns_before_summary,
-                "turns_to_keep_verbatim": self.turns_to_keep_verbatim,
-                "max_summary_tokens": self.max_summary_tokens, **self.defence_settings()}
-
-    def _check_loaded(self) -> None:
-        held = (len(self._archive) - self._verbatim_start) // 2
-        if held >= self.max_turns_before_summary and not self._fold_pending:
-            raise ValueError(
-                f"the saved state holds {held} complete verbatim turns, but max_turns_before_summary is "
-                f"{self.max_turns_before_summary}: a fold would have run (fold_pending is false, so none failed)")
+                "turns_to_keep_verbatim": self.turns_to_keep_verbatim, **super().settings()}
 
     def add_message(self, role: str, content: str) -> None:
         """Store the message; after a reply, fold the oldest turns once the threshold is reached.
@@ -47,8 +70,7 @@ class SummaryMemory(RollingSummaryMemory):
         Raises ``SummariserError`` if that fold fails: the message is kept and the fold is retried
         after the next reply.
         """
-        message = self._new_message(role, content)
-        self._append(message)
+        self._append(self._new_message(role, content))
         verbatim_turns = (len(self._archive) - self._verbatim_start) // 2
         if role == "assistant" and verbatim_turns >= self.max_turns_before_summary:
             try:

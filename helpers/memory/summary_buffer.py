@@ -1,15 +1,59 @@
-"""Lesson 4's summary buffer memory: fold before a token budget would overflow."""
+"""Lesson 4's summary buffer memory: fold before a token budget would overflow; its heading and lines."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, ClassVar
+from typing import Any
 
-from helpers.memory.rolling import RollingSummaryMemory
-from helpers.memory.types import MemorySnapshot, Summariser, SummariserError
+from helpers.memory.rolling import RollingMemory
+from helpers.memory.types import (
+    FoldEvent,
+    MemoryDefences,
+    MemoryKind,
+    MemorySnapshot,
+    SettingError,
+    Summariser,
+    SummariserError,
+)
 from helpers.memory.validation import check_count
 
 
-class SummaryBufferMemory(RollingSummaryMemory):
+def summary_buffer_line(turn: int, prompt_tokens: int | None, summary_tokens: int, buffer_tokens: int,
+                        budget: int | None, buffer_messages: int, overflows: int, over_budget: bool = False) -> str:
+    """Lesson 4's turn line, e.g.
+    ``[Turn 1] prompt_tokens: .. | summary: 0 tokens | buffer: 19/600 tokens in 1 message | overflows: 0``."""
+    return (f"[Turn {turn}] prompt_tokens: {prompt_tokens} | summary: {summary_tokens} tokens | "
+            f"buffer: {buffer_tokens}/{budget if budget is not None else '-'} tokens in {buffer_messages} "
+            f"message{'' if buffer_messages == 1 else 's'} | "
+            f"overflows: {overflows}" + (" | OVER BUDGET: kept whole, folded at the next overflow"
+                                         if over_budget else ""))
+
+
+def compress_line(tokens_in: int, summary_tokens: int, messages: int | None = None,
+                  old_summary: bool = True) -> str:
+    """Lesson 4's fold line, e.g. ``  [COMPRESS] 2 messages + old summary (370 tokens) -> new summary (148 tokens)``.
+
+    ``tokens_in`` counts what went in (the messages, plus the old summary if there was one); the first
+    fold of a run has none (``old_summary=False``) and says only ``4 messages (550 tokens)``.
+    ``messages=None`` when only the total is known.
+    """
+    what = "old messages" if messages is None else f"{messages} message{'' if messages == 1 else 's'}"
+    if old_summary:
+        what += " + old summary"
+    return f"  [COMPRESS] {what} ({tokens_in} tokens) -> new summary ({summary_tokens} tokens)"
+
+
+def _turn_line(record: Any) -> str:
+    s = record.snapshot
+    return summary_buffer_line(record.turn, record.prompt_tokens, s.summary_tokens, s.verbatim_tokens, s.budget,
+                               s.verbatim_messages, s.folds, s.over_budget)
+
+
+def _fold_line(event: FoldEvent) -> str:
+    return compress_line(event.tokens_in, event.summary_tokens, event.messages_folded,
+                         old_summary=event.old_summary_tokens > 0) + event.notes()
+
+
+class SummaryBufferMemory(RollingMemory):
     """Lesson 4: the verbatim buffer is capped in tokens; before a message would pass the cap, the
     oldest whole turns (at least ``messages_to_compress_on_overflow`` messages, more if the new
     message still would not fit) are merged into the summary by one summariser call.
@@ -18,28 +62,30 @@ class SummaryBufferMemory(RollingSummaryMemory):
     stays verbatim, and ``over_budget`` reports it until the next overflow folds it.
     """
 
-    summary_heading: ClassVar[str] = "CONVERSATION MEMORY (earlier turns, compressed):\n"
-    COUNTERS: ClassVar[tuple[str, ...]] = ("summary_count", "overflow_count")
+    KIND = MemoryKind(
+        name="summary buffer memory", heading="CONVERSATION MEMORY (earlier turns, compressed):\n",
+        fold_tag="COMPRESS", turn_line=_turn_line, fold_line=_fold_line, summariser_prompt="summary_buffer",
+        request_templates="lesson4", block_label="memory block", recent_label="buffer",
+        # a budget the attack table's scripted conversation overflows (its replies are shorter than a model's)
+        attack_settings={"max_buffer_tokens": 250, "messages_to_compress_on_overflow": 4})
 
     def __init__(self, system_prompt: str, summarise: Summariser, max_buffer_tokens: int = 600,
-                 messages_to_compress_on_overflow: int = 4, max_summary_tokens: int | None = None,
-                 **defences: Any) -> None:
+                 messages_to_compress_on_overflow: int = 4, max_summary_tokens: int | None = None, *,
+                 defences: MemoryDefences | None = None) -> None:
         check_count("max_buffer_tokens", max_buffer_tokens, 1, "the buffer needs room for at least one token")
         check_count("messages_to_compress_on_overflow", messages_to_compress_on_overflow, 2,
                     "only whole user/assistant pairs leave the buffer, so an overflow compresses at least 2")
         if messages_to_compress_on_overflow % 2:
-            raise ValueError(
+            raise SettingError("messages_to_compress_on_overflow", messages_to_compress_on_overflow, (
                 f"messages_to_compress_on_overflow must be even, got {messages_to_compress_on_overflow}: "
-                "only whole user/assistant pairs leave the buffer")
-        super().__init__(system_prompt, summarise, max_summary_tokens, **defences)  # placement=, pinned_rules=, ...
+                "only whole user/assistant pairs leave the buffer"))
+        super().__init__(system_prompt, summarise, max_summary_tokens=max_summary_tokens, defences=defences)
         self.max_buffer_tokens = max_buffer_tokens
         self.messages_to_compress_on_overflow = messages_to_compress_on_overflow
-        self.overflow_count = 0
 
     def settings(self) -> dict[str, Any]:
         return {"max_buffer_tokens": self.max_buffer_tokens,
-                "messages_to_compress_on_overflow": self.messages_to_compress_on_overflow,
-                "max_summary_tokens": self.max_summary_tokens, **self.defence_settings()}
+                "messages_to_compress_on_overflow": self.messages_to_compress_on_overflow, **super().settings()}
 
     @property
     def buffer(self) -> list[dict[str, str]]:
@@ -51,24 +97,17 @@ class SummaryBufferMemory(RollingSummaryMemory):
         return self._verbatim_tokens
 
     @property
+    def overflow_count(self) -> int:
+        """Overflows so far: each one is one fold."""
+        return len(self.fold_events)
+
+    @property
     def over_budget(self) -> bool:
         """True when the buffer is over its budget: a turn too big to fit alone, or a failed fold."""
         return self._verbatim_tokens > self.max_buffer_tokens
 
     def snapshot(self) -> MemorySnapshot:
-        return dataclasses.replace(super().snapshot(), max_buffer_tokens=self.max_buffer_tokens,
-                                   overflow_count=self.overflow_count, over_budget=self.over_budget)
-
-    def _check_loaded(self) -> None:
-        if self.overflow_count != self.summary_count:
-            raise ValueError(f"counters.overflow_count ({self.overflow_count}) must equal counters.summary_count "
-                             f"({self.summary_count}): every overflow is one fold")
-        held = len(self._archive) - self._verbatim_start
-        if self.over_budget and held > 2 and not self._fold_pending:
-            raise ValueError(
-                f"the saved buffer holds {self._verbatim_tokens} tokens in {held} messages, over max_buffer_tokens "
-                f"{self.max_buffer_tokens}: only the latest turn alone may pass the budget unless a fold failed "
-                "(fold_pending is false)")
+        return dataclasses.replace(super().snapshot(), budget=self.max_buffer_tokens, over_budget=self.over_budget)
 
     def messages_to_fold(self, incoming_tokens: int) -> int:
         """How many of the oldest buffered messages an overflow folds before adding ``incoming_tokens``.
@@ -80,9 +119,7 @@ class SummaryBufferMemory(RollingSummaryMemory):
         archive, start = self._archive, self._verbatim_start
         whole = (len(archive) - start) // 2 * 2
         n = min(self.messages_to_compress_on_overflow, whole)
-        remaining = self._verbatim_tokens
-        for message in archive[start:start + n]:
-            remaining -= message.tokens
+        remaining = self._verbatim_tokens - sum(message.tokens for message in archive[start:start + n])
         while n < whole and remaining + incoming_tokens > self.max_buffer_tokens:
             remaining -= archive[start + n].tokens + archive[start + n + 1].tokens
             n += 2
@@ -100,7 +137,6 @@ class SummaryBufferMemory(RollingSummaryMemory):
         if n:
             try:
                 self._fold(n)
-                self.overflow_count += 1
             except SummariserError as error:
                 failure = error
         self._append(message)

@@ -1,12 +1,12 @@
-"""What every memory shares with its users: messages, fold events, the summariser's signature,
-the snapshot a turn line reads, and the small ``ConversationMemory`` protocol that ``chat()`` and
-the display rely on."""
+"""What every memory kind shares with its users: messages, fold events, the snapshot a turn line reads,
+the description a kind gives of itself (``MemoryKind``), the errors, and the small protocols that
+``chat()``, the display and the defences rely on."""
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
-from typing import Protocol
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from helpers.base.errors import Explained
 
@@ -17,12 +17,41 @@ stand-in, or ``turn_range_stub`` in the simulations."""
 ROLES = ("user", "assistant")
 
 
+class SettingError(Explained, ValueError):
+    """A setting of a memory (or of its defences) is refused; ``setting`` names it, ``value`` is what was given."""
+
+    def __init__(self, setting: str, value: object, message: str) -> None:
+        super().__init__(message)
+        self.setting, self.value = setting, value
+
+
+class StateError(Explained, ValueError):
+    """A saved memory state is refused: damaged, edited or inconsistent; ``field`` names the part at fault."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
 class SummariserError(Explained, RuntimeError):
-    """The summariser raised or returned empty text; the memory kept every message and will retry."""
+    """A fold did not happen: the summariser raised, returned no usable text, or (``SummaryRefused``) the
+    summary check refused what it wrote. Nothing was lost. ``problem`` says which ("raised", "not text",
+    "empty text", "unstorable text", "refused", "still mentions"); ``kept_role`` is the message that was
+    stored verbatim (None while only the fold itself failed); ``will_retry`` says whether the fold is tried
+    again on a later message (False when the summariser's error says a retry cannot help)."""
+
+    def __init__(self, message: str, *, problem: str = "raised", kept_role: str | None = None,
+                 will_retry: bool = True) -> None:
+        super().__init__(message)
+        self.problem, self.kept_role, self.will_retry = problem, kept_role, will_retry
 
 
 class SummaryRefused(SummariserError):
-    """The summary check (``summary_check="refuse"``) refused a new summary; the messages stay verbatim."""
+    """The summary check (``summary_check="refuse"``) refused a new summary; ``findings`` are what it saw."""
+
+    def __init__(self, message: str, *, findings: tuple[str, ...] = (), kept_role: str | None = None) -> None:
+        super().__init__(message, problem="refused", kept_role=kept_role)
+        self.findings = findings
 
 
 class CutText(str):
@@ -49,7 +78,10 @@ class Message:
 
 @dataclass(frozen=True)
 class FoldEvent:
-    """What one summariser call did: which turns it folded and the tokens in and out."""
+    """What one fold did: which turns left the verbatim part and the tokens in and out.
+
+    For a kind that summarises, one summariser call; for the sliding window, a drop (no summary).
+    """
 
     first_turn: int
     last_turn: int
@@ -67,28 +99,62 @@ class FoldEvent:
         """Tokens handed to the summariser: the folded messages plus the old summary."""
         return self.message_tokens + self.old_summary_tokens
 
+    def notes(self) -> str:
+        """What a fold line adds after the lesson's figures, when it applies: a condensed, capped, cut or
+        flagged summary (empty for an ordinary fold)."""
+        text = ""
+        if self.condensed:
+            text += " [condensed: passed max_summary_tokens]"
+        if self.over_cap:
+            text += " [still over max_summary_tokens]"
+        if self.cut:
+            text += " [SUMMARY CUT at the token limit: it may end mid-sentence]"
+        if self.check:  # summary_check="report" (notebook 06): what the new summary holds that a summary should not
+            text += f" [SUMMARY CHECK: {'; '.join(self.check)}]"
+        return text
+
 
 @dataclass(frozen=True)
 class MemorySnapshot:
     """The numbers a turn line reads off a memory, taken when the request is built."""
 
+    kind: str  # the kind's registered name (``MemoryKind.name``)
     turn: int
     summary: str | None
     summary_tokens: int
-    summary_block_tokens: int  # the heading plus the summary, as sent
+    summary_block_tokens: int  # the heading plus the summary, as sent (0 without a summary)
+    pinned_tokens: int  # the pinned-rules block, as sent (0 without pinned rules)
     system_prompt_tokens: int
     verbatim_tokens: int  # the buffer, for summary buffer memory
     verbatim_messages: int
-    request_tokens: int  # system prompt + summary block + verbatim part, by o200k_base
-    summary_count: int  # summariser folds made so far
-    max_buffer_tokens: int | None = None  # only a token-budgeted memory (lesson 4) has one
-    overflow_count: int | None = None
+    request_tokens: int  # every part above, by o200k_base (the chat template adds a few per message)
+    folds: int  # folds made so far (summariser calls that were kept; drops for a sliding window)
+    budget: int | None = None  # a token cap on the verbatim part, for a kind that has one (lesson 4)
     over_budget: bool = False
 
 
+@dataclass(frozen=True)
+class MemoryKind:
+    """What the rest of the project needs to know about a memory kind, carried by its class as ``KIND``.
+
+    The printed lines, the charts, the summarisers, the attack table, the summary check and the offline
+    stand-in read it from here, so adding a kind is one module plus one line in ``registry.py``.
+    """
+
+    name: str  # "summary memory": how tables, charts and saved states name the kind
+    heading: str | None  # the heading of the summary block, as sent; None for a kind that never summarises
+    fold_tag: str  # the tag of its fold line: "SUMMARISE", "COMPRESS", "DROP"
+    turn_line: Callable[[Any], str]  # the kind's per-turn line from a ``TurnRecord`` (the lesson's format)
+    fold_line: Callable[[FoldEvent], str]  # the kind's per-fold line
+    summariser_prompt: str | None = None  # the prompt in data/prompts/ its summariser uses (None: no summariser)
+    request_templates: str | None = None  # the lesson whose summariser request wording it uses ("lesson3", ...)
+    attack_settings: Mapping[str, Any] = field(default_factory=dict)  # its settings in notebook 06's attack table
+    block_label: str = "summary block"  # what a chart calls the memory message
+    recent_label: str = "verbatim turns"  # what a chart calls the verbatim part
+
+
 class ConversationMemory(Protocol):
-    """What ``chat()`` and the display need of a memory; both memory classes (and the notebooks'
-    own teaching classes, with ``snapshot``) provide it."""
+    """What ``chat()`` and the display need of a memory; every registered kind provides it."""
 
     fold_events: list[FoldEvent]
 
@@ -102,3 +168,19 @@ class ConversationMemory(Protocol):
     def transaction(self) -> AbstractContextManager[None]: ...
 
     def snapshot(self) -> MemorySnapshot: ...
+
+
+class MemoryDefences(Protocol):
+    """The hooks a memory calls on its defences (``helpers.memory.defences.Defences``) when it has some."""
+
+    def summary_message(self, heading: str | None, summary: str) -> dict[str, str]: ...
+
+    def pinned_message(self) -> dict[str, str] | None: ...
+
+    def fold_input(self, messages: list[dict[str, str]]) -> list[dict[str, str]]: ...
+
+    def check(self, summary: str) -> tuple[str, ...] | None: ...
+
+    def refuses(self, findings: tuple[str, ...] | None) -> bool: ...
+
+    def settings(self) -> dict[str, Any]: ...

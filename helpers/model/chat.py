@@ -11,8 +11,6 @@ fold later, and the record carries a note saying so.
 """
 from __future__ import annotations
 
-import dataclasses
-
 from helpers.display.lines import turn_text
 from helpers.memory.turn_record import TurnRecord
 from helpers.memory.types import ConversationMemory, SummariserError, SummaryRefused
@@ -85,13 +83,11 @@ def chat(memory: ConversationMemory, user_message: str, access: ModelAccess, *, 
         user_message=user_message, reply=reply, request=request,
         prompt_tokens=usage.prompt_tokens if usage else None,
         completion_tokens=usage.completion_tokens if usage else None,
-        model=response.model, finish_reason=choice.finish_reason,
-        watch=watch, watch_label=(watch_label or watch) if watch is not None else None,
+        model=response.model, finish_reason=choice.finish_reason, snapshot=snapshot, after_reply=after,
+        watch=watch, watch_label=watch_label,
         watch_in_verbatim=None if watch is None else any(watch in m["content"] for m in verbatim),
         folds_before=tuple(events[events_start:events_mid]), folds_after=tuple(events[events_mid:]),
-        notes=tuple(notes), notices=tuple(access.notices[notices_before:]), not_received=not_received,
-        buffer_tokens_after_reply=after.verbatim_tokens, over_budget_after_reply=after.over_budget,
-        **dataclasses.asdict(snapshot))
+        notes=tuple(notes), notices=tuple(access.notices[notices_before:]), not_received=not_received)
     if show:
         print(turn_text(record), flush=True)
     return record

@@ -343,8 +343,8 @@ _Built = tuple[openai.OpenAI, str, str, str, str]  # client, model, label, endpo
 def _offline(sdk: dict[str, Any]) -> _Built:
     client = openai.OpenAI(api_key="offline-stand-in", base_url=_OFFLINE_URL,
                            http_client=httpx2.Client(transport=OfflineTransport()), **sdk)
-    label = (f"Model: offline | a deterministic stand-in in this process (extractive summaries, answers quoted "
-             f"from the request), not a language model | {OFFLINE_MODEL} | no network")
+    label = (f"Model: offline | a deterministic stand-in, not a language model: its summaries copy sentences, its "
+             f"replies (marked [offline stand-in]) use only what the request holds | {OFFLINE_MODEL} | no network")
     return client, OFFLINE_MODEL, label, "in-process stand-in", "offline"
 
 

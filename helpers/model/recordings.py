@@ -99,9 +99,9 @@ class Recording:
                 f"There is no recording {display_path(path)}. Record it first: with a key set "
                 "(GROQ_API_KEY in .env, or another endpoint), run the notebook once with LLM_MODE=record; "
                 "or run it offline with LLM_MODE=offline (the deterministic stand-in).")
-        signing.check_file(path)  # signed recordings (notebook 06): an edited signed file is refused
+        raw = signing.read_verified(path)  # signed recordings (notebook 06): read once, checked, then parsed
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as error:
             raise RecordingMissing(f"{display_path(path)} is not valid JSON ({error}); delete it and record "
                                    "again with LLM_MODE=record") from error

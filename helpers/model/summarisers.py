@@ -14,13 +14,14 @@ from typing import Any
 
 from helpers.base.text import stated_word_limit, turns_text, word_count
 from helpers.lessons import data as lesson_data
+from helpers.memory.registry import KINDS, kind_named
 from helpers.memory.types import CutText
 from helpers.model.connect import ModelAccess
 from helpers.model.delivery import describe, naming
 from helpers.model.errors import EmptyReply
 
 PROMPTS = ("summary_memory", "summary_memory_hard_rules", "summary_buffer", "summary_memory_data")
-TEMPLATES = ("lesson3", "lesson4")
+DEFAULT_TEMPLATES = "lesson3"  # the request wording of a prompt no memory kind names as its own
 CONDENSE_TEMPLATE = ("SUMMARY TO SHORTEN:\n{summary}\n\nShorten this summary to at most {words} words. Keep every "
                      "fact and every hard rule the user stated, word for word where you can; drop repetition first.")
 
@@ -56,12 +57,16 @@ def structured_turns(messages: list[dict[str, str]]) -> str:
 
 
 def request_templates(which: str) -> dict[str, str]:
-    """The lesson's summariser request templates: ``first``, ``update`` and ``line``."""
-    if which == "lesson3":
-        return dict(lesson_data.lesson3()["summariser_request"])
-    if which == "lesson4":
-        return dict(lesson_data.lesson4()["summariser_request"])
-    raise ValueError(f"templates must be 'lesson3' or 'lesson4', got {which!r}")
+    """A lesson's summariser request templates (``first``, ``update`` and ``line``): "lesson3" or "lesson4"."""
+    return lesson_data.summariser_templates(which)
+
+
+def templates_for_prompt(prompt: str) -> str:
+    """The request wording that goes with a prompt: that of the memory kind whose summariser uses it."""
+    for cls in KINDS.values():
+        if cls.KIND.summariser_prompt == prompt and cls.KIND.request_templates:
+            return cls.KIND.request_templates
+    return DEFAULT_TEMPLATES
 
 
 def build_summariser_request(messages: list[dict[str, str]], existing_summary: str | None, *, system_prompt: str,
@@ -159,7 +164,8 @@ def make_summariser(access: ModelAccess, prompt: str = "summary_memory", *, temp
     """A summariser for a memory: ``prompt`` is a lesson prompt name or your own prompt text.
 
     ``templates`` picks the request wording: lesson 3's ("CONVERSATION TURNS TO SUMMARISE") or
-    lesson 4's ("MESSAGES TO SUMMARISE"); by default lesson 4's for ``summary_buffer``, else lesson 3's.
+    lesson 4's ("MESSAGES TO SUMMARISE"); by default that of the memory kind whose prompt this is
+    (``KIND.summariser_prompt``), else lesson 3's.
     ``reasoning_effort`` is sent only where the endpoint accepts it (gpt-oss, OpenAI reasoning models).
     ``structured=True`` sends the turns as a JSON list (no message can forge a turn or a heading).
     On an empty reply (after one retry with a larger limit) it raises ``EmptyReply``; the memory
@@ -172,16 +178,17 @@ def make_summariser(access: ModelAccess, prompt: str = "summary_memory", *, temp
     else:
         raise ValueError(f"prompt must be one of {', '.join(PROMPTS)} or the text of your own summariser prompt, "
                          f"got {prompt!r}")
-    which = templates or ("lesson4" if name == "summary_buffer" else "lesson3")
+    which = templates or templates_for_prompt(name)
     return ModelSummariser(access, system_prompt, request_templates(which), name, max_tokens, temperature,
                            reasoning_effort, condense_words, structured=structured)
 
 
-def defence_summariser(access: ModelAccess, memory_kind: str, hardened: bool) -> ModelSummariser:
-    """The summariser of an attack run (notebook 06): the lesson's prompt and request for ``memory_kind``
-    ("summary" or "summary buffer"), or, ``hardened``, structured input and the "conversation is data" prompt."""
+def summariser_for(access: ModelAccess, kind: str, hardened: bool = False) -> ModelSummariser:
+    """The summariser of a registered memory kind: its own prompt and request wording (``KIND``), or,
+    ``hardened`` (notebook 06), structured input and the "conversation is data" prompt."""
     if hardened:
         return make_summariser(access, "summary_memory_data", structured=True)
-    if memory_kind == "summary buffer":
-        return make_summariser(access, "summary_buffer")
-    return make_summariser(access, "summary_memory")
+    spec = kind_named(kind).KIND
+    if spec.summariser_prompt is None:
+        raise ValueError(f"the {kind} memory has no summariser")
+    return make_summariser(access, spec.summariser_prompt, templates=spec.request_templates)

@@ -6,6 +6,6 @@ Read it part by part:
 * ``requests``   reading a request: is it a summariser request, and what are its sections
 * ``facts``      sentences and the facts they carry (amounts, ages, rules, ...)
 * ``summariser`` the extractive summariser: copies fact sentences, keeps to the word limit
-* ``replies``    grounded chat replies: quote what the request holds, say where it came from
+* ``replies``    short grounded chat replies: quote the fact asked for and say where it is, note a fact told
 * ``server``     the OpenAI-compatible response and the ``httpx2`` transport the SDK talks to
 """

@@ -1,10 +1,13 @@
-"""The stand-in's chat replies: grounded in the request, saying where each fact came from.
+"""The stand-in's chat replies: one or two short lines, grounded only in the request.
 
-About 100 to 150 tokens long (a model's replies run 100 to 250), so token budgets fill much as
-they do with a model. Asked for a fact it quotes the sentence that holds it, or says it does not
-have it; told a fact, it quotes it back; anything else is declined plainly. Values are quoted only
-when the latest message states or asks for them, so the stand-in never carries an old fact
-forward: whether a fact is still in the recent turns is the memory's doing.
+Short (about 10 to 40 tokens) so that a printed request is about the conversation, not about the
+stand-in. Asked for a fact about the user, it quotes the sentence that holds it and says where it
+found it ("From the summary: ...", "From the recent turns: ..."), or says it does not have it in
+what it was sent; told a fact, it names what it noted ("Noted: your salary."); a general question
+gets one line saying it cannot answer that offline. What the stand-in is, is said once, by the mode
+line ``connect()`` prints. Values are quoted only when the latest message asks for them, so the
+stand-in never carries an old fact forward: whether a fact is still in the recent turns is the
+memory's doing.
 """
 from __future__ import annotations
 
@@ -12,7 +15,6 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from helpers.base.tokens import count_tokens
 from helpers.model.offline.facts import fact_kinds, fact_score, split_sentences
 from helpers.model.offline.markers import MARKER
 from helpers.model.offline.requests import content_text, drop_heading
@@ -38,11 +40,16 @@ this that these those there here tell told say said remind again please exact ex
 can could would should will shall may might have has had get got give know right now just so about any some all
 monthly month per one like based suit suits recommend""".split())
 _PERSONAL = re.compile(r"\b(?:my|mine|me|i|i'm|i am|i've)\b", re.IGNORECASE)
-_ASKS = re.compile(r"(?i)(what|which|how|when|where|who|why|do|does|did|is|are|can|could|should|tell|remind)\b")
-_FACT_QUESTION = re.compile(r"(?i)\s*(?:what(?:'s| is| are| was| were)\s+(?:my|the)|how (?:old|much|many)|"
-                            r"when|where|remind|tell me|do you (?:know|remember)|did i)\b")
+_ASKS = re.compile(r"(?i)\s*(what|which|how|when|where|who|why|do|does|did|is|are|can|could|should|tell|remind|"
+                   r"give|explain|list|show|compare|describe|suggest|recommend|help|calculate|summari[sz]e|recap)\b")
+_TELLS = re.compile(r"(?i)\s*(?:don['’]?t|do not|do never)\b")  # "Do not suggest gold." starts like a question
+# a question that asks what was said, not what to do ("how much do I earn?", not "how much should I invest?")
+_FACT_QUESTION = re.compile(r"(?i)\s*(?:what(?:'s| is| are| was| were)\s+(?:my|the)|how (?:old|much|many)\b"
+                            r"(?!\s+(?:should|could|would|can|must|to)\b)|when|where|remind|tell me|"
+                            r"do you (?:know|remember)|did i)\b")
+SUMMARY = "the summary"
+RECENT_TURNS = "the recent turns"
 THIS_MESSAGE = "this message"
-FROM_SUMMARY = "from the summary"
 
 
 def _words(text: str) -> set[str]:
@@ -65,7 +72,7 @@ class RequestFact:
     """A sentence of a chat request that states a fact about the user, and where in the request it is."""
 
     text: str
-    where: str  # "from the summary", "this message" (the question), or "verbatim, N turns back"
+    where: str  # SUMMARY, RECENT_TURNS or THIS_MESSAGE (the latest user message)
     order: int
     topics: tuple[str, ...]
 
@@ -77,18 +84,17 @@ def request_facts(messages: list[dict[str, Any]]) -> list[RequestFact]:
     first system message (the agent's instructions) and the assistant's replies are not facts
     about the user, and neither are the summary's sentences labelled "Assistant:".
     """
-    user_positions = [index for index, message in enumerate(messages) if message.get("role") == "user"]
+    last_user = max((index for index, message in enumerate(messages) if message.get("role") == "user"), default=-1)
     facts: list[RequestFact] = []
     for index, message in enumerate(messages):
         role, text = message.get("role"), content_text(message.get("content"))
         if role == "system" and index > 0:
             sentences = [sentence for label, sentence in summary_sentences(drop_heading(text))
                          if label in (None, "User")]
-            where = FROM_SUMMARY
+            where = SUMMARY
         elif role == "user":
-            back = sum(1 for position in user_positions if position > index)
             sentences = split_sentences(text)
-            where = THIS_MESSAGE if back == 0 else f"verbatim, {back} turn{'s' if back > 1 else ''} back"
+            where = THIS_MESSAGE if index == last_user else RECENT_TURNS
         else:
             continue
         for sentence in sentences:
@@ -101,100 +107,68 @@ def _join(items: list[str], last: str = "and") -> str:
     return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} {last} {items[-1]}"
 
 
-def _request_outline(messages: list[dict[str, Any]]) -> str:
-    """What the request is made of, in o200k_base tokens of the contents (as the turn lines count them)."""
-    def tokens(texts: list[str]) -> int:
-        return sum(count_tokens(text) for text in texts)
-
-    systems = [content_text(m.get("content")) for m in messages if m.get("role") == "system"]
-    recent = [content_text(m.get("content")) for m in messages if m.get("role") in ("user", "assistant")]
-    parts = [f"a system prompt ({tokens(systems[:1])} tokens)"] if systems else ["no system prompt"]
-    summaries = [drop_heading(text) for text in systems[1:]]
-    parts.append(f"a summary of earlier turns ({tokens(summaries)} tokens)" if summaries else "no summary")
-    parts.append(f"{len(recent)} message{'s' if len(recent) != 1 else ''} word for word ({tokens(recent)} tokens)")
-    return f"This request holds {_join(parts)}."
+def _asks(message: str) -> bool:
+    """Whether the latest message asks something: a question mark, or a question word or a request
+    ("Give me ...", "Explain ...") first."""
+    return "?" in message or (bool(_ASKS.match(message)) and not _TELLS.match(message))
 
 
-def _recap(facts: list[RequestFact], quoted: list[RequestFact]) -> list[str]:
-    """What else the request tells the stand-in about the user, by topic and where (values not repeated)."""
-    rest = [fact for fact in facts if fact not in quoted]
-    groups: dict[str, list[str]] = {}
-    for fact in rest:
-        topics = groups.setdefault(fact.where, [])
-        for topic in fact.topics or ("other details",):
-            if topic not in topics:
-                topics.append(topic)
-    parts: list[str] = []
-    if groups:
-        entries = [f"your {_join(topics)} ({where})" for where, topics in groups.items()]
-        lead = "It also tells me about" if quoted else "What it tells me about you:"
-        parts.append(f"{lead} {'; '.join(entries)}.")
-    elif not quoted:
-        parts.append("It states no fact about you yet.")
-    held = {topic for fact in facts for topic in fact.topics}
-    missing = [topic for topic in _TOPICS if topic not in held]
+def _noted(stated: list[RequestFact]) -> str:
+    """The few words that acknowledge what the latest message states: its topics, never its values."""
+    about = list(dict.fromkeys(topic for fact in stated for topic in fact.topics))
+    return f"Noted: your {_join(about)}." if about else "Noted."
+
+
+def _answer(question: str, facts: list[RequestFact], told_topics: set[str]) -> list[str]:
+    """A question about the user's own facts: the sentences that hold them, by where they are; or "not sent"."""
+    question_words = _words(question)
+    keywords = question_words - _STOPWORDS
+    quoted: list[RequestFact] = []
+    missing: list[str] = []
+    for topic in _topics(question_words):  # one quote per fact asked for: the closest match, the latest of equals
+        synonyms = set(_TOPICS[topic])
+        matches = [(len(_words(fact.text) & (keywords | synonyms)), fact.order, fact)
+                   for fact in facts if fact.where != THIS_MESSAGE and topic in fact.topics]
+        if matches:
+            best = max(matches, key=lambda match: (match[0], match[1]))[2]
+            if best not in quoted:
+                quoted.append(best)
+        elif topic not in told_topics:  # told in this very message: not missing
+            missing.append(topic)
+    lines = []
+    for where in (SUMMARY, RECENT_TURNS):
+        here = sorted((fact for fact in quoted if fact.where == where), key=lambda fact: fact.order)
+        if here:
+            quotes = _join([f'"{fact.text}"' for fact in here])
+            lines.append(f"From {where}: {quotes}")
     if missing:
-        parts.append(f"I find nothing in it about your {_join(missing, 'or')}.")
-    return parts
-
-
-def _quote(fact: RequestFact) -> str:
-    where = "This message" if fact.where == THIS_MESSAGE else fact.where[0].upper() + fact.where[1:]
-    return f"{where}: \"{fact.text}\""
+        lines.append(f"I do not have your {_join(missing, 'or')} in what I was sent.")
+    questions = [sentence for sentence in split_sentences(question) if sentence.endswith("?")] or [question]
+    if quoted and not all(_FACT_QUESTION.match(sentence) for sentence in questions):
+        lines.append("I cannot advise offline.")
+    return lines
 
 
 def grounded_reply(messages: list[dict[str, Any]]) -> str:
-    """A chat reply that uses only what the request holds, and says where each fact came from.
+    """A short chat reply that uses only what the request holds, and says where each quoted fact came from.
 
-    A question about a stated fact ("what is my salary?") is answered by quoting the sentence that
-    holds it; anything else is declined plainly. Then the reply says what the request tells it
-    about the user: facts are quoted with their values only when the latest message states them
-    or asks for them; the others are named by topic and place, so that no value is echoed into
-    the recent turns by the stand-in (whether a fact is still in the verbatim part is the
-    memory's doing, not the stand-in's).
+    The latest message's own facts are acknowledged by topic ("Noted: your salary."); a question
+    about the user's facts is answered by quoting the sentence of the summary or of the recent turns
+    that holds each, or by saying it was not sent; any other question gets "I cannot answer that
+    offline." No old value is repeated unless the latest message asks for it.
     """
     if not messages or messages[-1].get("role") != "user":
-        return f"{MARKER} There is no user message to answer at the end of this request."
-    question = content_text(messages[-1].get("content")).strip()
-    question_words = _words(question)
+        return f"{MARKER} There is no user message to answer."
+    message = content_text(messages[-1].get("content")).strip()
     facts = request_facts(messages)
-    asks = question.endswith("?") or bool(_ASKS.match(question))
-    topics = _topics(question_words) if asks else []
-    personal = bool(_PERSONAL.search(question))
-    parts = [MARKER]
-    quoted: list[RequestFact] = []
-    if not asks:
-        quoted = [fact for fact in facts if fact.where == THIS_MESSAGE]
-        about = list(dict.fromkeys(topic for fact in quoted for topic in fact.topics))
-        noted = " ".join(f"\"{fact.text}\"" for fact in quoted)
-        parts.append(f"Noted, about your {_join(about)}: {noted}" if about else f"Noted: {noted}" if quoted
-                     else "Noted.")
-        parts.append("I am a deterministic stand-in, not a language model, so I cannot advise you; "
-                     "I can only show what this request tells me.")
-    elif personal and topics:
-        keywords = question_words - _STOPWORDS
-        missing: list[str] = []
-        for topic in topics:  # one quote per fact asked for: the closest match, the latest of equals
-            synonyms = set(_TOPICS[topic])
-            matches = [(len(_words(fact.text) & (keywords | synonyms)), fact.order, fact)
-                       for fact in facts if fact.where != THIS_MESSAGE and topic in fact.topics]
-            if matches:
-                best = max(matches, key=lambda match: (match[0], match[1]))[2]
-                if best not in quoted:
-                    quoted.append(best)
-            else:
-                missing.append(topic)
-        quoted.sort(key=lambda fact: fact.order)
-        parts += [_quote(fact) for fact in quoted]
-        if missing:
-            what = " or ".join(f"your {topic}" for topic in missing)
-            parts.append(f"I do not have {what} in what I was sent: it is in neither the conversation summary "
-                         "nor the recent turns of this request.")
-        if quoted and not _FACT_QUESTION.match(question):
-            parts.append("I cannot weigh options or advise: I am a stand-in, not a language model.")
-    else:
-        parts.append(f"I am a deterministic stand-in, not a language model, so I cannot answer \"{question}\" "
-                     "from general knowledge. Run in live or replay mode for a real answer.")
-    parts.append(_request_outline(messages))
-    parts += _recap(facts, quoted)
-    return " ".join(parts)
+    stated = [fact for fact in facts if fact.where == THIS_MESSAGE and not fact.text.endswith("?")]
+    asks = _asks(message)
+    lines = [MARKER]
+    if stated or not asks:
+        lines.append(_noted(stated))
+    if asks:
+        personal = bool(_PERSONAL.search(message)) and bool(_topics(_words(message)))
+        told = {topic for fact in facts if fact.where == THIS_MESSAGE for topic in fact.topics}  # questions too
+        answer = _answer(message, facts, told) if personal else []
+        lines += answer or ["I cannot answer that offline."]
+    return " ".join(lines)

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from helpers.base.text import stated_word_limit
+from helpers.memory.pinned import PINNED_HEADING
+from helpers.memory.registry import headings
 
 # A section heading of the summariser's user message: "MESSAGES TO SUMMARISE:",
 # "EXISTING SUMMARY (from previous turns):", "SUMMARY TO SHORTEN:" (two or more capitalised words).
@@ -97,8 +99,8 @@ def _parse_turn_lines(text: str) -> list[tuple[str, str]]:
 
 
 def drop_heading(text: str) -> str:
-    """A summary message without its heading line ("CONVERSATION SUMMARY (earlier turns):")."""
-    lines = text.split("\n", 1)
-    if len(lines) == 2 and _HEADING.fullmatch(lines[0].rstrip()):
-        return lines[1]
+    """A memory message without the heading its memory kind gives it (``KIND.heading``, from the registry)."""
+    for heading in (*headings(), PINNED_HEADING):
+        if text.startswith(heading):
+            return text[len(heading):]
     return text

@@ -13,22 +13,22 @@ things only, both from the text of the request and nothing else:
   existing summary, and dropped lowest-value-first until the text keeps to the word limit the
   prompt states ("at most 80 words"). Extractive summaries never reword a fact: they lose whole
   sentences instead, which is the other failure mode to the lessons' drift;
-* a **chat request** gets a reply grounded in the request, about 100 to 150 tokens long (a
-  model's replies run 100 to 250), so token budgets fill much as they do with a model. Asked for
-  a fact ("what is my salary?") it quotes the sentence of the summary or of the verbatim turns
-  that holds it, or says it does not have it; told a fact, it quotes it back ("Noted, ...");
-  anything else gets a plain statement that it cannot answer or advise. Then it says what the
-  request is made of (system prompt, summary, messages, in tokens), what the request tells it
-  about the user, topic by topic and where ("from the summary", "verbatim, 2 turns back"), and
-  which topics it finds nothing on. Values are quoted only when the latest message states or asks
-  for them, so the stand-in never carries an old fact forward in its own replies: whether a fact
-  is still in the recent turns is the memory's doing.
+* a **chat request** gets a short reply (one or two lines, about 10 to 40 tokens) grounded in the
+  request, so a printed request is about the conversation. Asked for a fact ("what is my
+  salary?") it quotes the sentence of the summary or of the recent turns that holds it and says
+  which ("From the summary: ..."), or says it does not have it in what it was sent; told a fact,
+  it names what it noted ("Noted: your salary."); a general question gets "I cannot answer that
+  offline." Old values are quoted only when the latest message asks for them, so the stand-in
+  never carries a fact forward in its own replies: whether a fact is still in the recent turns is
+  the memory's doing. Replies are far shorter than a model's (100 to 250 tokens), so a token
+  budget fills more slowly offline than live.
 
-Every reply starts with a marker (``[offline stand-in]``, summaries ``[offline stand-in summary]``),
-the response's ``model`` field is ``offline-stand-in``, and the same request always gives the same
-reply. ``usage`` holds real o200k_base counts: ``prompt_tokens`` is the sum of the message
-contents' tokens (no chat-template overhead, so it is a little below what a real server bills),
-``completion_tokens`` the reply's tokens.
+Every reply starts with a marker (``[offline stand-in]``, summaries ``[offline stand-in summary]``);
+what the stand-in is, is said once, by the mode line ``connect()`` prints. The response's ``model``
+field is ``offline-stand-in``, and the same request always gives the same reply. ``usage`` holds
+real o200k_base counts: ``prompt_tokens`` is the sum of the message contents' tokens (no
+chat-template overhead, so it is a little below what a real server bills), ``completion_tokens``
+the reply's tokens.
 """
 from __future__ import annotations
 

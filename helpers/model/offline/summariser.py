@@ -80,9 +80,10 @@ def extractive_summary(existing_summary: str | None, messages: list[tuple[str, s
     """Keep the fact-carrying sentences of the old summary and the new messages, within the word limit.
 
     Sentences are copied word for word with their speaker. The stand-in's own chat replies are
-    skipped: they only restate what the request held (its recap would otherwise fill the summary
-    with copies). Over the limit, the lowest-scoring sentence
-    goes first, the newest of equals first, so facts already in the summary are kept longest.
+    skipped (they are marked): they only quote or name what the request held, so the summary would
+    hold copies. Over the limit, the lowest-scoring sentence goes first, the newest of equals first,
+    so facts already in the summary are kept longest; a stated rule ties with amounts unless the
+    prompt names hard rules (``rules_first``), so a tight limit can drop it.
     The marker and speaker labels count as words; limits under 8 words cannot always be met.
     """
     candidates: list[_Sentence] = []

@@ -1,0 +1,61 @@
+"""Every memory kind the project knows, in one list.
+
+A kind is one module with one class that carries a ``KIND`` (``helpers.memory.types.MemoryKind``): its
+name, heading, fold tag and line formats, its summariser's prompt and request wording, its settings in the
+attack table. Everything that works for any kind (the printed lines, the charts, the summarisers, the
+attack table, saved states, the summary check, the offline stand-in) finds the kinds here.
+To add one: write its module, then add its class to ``KINDS`` below (or call ``register(YourMemory)``).
+"""
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+from helpers.memory.rolling import RollingMemory
+from helpers.memory.sliding_window import SlidingWindowMemory
+from helpers.memory.summary import SummaryMemory
+from helpers.memory.summary_buffer import SummaryBufferMemory
+from helpers.memory.types import MemoryKind, SettingError
+
+KINDS: dict[str, type[RollingMemory]] = {}
+
+
+def register(cls: type[RollingMemory]) -> type[RollingMemory]:
+    """Add a memory class to the registry under ``cls.KIND.name`` (returns the class, so it works as a decorator)."""
+    kind = getattr(cls, "KIND", None)
+    if not isinstance(kind, MemoryKind):
+        raise SettingError("KIND", kind, f"{cls.__name__} needs a KIND = MemoryKind(...) class attribute to be "
+                           "registered: its name, heading, fold tag and line formats")
+    if KINDS.get(kind.name, cls) is not cls:
+        raise SettingError("KIND.name", kind.name, f"a memory kind named {kind.name!r} is already registered "
+                           f"({KINDS[kind.name].__name__}); give {cls.__name__} a name of its own")
+    KINDS[kind.name] = cls
+    return cls
+
+
+for _cls in (SummaryMemory, SummaryBufferMemory, SlidingWindowMemory):  # the kinds: one line each
+    register(_cls)
+
+
+@contextlib.contextmanager
+def registered(cls: type[RollingMemory]) -> Iterator[type[RollingMemory]]:
+    """Register ``cls`` for the length of a block (a test's toy kind), then remove it again."""
+    register(cls)
+    try:
+        yield cls
+    finally:
+        KINDS.pop(cls.KIND.name, None)
+
+
+def kind_named(name: str) -> type[RollingMemory]:
+    """The class registered as ``name``; a ``SettingError`` lists the names there are."""
+    try:
+        return KINDS[name]
+    except KeyError:
+        raise SettingError("kind", name, f"no memory kind named {name!r}; the kinds are "
+                           f"{', '.join(map(repr, KINDS))}") from None
+
+
+def headings() -> tuple[str, ...]:
+    """The summary headings of every registered kind, as sent (a kind that never summarises has none)."""
+    return tuple(dict.fromkeys(cls.KIND.heading for cls in KINDS.values() if cls.KIND.heading))

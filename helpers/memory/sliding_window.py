@@ -1,0 +1,81 @@
+"""The course's sliding window memory (the lesson before lesson 3): the oldest whole turns are dropped.
+
+No summariser and no summary: the request holds the system prompt and the last ``window_turns`` turns, the
+one being asked included. What leaves the window stays in the archive but never reaches the model again,
+which is how the salary of turn 1 is lost by turn 6 of lesson 3's conversation.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from helpers.memory.rolling import RollingMemory
+from helpers.memory.types import FoldEvent, MemoryDefences, MemoryKind, StateError, Summariser
+from helpers.memory.validation import check_count
+
+
+def window_line(turn: int, messages_sent: int, prompt_tokens: int | None, turns_held: int,
+                watched: tuple[str, bool | None] | None = None) -> str:
+    """The window's turn line, in lesson 3's style:
+    ``[Turn 6] messages sent: 9 | prompt_tokens: .. | turns in the window: 4 | salary in a verbatim turn: False``."""
+    line = (f"[Turn {turn}] messages sent: {messages_sent} | prompt_tokens: {prompt_tokens} | "
+            f"turns in the window: {turns_held}")
+    if watched is not None:
+        line += f" | {watched[0]} in a verbatim turn: {watched[1]}"
+    return line
+
+
+def drop_line(messages: int, message_tokens: int) -> str:
+    """The window's fold line: ``  [DROP] 2 messages (42 tokens) left the window (kept in the archive)``."""
+    return f"  [DROP] {messages} messages ({message_tokens} tokens) left the window (kept in the archive)"
+
+
+def _turn_line(record: Any) -> str:
+    turns_held = (record.snapshot.verbatim_messages + 1) // 2
+    return window_line(record.turn, record.messages_sent, record.prompt_tokens, turns_held, record.watched)
+
+
+def _fold_line(event: FoldEvent) -> str:
+    return drop_line(event.messages_folded, event.message_tokens)
+
+
+class SlidingWindowMemory(RollingMemory):
+    """The last ``window_turns`` turns, word for word; older turns are dropped before a new turn starts."""
+
+    KIND = MemoryKind(name="sliding window", heading=None, fold_tag="DROP", turn_line=_turn_line,
+                      fold_line=_fold_line, block_label="memory block", recent_label="window",
+                      attack_settings={"window_turns": 4})
+
+    def __init__(self, system_prompt: str, window_turns: int = 4, *, defences: MemoryDefences | None = None) -> None:
+        check_count("window_turns", window_turns, 1, "the request needs the turn being asked")
+        super().__init__(system_prompt, None, defences=defences)
+        self.window_turns = window_turns
+
+    @classmethod
+    def create(cls, system_prompt: str, summarise: Summariser | None, settings: dict[str, Any],
+               defences: MemoryDefences | None = None) -> SlidingWindowMemory:
+        """As the other kinds are made; a window has no summariser, so ``summarise`` is not used."""
+        return cls(system_prompt, defences=defences, **settings)
+
+    def settings(self) -> dict[str, Any]:
+        return {"window_turns": self.window_turns}
+
+    def add_message(self, role: str, content: str) -> None:
+        """Store the message; a user message that starts a turn past the window first drops the oldest turns."""
+        message = self._new_message(role, content)
+        held = (len(self._archive) - self._verbatim_start) // 2  # complete turns in the window
+        if role == "user" and held >= self.window_turns:
+            self._fold(2 * (held - self.window_turns + 1))
+        self._append(message)
+
+    def _new_summary(self, messages: list[dict[str, str]], existing: str | None
+                     ) -> tuple[str | None, bool, bool, tuple[str, ...] | None]:
+        """A window keeps nothing of what leaves it."""
+        return None, False, False, None
+
+    def check_loaded(self) -> None:
+        if self._summary is not None:
+            raise StateError("summary", "a sliding window never holds a summary; this state has one")
+        held = (len(self._archive) - self._verbatim_start + 1) // 2
+        if held > self.window_turns:
+            raise StateError("verbatim_start", f"the window holds {held} turns, more than window_turns "
+                             f"{self.window_turns}: the oldest would have been dropped")
