@@ -396,6 +396,7 @@ def test_a_summariser_request_that_can_never_fit_is_marked_as_one_a_retry_cannot
         causes.append(causes[-1].__cause__)
     overflow = next(c for c in causes if isinstance(c, llm.ContextOverflow))  # what the memory can read
     assert overflow.retry_can_help is False and overflow.setting == "--n_ctx"
+    assert raised.value.will_retry is False  # and the memory read it: it says the fold is not tried again
     assert len(memory.archive) == 4 and memory.summary is None  # nothing lost, nothing folded
 
 
