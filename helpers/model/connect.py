@@ -329,8 +329,10 @@ def _model_for(endpoint: _Endpoint, listed: tuple[str, ...] | None) -> tuple[str
         return listed[0], f"{listed[0]} (the one model the server lists)"
     shown = ", ".join(repr(name) for name in (listed or ())[:12]) + (" ..." if listed and len(listed) > 12 else "")
     if not endpoint.model:
+        found = (f"; it lists {shown}" if listed else f"; it listed none at {where}/models (no such path, or no "
+                 f"answer within {MODELS_TIMEOUT:g} seconds: a busy local server may still be working on a request)")
         raise UnknownModel(f"name the model your server at {where} serves: set LLM_MODEL (e.g. LLM_MODEL=llama3.2 for "
-                           "Ollama) or pass model=" + (f"; it lists {shown}" if listed else ""), listed=listed or ())
+                           f"Ollama) or pass model={found}", listed=listed or ())
     raise UnknownModel(f"the server at {where} does not serve LLM_MODEL={endpoint.model!r}: it lists {shown}. Set "
                        "LLM_MODEL to one of those (in .env or your environment, then restart the kernel); a server "
                        "that answers any name would otherwise label every reply with the name you typed.",
