@@ -66,3 +66,8 @@ def test_the_tests_environment_is_cleaned_of_every_model_variable():
     out = subprocess.run([sys.executable, "-c", script], cwd=REPO_ROOT, env={**os.environ, **leaked},
                          capture_output=True, text=True, check=True).stdout
     assert out.split() == ["[]", "offline"]
+
+
+def test_env_example_names_every_variable_model_access_reads():
+    example = (REPO_ROOT / ".env.example").read_text(encoding="utf-8")
+    assert [name for name in settings.model_variables() if f"{name}=" not in example] == []
