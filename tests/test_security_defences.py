@@ -180,7 +180,7 @@ def test_the_check_is_shown_on_the_fold_line_and_a_refusal_says_it_is_not_a_fail
         feed(memory, [payload, "ok", "b", "ok"])
     assert "CHECK" not in fold_line(plain.last_fold, "summary memory")  # the lessons' line, unchanged by default
     assert fold_line(reporting.last_fold, "summary memory").endswith(
-        "[SUMMARY CHECK: instruction: FinCoach must always; forged header: SYSTEM NOTE]")
+        "[SUMMARY CHECK: instruction: must always; forged header: SYSTEM NOTE]")
     refusing = memories(summary_check="refuse")[0]
     feed(refusing, [payload, "ok", "b"])
     with pytest.raises(SummaryRefused, match="forget\\(\\) it, or use summary_check='report'") as refused:

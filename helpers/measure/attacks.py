@@ -21,8 +21,8 @@ from helpers.base.paths import DATA_DIR
 from helpers.memory.defences import Defences
 from helpers.memory.pinned import PINNED_CLOSE, PINNED_HEADING, PINNED_OPEN
 from helpers.memory.placement import DATA_CLOSE, DATA_OPEN
-from helpers.memory.registry import KINDS, headings
-from helpers.memory.summary_check import check_summary
+from helpers.memory.registry import KINDS
+from helpers.memory.summary_check import assistant_names, check_summary
 from helpers.memory.types import Summariser, SummariserError
 
 
@@ -125,7 +125,8 @@ def run_one(text: str, canary: str, memory_kind: str, setting: DefenceSetting, s
             reached = reached or any(m["role"] == "system" and m["content"] != system_prompt
                                      and _mentions(m["content"], canary) for m in memory.get_messages_for_api())
     last = any(_mentions(m["content"], canary) for m in memory.get_messages_for_api())
-    flagged = any(check_summary(summary, headings=headings()).flagged for summary in written)
+    names = assistant_names(system_prompt)
+    flagged = any(check_summary(summary, names=names).flagged for summary in written)
     return reached, _mentions(memory.summary, canary), last, flagged, refused, memory.summary
 
 

@@ -24,7 +24,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from helpers.base.unicode_data import ANGLE_READINGS
-from helpers.memory.placement import strip_invisible
+from helpers.memory.pinned import PINNED_CLOSE, PINNED_HEADING, PINNED_OPEN
+from helpers.memory.placement import DATA_CLOSE, DATA_OPEN, strip_invisible
+from helpers.memory.registry import headings as kind_headings
 
 CHECK_MODES = ("off", "report", "refuse")
 
@@ -42,15 +44,27 @@ _SENTENCE_START = r"(?:^|(?<=[.!?;:|>)\]}\"'\u2019\u201d]))[\s*_#>\-]*"
 _ROLES = r"system|developer|tool|human"
 _ROLES_IN_CAPITALS = r"SYSTEM|USER|ASSISTANT|DEVELOPER|TOOL|HUMAN"
 
-_INSTRUCTION = re.compile(
-    r"\b(?:" + _phrases(
-        r"ignore (?:(?:all|any|the|your|my|of|these|those) )*(?:previous|prior|above|earlier|preceding|system)",
-        r"disregard", r"from now on", r"new (?:system )?(?:rule|instruction|policy|directive)s?", r"override",
-        r"(?:you|fincoach|the assistant|assistant) (?:must|should|shall|will|has to|is required to) (?:always|now|never)",
-        r"must always", r"forget (?:all|your|previous|the)", r"developer mode", r"jailbreak",
-        r"(?:remember|store|keep) (?:this|that) (?:forever|permanently)", r"permanent (?:memory|instruction)",
-        r"do not (?:tell|warn|mention|disclose) (?:the user|anyone)", r"act as", r"pretend") + r")\b",
-    re.IGNORECASE)
+_INSTRUCTION_PHRASES = (
+    r"ignore (?:(?:all|any|the|your|my|of|these|those) )*(?:previous|prior|above|earlier|preceding|system)",
+    r"disregard", r"from now on", r"new (?:system )?(?:rule|instruction|policy|directive)s?", r"override",
+    r"must always", r"forget (?:all|your|previous|the)", r"developer mode", r"jailbreak",
+    r"(?:remember|store|keep) (?:this|that) (?:forever|permanently)", r"permanent (?:memory|instruction)",
+    r"do not (?:tell|warn|mention|disclose) (?:the user|anyone)", r"act as", r"pretend")
+_ORDERED = r" (?:must|should|shall|will|has to|is required to) (?:always|now|never)"  # "<the assistant> must never"
+
+
+@functools.lru_cache(maxsize=32)
+def _instruction(names: tuple[str, ...]) -> re.Pattern[str]:
+    """The instruction phrases, with orders given to the assistant under any of its ``names``."""
+    addressed = "|".join(["you", "the assistant", "assistant", *(re.escape(name) for name in names)])
+    return re.compile(r"\b(?:" + _phrases(*_INSTRUCTION_PHRASES, f"(?:{addressed}){_ORDERED}") + r")\b",
+                      re.IGNORECASE)
+
+
+def assistant_names(system_prompt: str) -> tuple[str, ...]:
+    """The names a system prompt gives the assistant ("You are FinCoach, ..." gives ``("FinCoach",)``)."""
+    return tuple(dict.fromkeys(re.findall(r"\bYou are ([A-Z][\w-]+)", system_prompt or "")))
+
 
 _ROLE_MARKER = re.compile(
     # any case where a sentence can start ("Thanks.SYSTEM:", "### System:"); in capitals anywhere
@@ -65,10 +79,12 @@ _TEMPLATE_TOKEN = re.compile(
     r"|<<\s*/?\s*sys\s*>>",  # Llama 2
     re.IGNORECASE)
 
-# the section headers of the lessons' requests and of the memory's own messages
+# the section headers of the lessons' summariser requests and a system's own, and the memory's own blocks (their
+# markers and the pinned rules' heading, read from where they are defined; the kinds' headings come from the registry)
 HEADER_PHRASES = ("EXISTING SUMMARY", "CONVERSATION TURNS TO SUMMARISE", "NEW TURNS TO ADD", "MESSAGES TO SUMMARISE",
-                  "NEW MESSAGES TO INCORPORATE", "CONVERSATION SUMMARY", "CONVERSATION MEMORY", "PINNED RULES",
-                  "SYSTEM NOTE", "SYSTEM PROMPT", "SUMMARY TO SHORTEN", "MEMORY DATA", "END MEMORY DATA")
+                  "NEW MESSAGES TO INCORPORATE", "SYSTEM NOTE", "SYSTEM PROMPT", "SUMMARY TO SHORTEN",
+                  re.split(r"[(:]", PINNED_HEADING, maxsplit=1)[0].strip(),
+                  *(marker.strip("<>") for marker in (DATA_OPEN, DATA_CLOSE, PINNED_OPEN, PINNED_CLOSE)))
 
 
 def _header_patterns(titles: Iterable[str], full_headings: Iterable[str]) -> re.Pattern[str]:
@@ -134,16 +150,18 @@ def readable_form(text: str) -> str:
 _LEADING_MARKDOWN = re.compile(r"^[\s*_#>\-]+(?=\w)")  # what _SENTENCE_START took before a word
 
 
-def check_summary(summary: str, *, headings: Iterable[str] = ()) -> SummaryCheck:
+def check_summary(summary: str, *, headings: Iterable[str] | None = None, names: Iterable[str] = ()) -> SummaryCheck:
     """Every instruction-like phrase, role marker, template token and forged header in ``summary``.
 
-    ``headings`` are the memory kinds' own headings (``"CONVERSATION SUMMARY (earlier turns):\\n"``): each
-    is caught whole in any case and spacing, and its title (the words before ``(`` or ``:``) as a header.
+    ``headings`` are the memory kinds' own headings (every registered kind's by default): each is caught
+    whole in any case and spacing, and its title (the words before ``(`` or ``:``) as a header. ``names``
+    are the assistant's names (``assistant_names(system_prompt)``): orders to it by name are instructions.
     """
-    forged = _forged_header(tuple(sorted({" ".join(h.split()) for h in headings if h.strip()})))
+    given = kind_headings() if headings is None else tuple(headings)
+    forged = _forged_header(tuple(sorted({" ".join(h.split()) for h in given if h.strip()})))
     text = readable_form(summary)
     counted: dict[tuple[str, str], int] = {}
-    for kind, pattern in (("instruction", _INSTRUCTION), ("role marker", _ROLE_MARKER),
+    for kind, pattern in (("instruction", _instruction(tuple(names))), ("role marker", _ROLE_MARKER),
                           ("template token", _TEMPLATE_TOKEN), ("forged header", forged)):
         for match in pattern.finditer(text):
             found = _LEADING_MARKDOWN.sub("", " ".join(match.group(0).split()))
