@@ -14,7 +14,7 @@ from helpers.display.plots import COLOURS, MIN_TEXT_SIZE, new_figure
 
 # (key, text, x, y, colour) in a 14 x 7 drawing area
 BOXES = (
-    ("message", "user message", 1.4, 5.6, "#ffffff"),
+    ("message", "user message", 1.1, 5.6, "#ffffff"),
     ("buffer", "buffer: recent messages,\nword for word,\nwithin max_buffer_tokens", 5.0, 5.6, COLOURS["verbatim"]),
     ("summariser", "summariser LLM:\none call merges them\ninto the old summary", 9.3, 5.6, "#ffffff"),
     ("summary", "running summary", 12.5, 3.6, COLOURS["summary"]),
@@ -23,7 +23,7 @@ BOXES = (
 )
 # (from, to, label, where the label goes as (x, y))
 ARROWS = (
-    ("message", "buffer", "1 appended", (3.05, 6.05)),
+    ("message", "buffer", "1 appended", (2.45, 5.05)),
     ("buffer", "summariser", "2 would pass the\nbudget: the oldest\nturns leave", (7.15, 6.7)),
     ("summariser", "summary", "3 new summary", (12.4, 4.95)),
     ("summary", "prompt", "", None),
