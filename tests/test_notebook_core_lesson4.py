@@ -354,3 +354,23 @@ def test_a_changed_analyse_is_caught(change):
 
     with pytest.raises(AssertionError):
         check()
+
+
+def test_an_empty_summary_is_stored_by_the_notebooks_class_and_refused_by_the_projects(core):
+    """The second difference the notebook states: an empty summary drops the folded turns from every request in
+    the notebook's class (they stay in the archive); the project's class refuses it and keeps them verbatim."""
+    conversation = [filler_text(40)] * 3
+    core["summarise_messages"] = lambda messages, existing_summary=None: ""
+    notebook = core["SummaryBufferMemory"]("s", max_buffer_tokens=100, messages_to_compress_on_overflow=2)
+    project = SummaryBufferMemory("s", lambda messages, existing: "", max_buffer_tokens=100,
+                                  messages_to_compress_on_overflow=2)
+    with contextlib.redirect_stdout(io.StringIO()):
+        for index, content in enumerate(conversation[:2]):
+            notebook.add_message(("user", "assistant")[index % 2], content)
+            project.add_message(("user", "assistant")[index % 2], content)
+        notebook.add_message("user", conversation[2])
+    assert notebook.summary == "" and len(notebook.archive) == 3
+    assert notebook.get_messages_for_api() == [{"role": "system", "content": "s"}, notebook.archive[2]]
+    with pytest.raises(SummariserError, match="empty"):
+        project.add_message("user", conversation[2])
+    assert project.get_messages_for_api()[1:] == project.archive  # all three still sent, word for word
