@@ -176,3 +176,10 @@ def test_04_the_pages_analyse_and_this_rule_agree_on_the_lessons_table_and_its_t
     for budget in lesson4()["budget_analysis"]["budgets"]:
         result = analyse_budget(ANALYSIS_TURNS, budget, reply, compress)
         assert pages_analyse(budget, reply, compress) == (result.overflows, result.peak_buffer_tokens)
+
+
+@pytest.mark.parametrize("name", ["04_budget_analysis", "05_summary_buffer_run"])
+def test_the_glossary_link_opens_from_the_notebooks_folder(name):
+    """`jupyter lab notebooks/` serves only notebooks/: the glossary is linked as notebooks/glossary.md."""
+    links = re.findall(r"\]\(([^)]+)\)", markdown(name))
+    assert "glossary.md" in links and not [link for link in links if "docs/" in link]
