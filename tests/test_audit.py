@@ -28,7 +28,7 @@ def test_a_figure_only_a_reply_gave_is_attributed_to_the_reply():
                {"role": "assistant", "content": "That gives you 23 years."}]
     (claim,) = audit_summary("He has 23 years to retire at 55.", archive)
     assert claim.text == "23" and claim.source == "assistant reply"
-    assert "a FinCoach reply said it" in claim_line(claim)
+    assert "an assistant reply said it" in claim_line(claim)
 
 
 def test_figures_read_indian_units_and_ranges():

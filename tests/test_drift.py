@@ -1,9 +1,18 @@
-"""Drift measures: the lesson's counts, the keyword check, and rule versus preference."""
+"""Drift measures: the lesson's counts, the keyword check, and rule versus preference; notebook 03's own
+drift loop does what ``run_drift`` does."""
+import contextlib
+import io
+
 import pytest
 
 from helpers.lessons.data import lesson3, published_run
 from helpers.measure import drift
+from helpers.base.tokens import encoding
 from helpers.display.lines import comparison_table, cycle_check_line, cycle_line, cycle_report
+from helpers.lessons.data import prompt
+from helpers.model.connect import connect
+from helpers.model.summarisers import make_summariser
+from tests.notebook_core_support import load_core
 
 CYCLES = published_run(3)["drift_run"]["cycles"]
 SUMMARIES = [c["summary"] for c in CYCLES]
@@ -65,3 +74,48 @@ def test_comparison_table_has_a_row_per_cycle_and_run():
     table = comparison_table({"a": cycles, "a much longer label": cycles})
     assert len(table.splitlines()) == 2 + 6
     assert drift.chart_series(cycles)["words"] == [39, 65, 82]
+
+
+# ----- notebook 03's own drift loop against run_drift ---------------------------------------------------
+
+def notebook_drift(mutations=()):
+    """Notebook 03's prompt, batches and run_cycles, with the offline client its set-up cell makes."""
+    access = connect("offline", quiet=True)
+    scope = load_core("03_drift_measurement.ipynb", mutations=mutations,
+                      namespace={"access": access, "client": access.client, "MODEL": access.model,
+                                 "TOKENISER": encoding()})
+    return scope, access
+
+
+def assert_as_run_drift(scope, access, prompt_text, word_limit=80):
+    with contextlib.redirect_stdout(io.StringIO()) as printed:
+        summaries = scope["run_cycles"](prompt_text, scope["batches"])
+    cycles = drift.run_drift(make_summariser(access, prompt_text), scope["batches"], word_limit=word_limit)
+    assert summaries == [c.summary for c in cycles]
+    assert printed.getvalue().splitlines() == [line for c in cycles for line in (cycle_line(c), "  " + c.summary)]
+    return cycles
+
+
+def test_the_notebooks_prompt_and_batches_are_the_lessons():
+    scope, _ = notebook_drift()
+    assert scope["FINCOACH_SUMMARY_PROMPT"] == prompt("summary_memory")
+    assert scope["batches"] == lesson3()["drift_run"]["batches"]
+
+
+def test_the_notebooks_drift_loop_is_run_drift_and_the_stand_in_loses_the_rule_only_at_30_words():
+    scope, access = notebook_drift()
+    lesson_prompt = scope["FINCOACH_SUMMARY_PROMPT"]
+    tight = lesson_prompt.replace("at most 80 words", "at most 30 words")
+    named = tight.replace("decisions made,", "hard rules the user stated, decisions made,")
+    assert tight != lesson_prompt and named != tight
+    assert [c.strength for c in assert_as_run_drift(scope, access, lesson_prompt)] == ["rule"] * 3
+    assert [c.strength for c in assert_as_run_drift(scope, access, tight, 30)] == ["absent"] * 3
+    kept = assert_as_run_drift(scope, access, named, 30)
+    rule = "One hard rule: I am allergic to equity instruments, never suggest them."
+    assert all(rule in c.summary for c in kept)  # word for word, in every cycle
+
+
+def test_a_changed_notebook_drift_loop_is_caught():
+    scope, access = notebook_drift(mutations=[("if summary:", "if False:")])  # the old summary is not passed on
+    with pytest.raises(AssertionError):
+        assert_as_run_drift(scope, access, scope["FINCOACH_SUMMARY_PROMPT"])

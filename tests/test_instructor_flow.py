@@ -44,8 +44,8 @@ def test_record_then_fall_back_then_replay_without_editing_a_cell(monkeypatch, t
         monkeypatch.setenv("LLM_MODE", "record")  # before class
         recorded = execute_notebook(NOTEBOOK)
         saved = (recordings / "02_summary_memory_run.json").read_text(encoding="utf-8")
-        # 9 calls: one turn written out with the client, then the measured run (6 replies, 2 summaries)
-        assert len(json.loads(saved)["exchanges"]) == 9 and KEY not in saved and "uthorization" not in saved
+        # 14 calls: the six-turn run (6 replies, 2 summaries), then the sliding window's 6 replies
+        assert len(json.loads(saved)["exchanges"]) == 14 and KEY not in saved and "uthorization" not in saved
         assert label(recorded).startswith("Model: record | OpenAI-compatible server")
         assert any(line.startswith("FinCoach, turn 6") and "₹1,20,000" in line for line in turn_lines(recorded))
 
@@ -56,7 +56,7 @@ def test_record_then_fall_back_then_replay_without_editing_a_cell(monkeypatch, t
         assert turn_lines(in_class) == turn_lines(recorded)
         notices = [line for cell in in_class.cells if cell.cell_type == "code"
                    for line in cell_text(cell).splitlines() if line.startswith(FALLBACK)]
-        assert len(notices) == 9  # every call said where its answer came from
+        assert len(notices) == 14  # every call said where its answer came from
 
     for name in ("LLM_BASE_URL", "LLM_MODEL", "LLM_API_KEY"):  # no endpoint, no key: replay is the default
         monkeypatch.delenv(name)

@@ -1,15 +1,9 @@
 """The helpers lesson 3's notebooks added: request printing, the replayed summariser, the billed-token
-arithmetic, the exercise checks, the audit wording and the drift chart's rule panel."""
+arithmetic, the audit wording and the drift chart's rule panel (the exercise checks: test_lesson3_exercises)."""
 import pytest
 
 from helpers.base.tokens import count_tokens
 from helpers.display import plots
-from helpers.display.exercise import CORRECT, NOT_DONE, WRONG
-from helpers.display.lesson3_exercises import (
-    check_calls_formula,
-    check_rule_check,
-    check_sliding_window,
-)
 from helpers.display.lines import audit_report
 from helpers.display.requests import request_text
 from helpers.lessons.data import lesson3, published_run
@@ -21,8 +15,6 @@ from helpers.measure.billed_tokens import (
     lesson4_point,
 )
 from helpers.memory.recorded_summariser import RecordedSummariser
-from helpers.memory.summary import SummaryMemory
-from tests.notebook_core_support import load_core
 
 
 def test_request_text_shows_every_message_with_its_role_and_size():
@@ -62,36 +54,6 @@ def test_fit_needs_two_message_counts():
         fit_overhead([PromptPoint("a", 2, 1, 5, ""), PromptPoint("b", 2, 1, 6, "")])
 
 
-def test_calls_check_verdicts():
-    def todo(*_):
-        raise NotImplementedError
-    assert check_calls_formula(todo).status == NOT_DONE
-    assert check_calls_formula(lambda t, n, k: 0 if t < n else 1 + (t - n) // (n - k)).status == CORRECT
-    wrong = check_calls_formula(lambda t, n, k: t // n)
-    assert wrong.status == WRONG and "the memory makes 4 calls" in wrong.message
-
-
-def test_sliding_window_check_verdicts():
-    class Todo(SummaryMemory):
-        pass  # the hardened class summarises: wrong for a sliding window
-
-    class NotDone:
-        def __init__(self, *args, **kwargs):
-            raise NotImplementedError
-
-    assert check_sliding_window(NotDone).status == NOT_DONE
-    verdict = check_sliding_window(Todo)
-    assert verdict.status == WRONG and "called the summariser" in verdict.message
-
-
-def test_rule_check_verdicts():
-    def todo(summary):
-        raise NotImplementedError
-    assert check_rule_check(todo).status == NOT_DONE
-    assert check_rule_check(lambda s: drift.rule_strength(s)[0] == "rule").status == CORRECT
-    assert check_rule_check(lambda s: drift.mentions(s)).status == WRONG  # the keyword check misses the drift
-
-
 def test_audit_heading_and_lines_speak_of_user_messages():
     users_only = [{"role": "user", "content": "I earn ₹1,20,000."}]
     text = audit_report("He earns ₹1,20,000 and saves ₹30,000.", users_only)
@@ -100,12 +62,6 @@ def test_audit_heading_and_lines_speak_of_user_messages():
     assert "in no user message (the replies were not available to check)" in line
     with_reply = [*users_only, {"role": "assistant", "content": "Fine."}]
     assert "in no user message, and in no reply either" in audit_report("He saves ₹30,000.", with_reply)
-
-
-def test_lines_kept_tells_dropped_sentences():
-    batch = ["USER: I will open a PPF account this month.", "ASSISTANT: Good. Keep it simple."]
-    kept = drift.lines_kept(batch, "User: I will open a PPF account this month.")
-    assert kept == [(batch[0], True), (batch[1], False)]
 
 
 def test_drift_chart_draws_rule_against_preference_per_cycle():
@@ -117,31 +73,6 @@ def test_drift_chart_draws_rule_against_preference_per_cycle():
     levels = [round(y) for y in line.get_ydata()]
     assert levels == [plots.STRENGTHS.index(s) for s in ("rule", "rule", "preference")]
     assert [t.get_text() for t in fig.axes[2].get_yticklabels()] == list(plots.STRENGTHS)
-
-
-def test_sliding_window_check_refuses_a_window_that_also_empties_the_archive():
-    core = load_core("02_summary_memory_run.ipynb")["SummaryMemory"]
-
-    class ForgetsTheArchive(core):
-        def fold(self, n_messages):
-            self.verbatim, self.archive = self.verbatim[n_messages:], self.archive[n_messages:]
-
-    class Window(core):
-        def fold(self, n_messages):
-            self.verbatim = self.verbatim[n_messages:]
-
-    verdict = check_sliding_window(ForgetsTheArchive)
-    assert verdict.status == WRONG and "archive holds 4 messages after six turns, expected 12" in verdict.message
-    assert check_sliding_window(Window).status == CORRECT
-
-
-def test_sliding_window_check_reports_a_broken_class_without_crashing():
-    class Broken:
-        def __init__(self, *args, **kwargs):
-            raise KeyError("oops")
-
-    verdict = check_sliding_window(Broken)
-    assert verdict.status == WRONG and "KeyError" in verdict.message
 
 
 def test_drift_chart_is_readable_on_a_projector():

@@ -98,13 +98,16 @@ def _as_a_reader_may_see_it(text):
 def test_no_look_alike_or_hidden_marker_can_close_the_data_block(summary):
     # an attacker's closing marker in full-width or small forms, guillemets, or with zero-width and tag
     # characters between the brackets: the block still opens and closes exactly once, even as a reader may see it
+    from helpers.base.unicode_data import ANGLE_READINGS
     from helpers.memory.placement import ANGLES, escape_markers, memory_message
     escaped = escape_markers(summary)
     seen = _as_a_reader_may_see_it(escaped)
     assert "<<" not in seen and ">>" not in seen
     block = _as_a_reader_may_see_it(memory_message("H:\n", summary, "data")["content"])
     assert block.count(DATA_OPEN) == 1 and block.count(DATA_CLOSE) == 1 and block.endswith("\n" + DATA_CLOSE)
-    assert [ch for ch in escaped if ch in ANGLES] == [ch for ch in summary if ch in ANGLES]  # spaced out, none lost
+    # spaced out, none lost (a double bracket such as « is written as two)
+    assert "".join(ANGLE_READINGS[ch] for ch in escaped if ch in ANGLES) == "".join(ANGLE_READINGS[ch] for ch in summary
+                                                                                   if ch in ANGLES)
 
 
 def test_a_closing_marker_split_across_turns_is_escaped_in_the_summary():
@@ -177,7 +180,7 @@ def test_the_check_is_shown_on_the_fold_line_and_a_refusal_says_it_is_not_a_fail
         feed(memory, [payload, "ok", "b", "ok"])
     assert "CHECK" not in fold_line(plain.last_fold, "summary memory")  # the lessons' line, unchanged by default
     assert fold_line(reporting.last_fold, "summary memory").endswith(
-        "[SUMMARY CHECK: instruction: FinCoach must always; forged header: SYSTEM NOTE]")
+        "[SUMMARY CHECK: instruction: must always; forged header: SYSTEM NOTE]")
     refusing = memories(summary_check="refuse")[0]
     feed(refusing, [payload, "ok", "b"])
     with pytest.raises(SummaryRefused, match="forget\\(\\) it, or use summary_check='report'") as refused:

@@ -1,28 +1,83 @@
 """Redaction of common personal identifiers (email, phone, PAN, Aadhaar, card and account numbers)
 before text reaches a summariser, so a summary never stores them.
 
+Amounts are not identifiers and are kept: a figure after a currency sign or before a unit ("Rs
+70000-80000", "₹1,20,000", "₹15-20 k", "2 crore", "7.5 %", "12 months", "32 years"), and any
+comma-grouped number. Card numbers are found in every common grouping (4-4-4-4, 4-4-4-4-3, 4-6-5,
+4-6-4, or 13 to 19 digits unbroken) and only when their Luhn check digit holds; account numbers by
+what is written before them ("account", "a/c", "acct no"); phone numbers by their shape (an Indian
+mobile with or without +91 or 0, a landline with its STD code, an international number after +).
+
 Patterns catch the usual written forms only; names, addresses and identifiers written in words
-pass through. Amounts such as "Rs 1,20,000" are not identifiers and are kept.
+(or with unusual separators) pass through.
 """
 from __future__ import annotations
 
 import re
 
-_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("EMAIL", re.compile(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\b")),
-    ("PAN", re.compile(r"\b[A-Z]{5}[0-9]{4}[A-Z]\b", re.IGNORECASE)),  # people type it in lower case too
-    ("CARD", re.compile(r"\b(?:[0-9]{4}[ -]?){3}[0-9]{1,7}\b")),
-    ("ACCOUNT", re.compile(r"(?i)\b(?:account|a/c|acct)(?: number| no\.?)?[: ]*[0-9]{9,18}\b")),
-    ("AADHAAR", re.compile(r"\b[2-9][0-9]{3}[ -]?[0-9]{4}[ -]?[0-9]{4}\b")),
-    ("PHONE", re.compile(r"(?<![\w,])(?:\+91[ -]?|0)?[6-9][0-9]{4}[ -]?[0-9]{5}\b|\+[1-9][0-9]{0,2}[ -]?(?:[0-9][ -]?){6,12}[0-9]\b")),
-)
+_DASH = "-\u2010\u2011\u2012\u2013\u2014"  # hyphen-minus, hyphen, non-breaking hyphen, figure, en and em dash
+_CURRENCY = r"(?:rs\.?|inr|₹|\$|usd|€|eur|£|gbp)"
+_UNIT = (r"(?:%|per\s*cent|percent|k|l|lakhs?|lacs?|cr|crores?|mn|million|bn|billion|thousand|rupees?|"
+         r"years?|yrs?|months?|weeks?|days?|tokens?|words?|turns?|messages?|x)(?![A-Za-z])")
+_NUMBER = r"\d[\d,]*(?:\.\d+)?"
+_RANGE = rf"{_NUMBER}(?:\s*(?:[{_DASH}]|to)\s*{_CURRENCY}?\s*{_NUMBER})?"
+# figures that are amounts, counts or ages, masked before any identifier is looked for
+_AMOUNT = re.compile(
+    rf"(?<![\w]){_CURRENCY}\s*{_RANGE}(?:\s*{_UNIT})?"  # Rs 70000-80000, ₹15-20 k, Rs. 1,20,000
+    rf"|(?<![\w.,]){_RANGE}\s*{_UNIT}"  # 2 crore, 7-7.5 %, 12 months, 15-20 k
+    r"|(?<![\w.,])\d{1,3}(?:,\d{2,3})+(?:\.\d+)?(?![\w,])"  # 1,20,000 and 1,200,000: grouped for reading, not IDs
+    rf"|(?<![\w.,])\d+000\s*[{_DASH}]\s*\d+000(?![\w,])",  # 70000-80000: a range of round thousands, not a phone
+    re.IGNORECASE)
+
+_EMAIL = re.compile(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\b")
+_PAN = re.compile(r"\b[A-Z]{5}[0-9]{4}[A-Z]\b", re.IGNORECASE)  # people type it in lower case too
+_CARD = re.compile(
+    r"(?<![\d-])(?:\d{4}([ -])\d{4}\1\d{4}\1\d{4}(?:\1\d{3})?"  # 4-4-4-4 (Visa, Mastercard, RuPay), 4-4-4-4-3
+    r"|\d{4}([ -])\d{6}\2\d{4,5}"  # 4-6-5 (American Express), 4-6-4 (Diners Club)
+    r"|\d{13,19})(?![\d-])")  # unbroken
+_ACCOUNT = re.compile(
+    r"(?i:\b(?:account|a/c|acct|acc)\.?(?:\s*(?:number|num|no)\.?|\s*#)?(?:\s*(?:is|was|=))?\s*[:#\-]?\s*)"
+    r"(\d(?:[ -]?\d){8,17})(?![\d])")
+# not a piece of a longer group of digits (a card number whose check digit is wrong is no Aadhaar number)
+_AADHAAR = re.compile(r"(?<![\d+-])(?<!\d )[2-9][0-9]{3}([ -]?)[0-9]{4}\1[0-9]{4}(?![\d-]| \d)")
+_PHONE = re.compile(
+    r"(?<![\w+])(?:\+91[ -]?|91[ -]|0)?[6-9]\d{4}[ -]?\d{5}(?![\d])"  # Indian mobile: 98765 43210, +91 98765 43210
+    r"|(?<![\w+])(?:\+91[ -]?|0)?[6-9]\d{2}[ -]\d{3}[ -]\d{4}(?![\d])"  # 987-654-3210
+    r"|(?<![\w+])0\d{2,4}[ -]\d{6,8}(?![\d])"  # landline with STD code: 022-23456789, 080 2345 678
+    r"|\+[1-9]\d{0,2}[ -]?\(?\d{1,4}\)?(?:[ -]?\d){5,11}(?![\d])")  # international: +44 20 7946 0958
+
+
+def luhn_valid(digits: str) -> bool:
+    """Whether ``digits`` end in a correct Luhn check digit, as every payment card number does."""
+    total = 0
+    for index, digit in enumerate(reversed(digits)):
+        value = int(digit) * (2 if index % 2 else 1)
+        total += value - 9 if value > 9 else value
+    return total % 10 == 0
+
+
+def _cards(text: str) -> str:
+    def replace(match: re.Match[str]) -> str:
+        return "[CARD]" if luhn_valid(re.sub(r"\D", "", match.group(0))) else match.group(0)
+    return _CARD.sub(replace, text)
+
+
+def _redact_outside_amounts(text: str) -> str:
+    text = _EMAIL.sub("[EMAIL]", text)
+    text = _PAN.sub("[PAN]", text)
+    text = _ACCOUNT.sub(lambda match: match.group(0)[:match.start(1) - match.start(0)] + "[ACCOUNT]", text)
+    text = _cards(text)
+    text = _AADHAAR.sub("[AADHAAR]", text)
+    return _PHONE.sub("[PHONE]", text)
 
 
 def redact(text: str) -> str:
-    """``text`` with each identifier replaced by ``[EMAIL]``, ``[PHONE]``, ``[PAN]`` and so on."""
-    for label, pattern in _PATTERNS:
-        text = pattern.sub(f"[{label}]", text)
-    return text
+    """``text`` with each identifier replaced by ``[EMAIL]``, ``[PHONE]``, ``[PAN]`` and so on; amounts kept."""
+    pieces, last = [], 0
+    for amount in _AMOUNT.finditer(text):
+        pieces += [_redact_outside_amounts(text[last:amount.start()]), amount.group(0)]
+        last = amount.end()
+    return "".join(pieces) + _redact_outside_amounts(text[last:])
 
 
 def redact_messages(messages: list[dict[str, str]]) -> list[dict[str, str]]:

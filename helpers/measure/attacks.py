@@ -12,14 +12,17 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from helpers.base.paths import DATA_DIR
 from helpers.memory.defences import Defences
-from helpers.memory.registry import KINDS, headings
-from helpers.memory.summary_check import check_summary
+from helpers.memory.pinned import PINNED_CLOSE, PINNED_HEADING, PINNED_OPEN
+from helpers.memory.placement import DATA_CLOSE, DATA_OPEN
+from helpers.memory.registry import KINDS
+from helpers.memory.summary_check import assistant_names, check_summary
 from helpers.memory.types import Summariser, SummariserError
 
 
@@ -42,10 +45,37 @@ DEFENCE_SETTINGS = (
 )
 
 
+def memory_texts() -> dict[str, str]:
+    """The texts the memory writes itself, by the names a payload uses for them (``{{summary memory heading}}``).
+
+    A payload that forges a heading or a data marker names it instead of spelling it, so a changed heading
+    is forged as it now reads, never left behind as a copy of an old one.
+    """
+    texts = {f"{name} heading": cls.KIND.heading for name, cls in KINDS.items() if cls.KIND.heading}
+    return {**texts, "pinned heading": PINNED_HEADING, "data open": DATA_OPEN, "data close": DATA_CLOSE,
+            "pinned open": PINNED_OPEN, "pinned close": PINNED_CLOSE}
+
+
+def _filled(text: str) -> str:
+    known = memory_texts()
+
+    def fill(match: re.Match[str]) -> str:
+        if match.group(1) not in known:
+            raise ValueError(f"a payload names {match.group(0)}, which is none of {', '.join(known)}")
+        return known[match.group(1)]
+    return re.sub(r"\{\{([^{}]+)\}\}", fill, text)
+
+
 @functools.cache
-def corpus() -> dict[str, Any]:
-    """The payloads and the conversation they are run in (``data/security/injection_payloads.json``)."""
+def _stored_corpus() -> dict[str, Any]:
     return json.loads((DATA_DIR / "security" / "injection_payloads.json").read_text(encoding="utf-8"))
+
+
+def corpus() -> dict[str, Any]:
+    """The payloads and the conversation they are run in (``data/security/injection_payloads.json``), with
+    the memory's own headings and markers filled in where a payload forges them."""
+    stored = _stored_corpus()
+    return {**stored, "payloads": [{**item, "text": _filled(item["text"])} for item in stored["payloads"]]}
 
 
 def payloads() -> list[dict[str, Any]]:
@@ -95,7 +125,8 @@ def run_one(text: str, canary: str, memory_kind: str, setting: DefenceSetting, s
             reached = reached or any(m["role"] == "system" and m["content"] != system_prompt
                                      and _mentions(m["content"], canary) for m in memory.get_messages_for_api())
     last = any(_mentions(m["content"], canary) for m in memory.get_messages_for_api())
-    flagged = any(check_summary(summary, headings=headings()).flagged for summary in written)
+    names = assistant_names(system_prompt)
+    flagged = any(check_summary(summary, names=names).flagged for summary in written)
     return reached, _mentions(memory.summary, canary), last, flagged, refused, memory.summary
 
 

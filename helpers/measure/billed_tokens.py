@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from helpers.base.tokens import count_tokens
 from helpers.lessons.data import lesson3, prompt, published_run
+from helpers.memory.summary import SummaryMemory
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,7 @@ def lesson3_points() -> list[PromptPoint]:
     first, second = run["summarise_events"]
     users = [count_tokens(text) for text in lesson3()["summary_run"]["user_turns"]]
     system = count_tokens(prompt("fincoach_system"))
-    heading = count_tokens(lesson3()["summary_run"]["summary_heading"])
+    heading = count_tokens(SummaryMemory.KIND.heading or "")  # the heading the lesson's requests carried
     parts = {
         1: [("system prompt", system), ("user 1", users[0])],
         3: [("system prompt", system), ("turns 1-2 ([SUMMARISE] line)", first["messages_tokens"]),

@@ -107,9 +107,3 @@ def chart_series(cycles: Sequence[CycleMeasure]) -> dict[str, list]:
     return {"batch_tokens": [c.batch_tokens for c in cycles], "summary_tokens": [c.summary_tokens for c in cycles],
             "words": [c.words for c in cycles], "strength": [c.strength for c in cycles]}
 
-
-def lines_kept(batch: Sequence[str], summary: str) -> list[tuple[str, bool]]:
-    """Each line of a batch, and whether its text (after ``USER:`` / ``ASSISTANT:``) is in the summary word
-    for word. An extractive summary keeps whole sentences or none: this shows which were dropped."""
-    return [(line, any(sentence in summary for sentence in _SENTENCE.split(line.partition(":")[2].strip())
-                       if sentence)) for line in batch]

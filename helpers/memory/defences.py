@@ -22,8 +22,7 @@ from typing import Any
 from helpers.base.redaction import redact_messages
 from helpers.memory.pinned import check_rules, pinned_message
 from helpers.memory.placement import check_placement, memory_message
-from helpers.memory.registry import headings
-from helpers.memory.summary_check import check_mode, check_summary
+from helpers.memory.summary_check import assistant_names, check_mode, check_summary
 from helpers.memory.types import SettingError
 
 
@@ -66,12 +65,12 @@ class Defences:
         """What the summariser is given for these messages (redacted copies, when ``redact`` is on)."""
         return redact_messages(messages) if self.redact else messages
 
-    def check(self, summary: str) -> tuple[str, ...] | None:
-        """The summary check's findings as ``"kind: text"`` lines (None when the check is off)."""
+    def check(self, summary: str, system_prompt: str = "") -> tuple[str, ...] | None:
+        """The summary check's findings as ``"kind: text"`` lines (None when the check is off); orders given
+        to the assistant by the name the system prompt gives it count as instructions."""
         if self.summary_check == "off":
             return None
-        found = check_summary(summary, headings=headings())
-        return tuple(f"{kind}: {text}" for kind, text in found.findings)
+        return check_summary(summary, names=assistant_names(system_prompt)).lines()
 
     def refuses(self, findings: tuple[str, ...] | None) -> bool:
         """True when the check is set to refuse and found something."""

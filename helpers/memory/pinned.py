@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from helpers.base.files import lone_surrogate_at
-from helpers.memory.placement import escape_markers
+from helpers.memory.placement import escape_markers, strip_invisible
 
 PINNED_HEADING = "PINNED RULES (stated by the user, kept word for word):\n"
 PINNED_OPEN = "<<<PINNED RULES>>>"
@@ -42,5 +42,5 @@ def pinned_message(rules: tuple[str, ...], placement: str) -> dict[str, str]:
     ``placement="data"`` a user-role block of its own, marked as the application's rules."""
     body = PINNED_HEADING + pinned_text(rules)
     if placement == "system":
-        return {"role": "system", "content": body}
+        return {"role": "system", "content": strip_invisible(body)}
     return {"role": "user", "content": f"{PINNED_NOTE}\n{PINNED_OPEN}\n{escape_markers(body)}\n{PINNED_CLOSE}"}

@@ -3,12 +3,25 @@ or a delimited block marked as data, in a user-role message.
 
 A system message ranks above the user (the instruction hierarchy), so a summary placed there
 lends system authority to whatever user text was folded into it. The data placement keeps it at
-user rank, fences it with markers the summary cannot close (they are escaped inside it), and says
-it is data; it also reaches servers whose chat format drops system messages.
+user rank, fences it with markers the summary cannot close, and says it is data; it also reaches
+servers whose chat format drops system messages.
+
+The summary cannot close the block early: inside it, every character a reader may take for an angle
+bracket (Unicode's confusables of ``<`` and ``>``, the characters Unicode names angle brackets, their
+full-width, small and vertical forms: ``helpers.base.unicode_data``) is kept apart from the next one
+by a space, a character drawn as two or three brackets (``≪``, ``«``, ``⋘``) is written as that many
+spaced brackets, and under both placements every default-ignorable or format character (zero-width
+characters, bidi controls, variation selectors, the tag block, Hangul fillers, ...) is removed, since
+a reader does not see them and a model still reads them. So, even read through NFKC with the invisible
+characters and combining marks dropped and every look-alike read as the brackets it looks like, no two
+brackets stand together inside the block, and its ``<<<`` / ``>>>`` markers are the only ones.
 """
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+
+from helpers.base.unicode_data import ANGLE_READINGS, DEFAULT_IGNORABLE, FORMAT, MARKS
 
 PLACEMENTS = ("system", "data")
 DATA_OPEN = "<<<MEMORY DATA>>>"
@@ -25,24 +38,45 @@ def check_placement(placement: str) -> str:
     return placement
 
 
-# Angle brackets and their look-alikes (full-width and small forms, which NFKC folds to < and >;
-# guillemets, angle brackets and "much less/greater than" signs, which a model may read as them).
-ANGLES = "<>\uff1c\uff1e\ufe64\ufe65\u2039\u203a\u00ab\u00bb\u3008\u3009\u2329\u232a\u27e8\u27e9\u300a\u300b" \
-         "\u276e\u276f\u02c2\u02c3\u226a\u226b\u22d8\u22d9"
-# Invisible characters that could hide a run of them: soft hyphen, zero-width and bidi controls,
-# word joiners, variation selectors, the BOM and the tag characters of "ASCII smuggling".
-INVISIBLE = "\u00ad\u034f\u061c\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufe00-\ufe0f\ufeff\U000e0000-\U000e007f"
-_ANGLE_RUN = re.compile(f"[{ANGLES}](?:[{INVISIBLE}]*[{ANGLES}])+")
+def _character_class(ranges: Iterable[tuple[int, int]]) -> str:
+    return "[" + "".join(re.escape(chr(first)) + ("-" + re.escape(chr(last)) if last > first else "")
+                         for first, last in ranges) + "]"
+
+
+# Characters that renderers do not show: Default_Ignorable_Code_Point, and every format character (Cf)
+INVISIBLE = frozenset(chr(point) for first, last in (*DEFAULT_IGNORABLE, *FORMAT) for point in range(first, last + 1))
+# Every character a reader may take for one or more angle brackets (``ANGLE_READINGS``: what it reads as)
+ANGLES = frozenset(ANGLE_READINGS)
+_INVISIBLE = re.compile(_character_class((*DEFAULT_IGNORABLE, *FORMAT)))
+_ANGLE = _character_class((ord(ch), ord(ch)) for ch in sorted(ANGLES))
+_MARK = _character_class(MARKS)  # drawn on the character before them: "<" with a mark is still a bracket
+_UNIT = re.compile(f"{_ANGLE}{_MARK}*")
+_RUN = re.compile(f"(?:{_ANGLE}{_MARK}*)+")
+
+
+def strip_invisible(text: str) -> str:
+    """``text`` without its default-ignorable and format characters (zero-width spaces and joiners, bidi
+    controls, variation selectors, the tag characters of "ASCII smuggling", Hangul fillers, ...)."""
+    return _INVISIBLE.sub("", text)
+
+
+def _spaced(run: re.Match[str]) -> str:
+    units = _UNIT.findall(run.group(0))
+    if len(units) == 1 and len(ANGLE_READINGS[units[0][0]]) == 1:
+        return run.group(0)  # one bracket alone can open or close nothing
+    return " ".join(" ".join(ANGLE_READINGS[unit[0]]) if len(ANGLE_READINGS[unit[0]]) > 1 else unit for unit in units)
 
 
 def escape_markers(text: str) -> str:
-    """The text with every run of two or more angle brackets (look-alikes and hidden characters between
-    them included) spaced out, ``<<<`` becoming ``< < <``, so it can neither open nor close a data block."""
-    return _ANGLE_RUN.sub(lambda run: " ".join(ch for ch in run.group(0) if ch in ANGLES), text)
+    """The text without invisible characters, and with every run of angle brackets (look-alikes and the
+    marks drawn on them included) spaced out, ``<<<`` becoming ``< < <``, so it can neither open nor close
+    a data block; a character drawn as several brackets (``≪``) becomes that many (``< <``)."""
+    return _RUN.sub(_spaced, strip_invisible(text))
 
 
-def memory_message(heading: str, body: str, placement: str) -> dict[str, str]:
-    """One memory message (summary or pinned rules) as the request carries it under ``placement``."""
+def memory_message(heading: str, body: str, placement: str, *, note: str = DATA_NOTE) -> dict[str, str]:
+    """One memory message (summary or pinned rules) as the request carries it under ``placement``;
+    ``note`` is the sentence put before a data block (the summary's by default)."""
     if placement == "system":
-        return {"role": "system", "content": heading + body}
-    return {"role": "user", "content": f"{DATA_NOTE}\n{DATA_OPEN}\n{escape_markers(heading + body)}\n{DATA_CLOSE}"}
+        return {"role": "system", "content": strip_invisible(heading + body)}
+    return {"role": "user", "content": f"{note}\n{DATA_OPEN}\n{escape_markers(heading + body)}\n{DATA_CLOSE}"}

@@ -232,7 +232,7 @@ class RollingMemory:
             if shorter is not None and count_tokens(shorter) < tokens:
                 summary, condensed, cut = shorter, True, getattr(shorter, "cut", False)
         summary = str(summary)  # stored as plain text; a cut is kept on the fold event
-        findings = self._defences.check(summary) if self._defences is not None else None
+        findings = self._defences.check(summary, self.system_prompt) if self._defences is not None else None
         if self._defences is not None and self._defences.refuses(findings):
             raise SummaryRefused(f"the summary check refused the new summary ({'; '.join(findings or ())})",
                                  findings=findings or ())

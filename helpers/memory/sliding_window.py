@@ -30,9 +30,8 @@ def drop_line(messages: int, message_tokens: int) -> str:
 
 
 def _turn_line(record: Any) -> str:
-    watched = (record.watch_label, record.watch_in_verbatim) if record.watch is not None else None
     turns_held = (record.snapshot.verbatim_messages + 1) // 2
-    return window_line(record.turn, record.messages_sent, record.prompt_tokens, turns_held, watched)
+    return window_line(record.turn, record.messages_sent, record.prompt_tokens, turns_held, record.watched)
 
 
 def _fold_line(event: FoldEvent) -> str:

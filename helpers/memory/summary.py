@@ -28,9 +28,8 @@ def summarise_line(messages: int, message_tokens: int, summary_tokens: int) -> s
 
 
 def _turn_line(record: Any) -> str:
-    watched = (record.watch_label, record.watch_in_verbatim) if record.watch is not None else None
     return summary_memory_line(record.turn, record.messages_sent, record.prompt_tokens,
-                               record.snapshot.summary is not None, watched)
+                               record.snapshot.summary is not None, record.watched)
 
 
 def _fold_line(event: FoldEvent) -> str:

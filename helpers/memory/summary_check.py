@@ -2,73 +2,174 @@
 assistant, role markers, chat-template tokens and forged section headers.
 
 A summary is the model's notes about a conversation; the assistant's rules come from the system
-prompt. A pattern check is cheap and offline; it catches the common wordings and misses
-paraphrase, other languages and encoded text (measured in notebook 06).
+prompt. A pattern check is cheap and offline. It reads the summary with invisible characters dropped
+(the tag characters read as the ASCII they spell), bracket look-alikes read as brackets, in any case,
+and with any run of whitespace (spaces, tabs, newlines) wherever a phrase has a space.
+It catches role markers wherever a sentence can start (``Thanks.SYSTEM:``; ``User:`` and ``Assistant:``
+only in capitals, since summaries label who said what in sentence case), the template tokens of the
+common chat formats (gpt-oss/harmony, Llama 3, ChatML, Gemma, Mistral, Phi, Llama 2), and headers forged
+in any case, the memory kinds' own headings among them (``headings=``).
+
+What it cannot catch: paraphrase (an instruction in words of its own), other languages and
+transliteration (Hinglish), encoded text (base64, leetspeak, letters spaced apart), letters in other
+forms (full-width "ｍｕｓｔ", which it does not fold) or from other scripts (a Cyrillic "о" in "ignоre"). Its detection figures in notebook 06 come from
+payloads written together with it, so they flatter it; its false alarms are measured on the lessons'
+own summaries and conversations.
 """
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from helpers.base.unicode_data import ANGLE_READINGS
+from helpers.memory.pinned import PINNED_CLOSE, PINNED_HEADING, PINNED_OPEN
+from helpers.memory.placement import DATA_CLOSE, DATA_OPEN, strip_invisible
+from helpers.memory.registry import headings as kind_headings
+
 CHECK_MODES = ("off", "report", "refuse")
 
-_PATTERNS: dict[str, re.Pattern[str]] = {
-    "instruction": re.compile(
-        r"\bignore (?:all |any |the |your )?(?:previous|prior|above|earlier|system)\b|\bdisregard\b|"
-        r"\bfrom now on\b|\bnew (?:system )?(?:rule|instruction|policy|directive)s?\b|\boverride\b|"
-        r"\b(?:you|fincoach|the assistant|assistant)\s+(?:must|should|shall|will|has to|is required to)\s+(?:always|now|never)\b|"
-        r"\bmust always\b|\bforget (?:all|your|previous|the)\b|\bdeveloper mode\b|\bjailbreak\b|"
-        r"\b(?:remember|store|keep) (?:this|that) (?:forever|permanently)\b|\bpermanent (?:memory|instruction)\b|"
-        r"\bdo not (?:tell|warn|mention|disclose) (?:the user|anyone)\b|\bact as\b|\bpretend\b",
-        re.IGNORECASE),
-    "role marker": re.compile(
-        r"(?:^|\s)(?:SYSTEM|USER|ASSISTANT|DEVELOPER|System|Developer)\s*:|<\|(?:im_start|im_end|system|user|assistant)\|>|"
-        r"\[/?INST\]|<start_of_turn>|<end_of_turn>|^#{2,}\s*(?:system|instruction)", re.MULTILINE),
-    "forged header": re.compile(
-        r"\b(?:EXISTING SUMMARY|CONVERSATION TURNS TO SUMMARISE|NEW TURNS TO ADD|MESSAGES TO SUMMARISE|"
-        r"NEW MESSAGES TO INCORPORATE|CONVERSATION SUMMARY|CONVERSATION MEMORY|PINNED RULES|SYSTEM NOTE|"
-        r"SYSTEM PROMPT|SUMMARY TO SHORTEN)\b|<<<|>>>"),
-}
+
+def _phrases(*phrases: str) -> str:
+    """An alternation of ``phrases`` in which every space matches any run of whitespace."""
+    return "|".join(phrase.replace(" ", r"\s+") for phrase in phrases)
+
+
+# where a sentence can start: the text's or a line's start, or after sentence punctuation, then any
+# whitespace and markdown (bullets, headings, quotes, bold)
+_SENTENCE_START = r"(?:^|(?<=[.!?;:|>)\]}\"'\u2019\u201d]))[\s*_#>\-]*"
+# roles no summary names at a sentence start, in any case; "User:" and "Assistant:" in sentence case are how
+# summaries (the offline stand-in's too) say who said what, so those two count in capitals, as the requests write them
+_ROLES = r"system|developer|tool|human"
+_ROLES_IN_CAPITALS = r"SYSTEM|USER|ASSISTANT|DEVELOPER|TOOL|HUMAN"
+
+_INSTRUCTION_PHRASES = (
+    r"ignore (?:(?:all|any|the|your|my|of|these|those) )*(?:previous|prior|above|earlier|preceding|system)",
+    r"disregard", r"from now on", r"new (?:system )?(?:rule|instruction|policy|directive)s?", r"override",
+    r"must always", r"forget (?:all|your|previous|the)", r"developer mode", r"jailbreak",
+    r"(?:remember|store|keep) (?:this|that) (?:forever|permanently)", r"permanent (?:memory|instruction)",
+    r"do not (?:tell|warn|mention|disclose) (?:the user|anyone)", r"act as", r"pretend")
+_ORDERED = r" (?:must|should|shall|will|has to|is required to) (?:always|now|never)"  # "<the assistant> must never"
+
+
+@functools.lru_cache(maxsize=32)
+def _instruction(names: tuple[str, ...]) -> re.Pattern[str]:
+    """The instruction phrases, with orders given to the assistant under any of its ``names``."""
+    addressed = "|".join(["you", "the assistant", "assistant", *(re.escape(name) for name in names)])
+    return re.compile(r"\b(?:" + _phrases(*_INSTRUCTION_PHRASES, f"(?:{addressed}){_ORDERED}") + r")\b",
+                      re.IGNORECASE)
+
+
+def assistant_names(system_prompt: str) -> tuple[str, ...]:
+    """The names a system prompt gives the assistant ("You are FinCoach, ..." gives ``("FinCoach",)``)."""
+    return tuple(dict.fromkeys(re.findall(r"\bYou are ([A-Z][\w-]+)", system_prompt or "")))
+
+
+_ROLE_MARKER = re.compile(
+    # any case where a sentence can start ("Thanks.SYSTEM:", "### System:"); in capitals anywhere
+    _SENTENCE_START + r"(?i:\b(?:" + _ROLES + r"))[*_]*\s*:|(?<![A-Za-z])(?:" + _ROLES_IN_CAPITALS + r")[*_]*\s*:",
+    re.MULTILINE)
+
+_TEMPLATE_TOKEN = re.compile(
+    r"<\|\s*[\w.\-]{1,40}\s*\|>"  # gpt-oss/harmony <|start|> <|message|> <|channel|> <|end|>, Llama 3
+                                   # <|start_header_id|> <|eot_id|>, ChatML <|im_start|>, Phi <|system|>
+    r"|</?\s*(?:start_of_turn|end_of_turn|bos|eos)\s*>"  # Gemma
+    r"|\[\s*/?\s*(?:inst|system_prompt|available_tools|tool_calls|tool_results|tool_content)\s*\]"  # Mistral
+    r"|<<\s*/?\s*sys\s*>>",  # Llama 2
+    re.IGNORECASE)
+
+# the section headers of the lessons' summariser requests and a system's own, and the memory's own blocks (their
+# markers and the pinned rules' heading, read from where they are defined; the kinds' headings come from the registry)
+HEADER_PHRASES = ("EXISTING SUMMARY", "CONVERSATION TURNS TO SUMMARISE", "NEW TURNS TO ADD", "MESSAGES TO SUMMARISE",
+                  "NEW MESSAGES TO INCORPORATE", "SYSTEM NOTE", "SYSTEM PROMPT", "SUMMARY TO SHORTEN",
+                  re.split(r"[(:]", PINNED_HEADING, maxsplit=1)[0].strip(),
+                  *(marker.strip("<>") for marker in (DATA_OPEN, DATA_CLOSE, PINNED_OPEN, PINNED_CLOSE)))
+
+
+def _header_patterns(titles: Iterable[str], full_headings: Iterable[str]) -> re.Pattern[str]:
+    titles = sorted({" ".join(title.split()) for title in titles if title.strip()}, key=len, reverse=True)
+    words = _phrases(*(re.escape(title).replace(r"\ ", " ") for title in titles))
+    fulls = sorted({" ".join(h.split()) for h in full_headings if h.strip()}, key=len, reverse=True)
+    alternatives = [
+        # in capitals anywhere, as the requests write them
+        r"(?-i:\b(?:" + _phrases(*(re.escape(t.upper()).replace(r"\ ", " ") for t in titles)) + r")\b)",
+        # in any case, shaped as a header: where a sentence starts, then an optional "(...)" and a colon
+        _SENTENCE_START + r"\b(?:" + words + r")\b\s*(?:\([^)\n]{0,80}\)\s*)?:",
+        r"<<<|>>>",
+    ]
+    if fulls:  # a memory kind's whole heading, in any case and spacing, anywhere
+        alternatives.insert(0, r"(?:" + _phrases(*(re.escape(h).replace(r"\ ", " ") for h in fulls)) + r")")
+    return re.compile("|".join(alternatives), re.IGNORECASE | re.MULTILINE)
+
+
+@functools.lru_cache(maxsize=32)
+def _forged_header(headings: tuple[str, ...]) -> re.Pattern[str]:
+    titles = (*HEADER_PHRASES, *(re.split(r"[(:]", heading, maxsplit=1)[0] for heading in headings))
+    return _header_patterns(titles, headings)
 
 
 @dataclass(frozen=True)
 class SummaryCheck:
-    """What the check found in one summary: ``(kind, matched text)`` pairs, empty when clean."""
+    """What the check found in one summary: ``(kind, matched text)`` pairs, each once, with how many
+    times it was found in ``counts`` (the same order); empty when clean."""
 
     findings: tuple[tuple[str, str], ...]
+    counts: tuple[int, ...] = ()
 
     @property
     def flagged(self) -> bool:
         return bool(self.findings)
 
+    def lines(self) -> tuple[str, ...]:
+        """Each finding as ``kind: text``, with ``(N times)`` after one found more than once."""
+        counts = self.counts or (1,) * len(self.findings)
+        return tuple(f"{kind}: {text}" + (f" ({count} times)" if count > 1 else "")
+                     for (kind, text), count in zip(self.findings, counts))
+
     def describe(self) -> str:
         """One line: 'clean' or the kinds and the text matched."""
         if not self.findings:
             return "clean"
-        return "; ".join(f"{kind}: {text!r}" for kind, text in self.findings)
+        counts = self.counts or (1,) * len(self.findings)
+        return "; ".join(f"{kind}: {text!r}" + (f" ({count} times)" if count > 1 else "")
+                         for (kind, text), count in zip(self.findings, counts))
 
 
-def _heading_pattern(headings: tuple[str, ...]) -> re.Pattern[str] | None:
-    """The memory kinds' own headings (their first line, any case and spacing), as forged headers."""
-    names = [" ".join(heading.split(":")[0].split()) for heading in headings if heading.strip()]
-    if not names:
-        return None
-    return re.compile("|".join(r"\s+".join(map(re.escape, name.split())) for name in names), re.IGNORECASE)
+# the tag characters spell ASCII invisibly ("ASCII smuggling"): read them as the letters a model may read
+_TAGS_AS_ASCII = {point: point - 0xE0000 for point in range(0xE0020, 0xE007F)}
 
 
-def check_summary(summary: str, *, headings: Iterable[str] = ()) -> SummaryCheck:
-    """Every instruction-like phrase, role marker and forged header in ``summary``; ``headings`` are the
-    memory kinds' own summary headings (``helpers.memory.registry.headings()``), also forged headers."""
-    findings = []
-    for kind, pattern in _PATTERNS.items():
-        for match in pattern.finditer(summary):
-            findings.append((kind, match.group(0).strip()))
-    own = _heading_pattern(tuple(headings))
-    if own is not None:
-        findings += [("forged header", match.group(0).strip()) for match in own.finditer(summary)
-                     if ("forged header", match.group(0).strip()) not in findings]
-    return SummaryCheck(tuple(findings))
+def readable_form(text: str) -> str:
+    """``text`` as the check reads it: tag characters as the ASCII they spell, other invisible characters
+    dropped, bracket look-alikes as the brackets they look like (letters are left as written)."""
+    text = strip_invisible(text.translate(_TAGS_AS_ASCII))
+    return "".join(ANGLE_READINGS.get(ch, ch) for ch in text)
+
+
+_LEADING_MARKDOWN = re.compile(r"^[\s*_#>\-]+(?=\w)")  # what _SENTENCE_START took before a word
+
+
+def check_summary(summary: str, *, headings: Iterable[str] | None = None, names: Iterable[str] = ()) -> SummaryCheck:
+    """Every instruction-like phrase, role marker, template token and forged header in ``summary``.
+
+    ``headings`` are the memory kinds' own headings (every registered kind's by default): each is caught
+    whole in any case and spacing, and its title (the words before ``(`` or ``:``) as a header. ``names``
+    are the assistant's names (``assistant_names(system_prompt)``): orders to it by name are instructions.
+    """
+    given = kind_headings() if headings is None else tuple(headings)
+    forged = _forged_header(tuple(sorted({" ".join(h.split()) for h in given if h.strip()})))
+    text = readable_form(summary)
+    counted: dict[tuple[str, str], int] = {}
+    for kind, pattern in (("instruction", _instruction(tuple(names))), ("role marker", _ROLE_MARKER),
+                          ("template token", _TEMPLATE_TOKEN), ("forged header", forged)):
+        for match in pattern.finditer(text):
+            found = _LEADING_MARKDOWN.sub("", " ".join(match.group(0).split()))
+            if kind == "forged header":
+                found = found.rstrip(": ")
+            key = (kind, found)
+            counted[key] = counted.get(key, 0) + 1
+    return SummaryCheck(tuple(counted), tuple(counted.values()))
 
 
 def check_mode(mode: str) -> str:

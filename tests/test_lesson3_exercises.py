@@ -1,0 +1,250 @@
+"""Lesson 3's exercise checks, tried on lists of right answers (written in different styles) and of wrong ones
+(the mistakes a student makes): every right one passes, every wrong one fails with words that name its
+mistake, a hang or a runaway loop becomes a verdict."""
+from __future__ import annotations
+
+import math
+import re
+
+import pytest
+
+from helpers.display.exercise import CORRECT, NOT_DONE, WRONG
+from helpers.display.lesson3_exercises import (
+    EQUITY_PREFERENCES,
+    EQUITY_RULES,
+    OTHER_FACTS,
+    OTHER_RULES,
+    RULE_WORDS,
+    check_calls_formula,
+    check_rule_check,
+    check_window_memory,
+    rule_cases,
+    schedule_cases,
+    states_rule,
+)
+from helpers.measure.drift import rule_strength
+from helpers.memory.schedule import summary_schedule
+from tests.notebook_core_support import load_core
+
+
+def todo(*_):
+    raise NotImplementedError
+
+
+def assert_named(check, answer, words):
+    """The check says "not yet" to a wrong answer, in words that name its mistake."""
+    verdict = check(answer)
+    assert verdict.status == WRONG and words in verdict.message, verdict.message
+    return verdict
+
+
+# ----- 1.1 -------------------------------------------------------------------------------------------
+
+def calls_formula(t, n, k):
+    return 0 if t < n else 1 + (t - n) // (n - k)
+
+
+def calls_loop(t, n, k):
+    held, calls = 0, 0
+    for _ in range(t):
+        held += 1
+        if held >= n:
+            calls, held = calls + 1, k
+    return calls
+
+
+def calls_ceil_plus_one(t, n, k):
+    return max(0, math.ceil((t - n + 1) / (n - k)))
+
+
+def calls_from_kept(t, n, k):
+    return max(0, (t - k) // (n - k))
+
+
+RIGHT_CALLS = [calls_formula, calls_loop, calls_ceil_plus_one, calls_from_kept]
+WRONG_CALLS = {
+    "rounds up": (lambda t, n, k: 0 if t < n else 1 + math.ceil((t - n) / (n - k)), "Round down, with //"),
+    "no first call": (lambda t, n, k: 0 if t < n else (t - n) // (n - k), "one call short"),
+    "no guard": (lambda t, n, k: 1 + (t - n) // (n - k), "no call at all"),
+    "every threshold": (lambda t, n, k: t // n, "threshold - keep turns later"),
+    "every gap": (lambda t, n, k: t // (n - k), "start counting after turn `threshold`"),
+    "true division": (lambda t, n, k: 0 if t < n else 1 + (t - n) / (n - k), "use // (floor division)"),
+    "off by one": (lambda t, n, k: 0 if t <= n else 1 + (t - n) // (n - k), "differ"),
+}
+
+
+@pytest.mark.parametrize("answer", RIGHT_CALLS, ids=lambda f: f.__name__)
+def test_every_style_of_right_calls_answer_passes(answer):
+    assert [answer(*case) for case in schedule_cases()] == [summary_schedule(*case).calls for case in schedule_cases()]
+    assert check_calls_formula(answer).status == CORRECT
+
+
+@pytest.mark.parametrize("name", WRONG_CALLS)
+def test_each_wrong_calls_answer_fails_and_is_named(name):
+    verdict = assert_named(check_calls_formula, *WRONG_CALLS[name])
+    assert "the memory makes" in verdict.message  # and it shows a setting where the answer is wrong
+
+
+def test_the_calls_check_has_cases_where_ceil_and_floor_differ():
+    divisible = [(t - n) % (n - k) == 0 for t, n, k in schedule_cases() if t >= n]
+    assert not all(divisible)
+
+
+def test_calls_check_says_not_done_and_stops_a_loop_that_never_ends():
+    assert check_calls_formula(todo).status == NOT_DONE
+
+    def forgets_to_count(t, n, k):
+        turn = 0
+        while turn < t:  # turn never changes
+            pass
+    verdict = check_calls_formula(forgets_to_count)
+    assert verdict.status == WRONG and "still running" in verdict.message
+
+
+def test_calls_check_does_not_print_what_the_answer_prints(capsys):
+    def chatty(t, n, k):
+        print("thinking about", t, n, k)
+        return calls_formula(t, n, k)
+    assert check_calls_formula(chatty).status == CORRECT
+    assert capsys.readouterr().out.strip().splitlines() == [str(check_calls_formula(chatty))]
+
+
+# ----- 2.1 -------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def notebook():
+    """Notebook 02's own cells (prompt, summarise_turns, SummaryMemory, chat), as a student's kernel has them."""
+    return load_core("02_summary_memory_run.ipynb")
+
+
+def window_class(notebook, body, base="SummaryMemory"):
+    """A WindowMemory defined in the notebook's namespace, as a student's cell would define it."""
+    source = f"class WindowMemory({base}):\n    def add_message(self, role, content):\n" + "".join(
+        f"        {line}\n" for line in body.strip().splitlines())
+    exec(source, notebook)
+    return notebook["WindowMemory"]
+
+
+APPEND = "message = {'role': role, 'content': content}\nself.recent_turns.append(message)\nself.archive.append(message)\n"
+TRIGGER = "if role == 'assistant' and len(self.recent_turns) // 2 >= self.max_turns_before_summary:\n"
+RIGHT_WINDOWS = {
+    "slice": APPEND + TRIGGER + "    self.recent_turns = self.recent_turns[-2 * self.turns_to_keep_verbatim:]",
+    "del": APPEND + TRIGGER + "    del self.recent_turns[:len(self.recent_turns) - 2 * self.turns_to_keep_verbatim]",
+    "pop in a loop": APPEND + TRIGGER + "    while len(self.recent_turns) > 2 * self.turns_to_keep_verbatim:\n"
+                                        "        self.recent_turns.pop(0)",
+    "no role test (after a user message it never fires)": (
+        APPEND + TRIGGER.replace("role == 'assistant' and ", "")
+        + "    self.recent_turns = self.recent_turns[-2 * self.turns_to_keep_verbatim:]"),
+    "drop when the next turn starts": (
+        "if role == 'user' and len(self.recent_turns) // 2 >= self.max_turns_before_summary:\n"
+        "    self.recent_turns = self.recent_turns[-2 * self.turns_to_keep_verbatim:]\n" + APPEND),
+}
+WRONG_WINDOWS = {
+    "keeps messages, not turns": (APPEND + TRIGGER + "    self.recent_turns = self.recent_turns[-self.turns_to_keep_verbatim:]",
+                                  "a turn is two messages"),
+    "drops from the archive too": (APPEND + TRIGGER + "    self.recent_turns = self.recent_turns[-2 * self.turns_to_keep_verbatim:]\n"
+                                   "    self.archive = self.archive[-2 * self.turns_to_keep_verbatim:]",
+                                   "never the archive"),
+    "summarises after all": ("super().add_message(role, content)", "called summarise_turns"),
+    "keeps the summary": (APPEND + TRIGGER + "    self.current_summary = 'older turns dropped'\n"
+                          "    self.recent_turns = self.recent_turns[-2 * self.turns_to_keep_verbatim:]",
+                          "leave it as None"),
+    "keeps the oldest": (APPEND + TRIGGER + "    self.recent_turns = self.recent_turns[:2 * self.turns_to_keep_verbatim]",
+                         "keep the oldest turns"),
+    "waits one turn": (APPEND + TRIGGER.replace(">=", ">") + "    self.recent_turns = self.recent_turns[-2 * self.turns_to_keep_verbatim:]",
+                       "the trigger is `>=`"),
+    "counts messages as turns": (APPEND + TRIGGER.replace(" // 2", "")
+                                 + "    self.recent_turns = self.recent_turns[-2 * self.turns_to_keep_verbatim:]",
+                                 "you send"),
+    "forgets the archive": ("message = {'role': role, 'content': content}\nself.recent_turns.append(message)\n" + TRIGGER
+                            + "    self.recent_turns = self.recent_turns[-2 * self.turns_to_keep_verbatim:]",
+                            "never the archive"),
+    "loops forever": (APPEND + TRIGGER + "    while len(self.recent_turns) > 2 * self.turns_to_keep_verbatim:\n"
+                                          "        self.recent_turns[1:]", "still running"),
+    "raises": (APPEND + "self.recent_turns = self.recent_turns[99]", "raised IndexError"),
+}
+
+
+@pytest.mark.parametrize("name", RIGHT_WINDOWS)
+def test_every_style_of_right_window_passes(notebook, name):
+    assert check_window_memory(window_class(notebook, RIGHT_WINDOWS[name])).status == CORRECT
+
+
+@pytest.mark.parametrize("name", WRONG_WINDOWS)
+def test_each_wrong_window_fails_and_is_named(notebook, name):
+    body, words = WRONG_WINDOWS[name]
+    assert_named(check_window_memory, window_class(notebook, body), words)
+
+
+def test_window_check_says_not_done_and_never_calls_a_model(notebook):
+    assert check_window_memory(window_class(notebook, "raise NotImplementedError")).status == NOT_DONE
+    before = notebook["summarise_turns"]
+    check_window_memory(window_class(notebook, "super().add_message(role, content)"))
+    assert notebook["summarise_turns"] is before  # the check put the notebook's summariser back
+
+
+def test_window_check_reports_a_class_that_cannot_be_made():
+    class Broken:
+        def __init__(self, *args, **kwargs):
+            raise KeyError("oops")
+    verdict = check_window_memory(Broken)
+    assert verdict.status == WRONG and "KeyError" in verdict.message
+
+
+# ----- 3.1 -------------------------------------------------------------------------------------------
+
+def rule_by_split(summary):
+    return any("equit" in s.lower() and any(w in s.lower() for w in RULE_WORDS)
+               for s in re.split(r"(?<=[.!?])\s+", summary))
+
+
+def rule_by_dots(summary):
+    for sentence in summary.lower().replace("!", ".").replace("?", ".").split("."):
+        if "equit" in sentence:
+            for word in RULE_WORDS:
+                if word in sentence:
+                    return True
+    return False
+
+
+def rule_by_regex(summary):
+    words = "|".join(map(re.escape, RULE_WORDS))
+    return bool(re.search(rf"[^.!?]*equit[^.!?]*", summary, re.I)) and any(
+        re.search(words, s, re.I) for s in re.findall(r"[^.!?]*equit[^.!?]*", summary, re.I))
+
+
+RIGHT_RULES = [rule_by_split, rule_by_dots, rule_by_regex]
+WRONG_RULES = {
+    "keyword only": (lambda s: "equit" in s.lower(), "keyword check"),
+    "anywhere": (lambda s: any(w in s.lower() for w in RULE_WORDS), "only in the sentences that mention equity"),
+    "case": (lambda s: any(w in x for x in s.split(". ") if "equit" in x for w in RULE_WORDS), "lower case"),
+    "equity, not equit": (lambda s: any(w in x.lower() for x in s.split(". ") if "equity" in x.lower()
+                                        for w in RULE_WORDS), "'equit'"),
+    "only 'never'": (lambda s: any("never" in x.lower() for x in s.split(". ") if "equit" in x.lower()), "differ"),
+    "no return": (lambda s: None, "forget `return`"),
+    "a string": (lambda s: "rule", "not True or False"),
+}
+
+
+@pytest.mark.parametrize("answer", RIGHT_RULES, ids=lambda f: f.__name__)
+def test_every_style_of_right_rule_check_passes(answer):
+    assert check_rule_check(answer).status == CORRECT
+
+
+@pytest.mark.parametrize("name", WRONG_RULES)
+def test_each_wrong_rule_check_fails_and_is_named(name):
+    assert_named(check_rule_check, *WRONG_RULES[name])
+
+
+def test_rule_check_says_not_done():
+    assert check_rule_check(todo).status == NOT_DONE
+
+
+def test_the_exercises_rule_agrees_with_the_drift_measure_on_every_case():
+    """What exercise 3.1 calls a rule is what notebook 03's measure calls one, on every case it tries."""
+    for summary in rule_cases():
+        assert states_rule(summary) == (rule_strength(summary)[0] == "rule"), summary
+    assert all(rule_strength(s)[0] == "rule" for s in EQUITY_RULES)
+    assert all(rule_strength(s)[0] == "preference" for s in EQUITY_PREFERENCES)
+    assert all(rule_strength(s)[0] == "absent" for s in OTHER_RULES + OTHER_FACTS)
+    assert any(not states_rule(s) and any(w in s.lower() for w in RULE_WORDS) for s in rule_cases())
