@@ -15,35 +15,19 @@ from helpers.display.lesson4_exercises import overflow_rule
 from helpers.display.reference import lesson4_run_sizes
 from helpers.lessons.data import lesson4
 from helpers.memory.budget import analyse_budget
-from helpers.setup.notebook_runner import cell_text, execute_notebook
+from helpers.setup.notebook_runner import cell_text
+from tests.test_lesson3_suggestions import edited_run  # edit one cell as a student does, run the whole notebook
 
 from .notebook_core_support import NOTEBOOKS
 
 ANALYSIS_TURNS = lesson4()["budget_analysis"]["user_messages"]
 
 
-def edited(name: str, old: str, new: str) -> nbformat.NotebookNode:
-    """The notebook with ``old`` replaced by ``new`` in the one code cell that holds it (exactly once)."""
-    book = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
-    holding = [cell for cell in book.cells if cell.cell_type == "code" and old in cell.source]
-    assert len(holding) == 1 and holding[0].source.count(old) == 1, f"{old!r} is not in exactly one place of {name}"
-    holding[0].source = holding[0].source.replace(old, new)
-    return book
-
-
-def run(book: nbformat.NotebookNode, tmp_path) -> list[str]:
-    """Run the whole notebook (an error in any cell fails the test) and return each code cell's text output."""
-    path = tmp_path / "edited.ipynb"
-    nbformat.write(book, path)
-    executed = execute_notebook(path, timeout=300)
-    return [cell_text(cell) for cell in executed.cells if cell.cell_type == "code"]
-
-
-def output_of(outputs: list[str], book: nbformat.NotebookNode, marker: str) -> str:
-    """The output of the code cell whose source holds ``marker``."""
+def output_of(outputs: list[str], book_name: str, marker: str) -> str:
+    """The output of the code cell whose source holds ``marker`` (outputs as ``edited_run`` returns them)."""
+    book = nbformat.read(NOTEBOOKS / f"{book_name}.ipynb", as_version=4)
     cells = [cell for cell in book.cells if cell.cell_type == "code"]
-    index = next(i for i, cell in enumerate(cells) if marker in cell.source)
-    return outputs[index]
+    return outputs[next(i for i, cell in enumerate(cells) if marker in cell.source)]
 
 
 def markdown(name: str) -> str:
@@ -55,46 +39,46 @@ def table_row(budget: int, overflows: int) -> re.Pattern:
     return re.compile(rf"^\s*{budget} \|\s+{overflows} \|", re.M)
 
 
-def sliders_agree(outputs: list[str], book: nbformat.NotebookNode) -> bool:
+def sliders_agree(outputs: list[str]) -> bool:
     """The Going-deeper cell that sets the sliders' memory beside analyse() still shows the two agreeing."""
-    memory, ours = output_of(outputs, book, "the memory class:").splitlines()
+    memory, ours = output_of(outputs, "04_budget_analysis", "the memory class:").splitlines()
     return memory.split(":", 1)[1].strip() == ours.split(":", 1)[1].strip()
 
 
 # ----- notebook 04 ---------------------------------------------------------------------------------
 
+TABLE = "results = [analyse(budget)"  # the cell that prints the lesson's table
+
+
 def test_04_replies_of_150_tokens_overflow_9_times_at_300_and_once_at_1500(tmp_path):
     """The page: 'change avg_response_tokens = 100 to 150: a 300-token budget now overflows 9 times in 10
     turns, and even 1,500 tokens overflows once.'"""
-    book = edited("04_budget_analysis", "avg_response_tokens = 100", "avg_response_tokens = 150")
-    outputs = run(book, tmp_path)
-    table = output_of(outputs, book, "results = [analyse(budget)")
+    outputs = edited_run(tmp_path, "04_budget_analysis.ipynb", "avg_response_tokens = 100",
+                         "avg_response_tokens = 100", "avg_response_tokens = 150")
+    table = output_of(outputs, "04_budget_analysis", TABLE)
     assert table_row(300, 9).search(table) and table_row(1500, 1).search(table), table
-    assert sliders_agree(outputs, book)
+    assert sliders_agree(outputs)
 
 
 def test_04_compressing_2_messages_overflows_5_times_at_600(tmp_path):
     """The page: 'change messages_to_compress=4 to 2 in analyse: a 600-token budget overflows 5 times instead of 3'."""
-    book = edited("04_budget_analysis", "def analyse(budget, messages_to_compress=4,",
-                  "def analyse(budget, messages_to_compress=2,")
-    outputs = run(book, tmp_path)
-    table = output_of(outputs, book, "results = [analyse(budget)")
+    outputs = edited_run(tmp_path, "04_budget_analysis.ipynb", "def analyse(", "messages_to_compress=4",
+                         "messages_to_compress=2")
+    table = output_of(outputs, "04_budget_analysis", TABLE)
     assert table_row(600, 5).search(table), table
-    assert sliders_agree(outputs, book)
+    assert sliders_agree(outputs)
 
 
 def test_04_deleting_the_while_lines_gives_the_pages_rule_and_the_buffer_passes_its_budget(tmp_path):
     """The notebook: 'delete the two while lines in analyse and run that cell and this one again: (3, 819)'."""
     book = nbformat.read(NOTEBOOKS / "04_budget_analysis.ipynb", as_version=4)
     (cell,) = [c for c in book.cells if c.cell_type == "code" and "def analyse(" in c.source]
-    lines = cell.source.splitlines()
-    kept = [line for line in lines if not line.strip().startswith(("while n < whole", "n += 2"))]
-    assert len(kept) == len(lines) - 2
-    cell.source = "\n".join(kept)
-    outputs = run(book, tmp_path)
-    assert "(3, 819)" in output_of(outputs, book, "with_statement = ")
+    lines = [line for line in cell.source.splitlines(keepends=True) if line.strip().startswith(("while n", "n += 2"))]
+    assert len(lines) == 2
+    outputs = edited_run(tmp_path, "04_budget_analysis.ipynb", "def analyse(", "".join(lines), "")
+    assert "(3, 819)" in output_of(outputs, "04_budget_analysis", "with_statement = ")
     assert "`(3, 819)`" in markdown("04_budget_analysis")
-    assert sliders_agree(outputs, book)  # the page's rule gives the lesson's table too
+    assert sliders_agree(outputs)  # the page's rule gives the lesson's table too
 
 
 def test_04_the_statement_figures_in_the_text_are_what_the_rules_give():
@@ -132,18 +116,19 @@ def test_04_the_statement_figures_in_the_text_are_what_the_rules_give():
 def test_05_a_2000_token_budget_never_overflows_and_request_1_is_the_first_user_message(tmp_path):
     """The page: 'set max_buffer_tokens=2000: nothing overflows in six turns, no summary is written, and
     request[1] is then the first user message.' The cells after the run say plainly what no longer applies."""
-    book = edited("05_summary_buffer_run", "max_buffer_tokens=BUDGET", "max_buffer_tokens=2000")
-    outputs = run(book, tmp_path)
-    ran = output_of(outputs, book, "sb_memory = SummaryBufferMemory(")
+    name = "05_summary_buffer_run"
+    outputs = edited_run(tmp_path, f"{name}.ipynb", "sb_memory = SummaryBufferMemory(", "max_buffer_tokens=BUDGET",
+                         "max_buffer_tokens=2000")
+    ran = output_of(outputs, name, "sb_memory = SummaryBufferMemory(")
     turn_lines = [line for line in ran.splitlines() if line.startswith("[Turn")]
     assert len(turn_lines) == 6 and all(line.endswith("overflows: 0") for line in turn_lines), ran
     assert "[COMPRESS]" not in ran
     first = lesson4()["buffer_run"]["user_turns"][0]
     assert f"request[1] at turn 6 (user): {first}" in ran
-    assert "this run's summary: None" in output_of(outputs, book, "this run's summary")
-    assert "a user message in the buffer" in output_of(outputs, book, 'for fact in ("₹1,20,000"')
-    assert "No summary was sent at turn 6" in output_of(outputs, book, "audit_report(")
-    assert "No overflow at this budget" in output_of(outputs, book, "max_summary_tokens=cap")
+    assert "this run's summary: None" in output_of(outputs, name, "this run's summary")
+    assert "a user message in the buffer" in output_of(outputs, name, 'for fact in ("₹1,20,000"')
+    assert "No summary was sent at turn 6" in output_of(outputs, name, "audit_report(")
+    assert "No overflow at this budget" in output_of(outputs, name, "max_summary_tokens=cap")
 
 
 def test_05_the_offline_run_fills_the_buffer_as_the_text_says():
@@ -182,4 +167,5 @@ def test_04_the_pages_analyse_and_this_rule_agree_on_the_lessons_table_and_its_t
 def test_the_glossary_link_opens_from_the_notebooks_folder(name):
     """`jupyter lab notebooks/` serves only notebooks/: the glossary is linked as notebooks/glossary.md."""
     links = re.findall(r"\]\(([^)]+)\)", markdown(name))
-    assert "glossary.md" in links and not [link for link in links if "docs/" in link]
+    assert "glossary.md" in links and (NOTEBOOKS / "glossary.md").is_file()
+    assert all((NOTEBOOKS / link).is_file() for link in links if not link.startswith(("http", "#")))
