@@ -89,7 +89,7 @@ def test_the_lines_reproduce_the_lessons_formats():
 def test_six_turns_of_summary_memory_offline_behave_as_lesson_3_describes(capsys):
     access = offline()
     memory = summary_memory(access)
-    records = [chat(memory, text, access, watch=SALARY, show=True) for text in L3_TURNS]
+    records = [chat(memory, text, access, watch=SALARY, watch_label="salary", show=True) for text in L3_TURNS]
     printed = capsys.readouterr().out.splitlines()
     assert [r.messages_sent for r in records] == [2, 4, 6, 8, 7, 9]  # the lesson's column
     assert [r.summary_sent for r in records] == [False] * 4 + [True] * 2
@@ -99,6 +99,7 @@ def test_six_turns_of_summary_memory_offline_behave_as_lesson_3_describes(capsys
     # the printed lines are the records' lines, folds after the turn that triggered them
     assert printed == [line for r in records for line in turn_lines(r)]
     assert printed[4].startswith("  [SUMMARISE] 4 messages (")
+    assert printed[0].endswith("| salary in a verbatim turn: True")  # the caller named what it watches
     # prompt_tokens comes from usage; the stand-in counts the request's contents exactly
     assert all(r.prompt_tokens == r.snapshot.request_tokens for r in records)
     # turn 6: the salary is in no verbatim turn, yet the reply quotes it from the summary
@@ -149,8 +150,9 @@ def test_a_failed_model_call_changes_nothing_in_memory():
     memory = summary_memory(access)
     chat(memory, L3_TURNS[0], access)
     before = to_dict(memory)
-    with pytest.raises(ModelUnavailable, match="503"):
+    with pytest.raises(ModelUnavailable) as raised:
         chat(memory, L3_TURNS[1], access)
+    assert (raised.value.status, raised.value.attempts) == (503, 2)
     assert to_dict(memory) == before
 
 
@@ -172,8 +174,9 @@ def test_a_failed_call_after_an_overflow_undoes_the_fold_too():
         text = next(turns)
     before = to_dict(memory)
     chat_fails["on"] = True
-    with pytest.raises(ModelUnavailable, match="500"):
+    with pytest.raises(ModelUnavailable) as raised:
         chat(memory, text, access)  # the overflow fold ran, then the reply failed
+    assert raised.value.status == 500
     assert to_dict(memory) == before
     chat_fails["on"] = False
     assert chat(memory, text, access).folds_before  # the same turn works once the endpoint is back
@@ -231,8 +234,9 @@ def test_replay_of_a_changed_conversation_fails_clearly_and_keeps_memory():
     memory = summary_memory(replay)
     chat(memory, L3_TURNS[0], replay)
     before = to_dict(memory)
-    with pytest.raises(RecordingMissing, match="short.json"):
+    with pytest.raises(RecordingMissing) as raised:
         chat(memory, "A question nobody recorded?", replay)
+    assert raised.value.reason == "no recording" and "short.json" in str(raised.value)  # the file it looked in
     assert to_dict(memory) == before
 
 
@@ -248,3 +252,13 @@ def test_a_turn_bigger_than_the_whole_budget_is_reported_on_its_line():
     after = chat(memory, "Thanks.", access)
     assert not after.snapshot.over_budget and "OVER BUDGET" not in turn_line(after)
     assert after.folds_before and after.folds_before[-1].last_turn == 2
+
+
+def test_show_prints_each_turn_as_it_completes(capsys):
+    access = offline()
+    memory = summary_memory(access)
+    for turn, text in enumerate(L3_TURNS[:3], start=1):
+        record = chat(memory, text, access, watch=SALARY, show=True)
+        assert capsys.readouterr().out.splitlines() == turn_lines(record)  # printed before the next turn starts
+        assert turn_line(record).startswith(f"[Turn {turn}]")
+    assert turn_line(record).endswith(f"| {SALARY!r} in a verbatim turn: True")  # unnamed: the watched text itself

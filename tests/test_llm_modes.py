@@ -17,9 +17,11 @@ from helpers.model.connect import (
     MissingKey,
     ModelUnavailable,
     RecordingMissing,
+    UnknownModel,
     connect,
 )
 from helpers.model.offline.markers import MARKER, MODEL_NAME
+from tests.support.errors import assert_fields
 from tests.support.mock_api import Scripted, ok, status
 
 KEY = "gsk_" + "TESTKEYabcdefghijklmnopqrstuvwxyz0123"
@@ -66,7 +68,7 @@ def test_the_mode_comes_from_LLM_MODE_and_the_argument_wins(monkeypatch):
     assert connect(load_env=False, quiet=True).mode == "offline"  # LLM_MODE beats the key
     assert connect("live", load_env=False, quiet=True).mode == "live"  # the argument beats LLM_MODE
     monkeypatch.setenv("LLM_MODE", "sideways")
-    with pytest.raises(ValueError, match="live, record, replay, offline"):
+    with pytest.raises(ValueError, match="live, record, replay, offline"):  # the modes to choose from
         connect(load_env=False, quiet=True)
 
 
@@ -104,25 +106,26 @@ def test_openai_and_custom_servers_are_chosen_by_their_variables(monkeypatch):
     assert (custom.mode, custom.provider, custom.model) == ("live", "custom", "llama3.2")
     assert str(custom.client.base_url) == "http://localhost:11434/v1/"
     monkeypatch.delenv("LLM_MODEL")
-    with pytest.raises(ModelUnavailable, match="LLM_MODEL"):
+    with pytest.raises(UnknownModel) as raised:  # the server at localhost:11434 is not running: nothing listed
         connect(load_env=False, quiet=True)
+    assert_fields(raised.value, reason="unknown model", setting="LLM_MODEL", retry_can_help=False)
+    assert raised.value.listed == ()
 
 
 def test_live_without_a_key_says_how_to_set_it_or_run_without_one():
     for mode in ("live", "record"):
         with pytest.raises(MissingKey) as raised:
             connect(mode, recording="run", load_env=False, quiet=True)
-        message = str(raised.value)
-        for needed in ("GROQ_API_KEY", ".env", ".env.example", "LLM_MODE=replay", "LLM_MODE=offline"):
-            assert needed in message
-        assert "getpass" not in message
+        assert_fields(raised.value, reason="missing key", setting="GROQ_API_KEY", retry_can_help=False)
+        assert not isinstance(raised.value, ModelUnavailable)  # a setting to fix, not an endpoint that failed
+        assert "getpass" not in str(raised.value)  # keys come from .env or the environment, never a prompt
 
 
 def test_replay_without_the_recording_names_the_file_and_how_to_record_it():
     with pytest.raises(RecordingMissing) as raised:
         connect("replay", recording="02_summary_memory_run", load_env=False, quiet=True)
-    assert "02_summary_memory_run.json" in str(raised.value)
-    assert "LLM_MODE=record" in str(raised.value)
+    assert_fields(raised.value, reason="no recording", retry_can_help=False)
+    assert "02_summary_memory_run.json" in str(raised.value)  # the file it looked for
 
 
 # ----- failures through the SDK's retries ---------------------------------------------------------
@@ -138,14 +141,16 @@ def test_a_429_is_retried_by_the_sdk_and_then_succeeds():
 
 def test_429s_that_outlast_the_retries_say_to_wait_or_switch_mode():
     handler = Scripted(status(429, "Rate limit reached for model openai/gpt-oss-120b"))
+    access = live(handler)
     with pytest.raises(ModelUnavailable) as raised:
-        live(handler).complete(ASK, max_tokens=50)
-    message = str(raised.value)
+        access.complete(ASK, max_tokens=50)
     assert len(handler.requests) == 3  # the first attempt and the SDK's 2 retries
-    assert "429" in message and "wait a minute" in message
-    assert "LLM_MODE=replay" in message and "LLM_MODE=offline" in message
-    assert "Rate limit reached" in message  # the server's own words are passed on
+    assert_fields(raised.value, reason="rate limit", status=429, attempts=3, retry_after=0.001, retry_can_help=True)
+    assert "Rate limit reached" in str(raised.value)  # the server's own words are passed on
     assert isinstance(raised.value.__cause__, openai.RateLimitError)
+    # each retry was announced as it happened, with the wait
+    assert [n.split(":")[0] for n in access.notices] == ["attempt 1 of 3", "attempt 2 of 3"]
+    assert all("answered 429; the SDK tries again in 0.001 seconds" in n for n in access.notices)
 
 
 def test_5xx_exhausting_the_retries_gives_a_clear_message():
@@ -153,17 +158,15 @@ def test_5xx_exhausting_the_retries_gives_a_clear_message():
     with pytest.raises(ModelUnavailable) as raised:
         live(handler, max_retries=1).complete(ASK, max_tokens=50)
     assert len(handler.requests) == 2
-    assert "503" in str(raised.value) and "server error" in str(raised.value)
-    assert "LLM_MODE=offline" in str(raised.value)
+    assert_fields(raised.value, reason="server error", status=503, attempts=2, retry_can_help=True)
 
 
 def test_no_network_says_so_and_how_to_run_without_it():
     handler = Scripted(httpx2.ConnectError("[Errno 101] Network is unreachable"))
     with pytest.raises(ModelUnavailable) as raised:
         live(handler, max_retries=0).complete(ASK, max_tokens=50)
-    message = str(raised.value)
-    assert "Could not reach https://api.groq.com/openai/v1" in message
-    assert "no network" in message and "LLM_MODE=replay" in message
+    assert_fields(raised.value, reason="no connection", status=None, attempts=1, retry_can_help=True)
+    assert "https://api.groq.com/openai/v1" in str(raised.value)  # where it tried
 
 
 def test_a_rejected_key_points_at_the_variable_and_never_shows_the_key():
@@ -171,7 +174,9 @@ def test_a_rejected_key_points_at_the_variable_and_never_shows_the_key():
     with pytest.raises(ModelUnavailable) as raised:
         live(handler).complete(ASK, max_tokens=50)
     assert len(handler.requests) == 1  # 401 is not retried
-    assert "GROQ_API_KEY" in str(raised.value) and KEY not in str(raised.value)
+    assert_fields(raised.value, reason="rejected key", status=401, attempts=1, setting="GROQ_API_KEY",
+                  retry_can_help=False)
+    assert KEY not in str(raised.value)
 
 
 # ----- empty replies -----------------------------------------------------------------------------
@@ -190,14 +195,16 @@ def test_an_empty_reply_after_the_retry_is_a_clear_error():
     with pytest.raises(EmptyReply) as raised:
         live(handler).complete(ASK, max_tokens=300)
     assert len(handler.requests) == 2
-    assert "max_tokens=300 and 600" in str(raised.value) and "hidden reasoning" in str(raised.value)
+    assert_fields(raised.value, reason="empty reply cut", attempts=2, setting="max_tokens", retry_can_help=False)
+    assert "max_tokens=300 and 600" in str(raised.value)  # both limits it tried
 
 
 def test_an_empty_reply_that_was_not_cut_off_is_not_retried():
     handler = Scripted(ok("   ", finish_reason="stop"))
-    with pytest.raises(EmptyReply, match="finish_reason='stop'"):
+    with pytest.raises(EmptyReply) as raised:
         live(handler).complete(ASK, max_tokens=300)
     assert len(handler.requests) == 1
+    assert_fields(raised.value, reason="empty reply", retry_can_help=True)
 
 
 # ----- request options per endpoint ---------------------------------------------------------------
@@ -241,8 +248,8 @@ def test_a_recording_replays_through_the_sdk_by_exact_request():
     assert replay.complete(ASK, max_tokens=64).choices[0].message.content == "recorded answer"
     with pytest.raises(RecordingMissing) as raised:
         replay.complete(ASK, max_tokens=65)  # one setting differs: not the recorded request
-    message = str(raised.value)
-    assert "exact.json" in message and "LLM_MODE=record" in message and "max_tokens=65" in message
+    assert_fields(raised.value, reason="no recording", retry_can_help=False)
+    assert "exact.json" in str(raised.value) and "max_tokens=65" in str(raised.value)  # the file and the difference
     saved = json.loads(replay.recording_path.read_text(encoding="utf-8"))
     assert saved["exchanges"][0]["request"]["body"]["max_tokens"] == 64
 
@@ -252,5 +259,34 @@ def test_a_live_call_waits_60_seconds_by_default_not_the_sdks_600(monkeypatch):
     monkeypatch.setenv("LLM_TIMEOUT", "15")
     assert connect("live", api_key=KEY, load_env=False, quiet=True).client.timeout == 15.0
     monkeypatch.setenv("LLM_TIMEOUT", "soon")
-    with pytest.raises(ValueError, match="LLM_TIMEOUT must be a positive number of seconds"):
+    with pytest.raises(ValueError, match="LLM_TIMEOUT"):
         connect("live", api_key=KEY, load_env=False, quiet=True)
+
+
+def test_the_retry_count_is_a_setting(monkeypatch):
+    assert connect("live", api_key=KEY, load_env=False, quiet=True).client.max_retries == 2  # the SDK's default
+    monkeypatch.setenv("LLM_MAX_RETRIES", "0")
+    handler = Scripted(status(429))
+    access = connect("live", api_key=KEY, transport=handler.transport(), load_env=False, quiet=True)
+    assert access.client.max_retries == access.max_retries == 0
+    with pytest.raises(ModelUnavailable) as raised:
+        access.complete(ASK, max_tokens=5)
+    assert len(handler.requests) == 1 and raised.value.attempts == 1 and not access.notices
+    assert connect("offline", max_retries=5, load_env=False, quiet=True).client.max_retries == 5  # the argument wins
+    for value in ("-1", "two", "1.5"):
+        monkeypatch.setenv("LLM_MAX_RETRIES", value)
+        with pytest.raises(ValueError, match="LLM_MAX_RETRIES"):
+            connect("offline", load_env=False, quiet=True)
+
+
+def test_a_rejected_request_says_which_setting_when_it_is_reasoning_effort():
+    handler = Scripted(httpx2.Response(400, json={"error": {"message": "reasoning_effort is not supported",
+                                                            "type": "invalid_request_error"}}))
+    with pytest.raises(ModelUnavailable) as raised:
+        live(handler).complete(ASK, max_tokens=5, reasoning_effort="low")
+    assert_fields(raised.value, reason="rejected request", status=400, attempts=1, setting="LLM_REASONING_EFFORT",
+                  retry_can_help=False)
+    other = Scripted(httpx2.Response(400, json={"error": {"message": "temperature must be at most 2"}}))
+    with pytest.raises(ModelUnavailable) as plain:
+        live(other).complete(ASK, max_tokens=5)
+    assert_fields(plain.value, reason="rejected request", setting=None)

@@ -166,7 +166,7 @@ def test_the_six_turn_run_prints_what_the_projects_chat_prints(offline_notebook)
     with contextlib.redirect_stdout(io.StringIO()) as printed:
         replies = [scope["chat"](memory, text) for text in lesson3()["summary_run"]["user_turns"]]
     twin = Hardened(prompt("fincoach_system"), make_summariser(access, "summary_memory"), 4, 2)
-    records = [project_chat(twin, text, access, watch="1,20,000") for text in lesson3()["summary_run"]["user_turns"]]
+    records = [project_chat(twin, text, access, watch="1,20,000", watch_label="salary") for text in lesson3()["summary_run"]["user_turns"]]
     assert printed.getvalue().splitlines() == [line for r in records for line in turn_text(r).splitlines()]
     assert replies == [r.reply for r in records]
     assert scope["sent_requests"] == [r.request for r in records]

@@ -10,6 +10,7 @@ import pytest
 from helpers.model import connect as llm
 from helpers.model.connect import ModelUnavailable, RecordingMissing, connect
 from helpers.model.recordings import Recording, recording_path, request_key, scrub
+from tests.support.errors import assert_fields
 from tests.support.mock_api import Scripted, ok, status
 
 KEY = "gsk_" + "RECORDINGTESTKEY0123456789abcdefghij"
@@ -79,17 +80,19 @@ def test_replay_never_touches_the_network_and_a_missing_request_says_where_it_di
     changed = [*ASK, {"role": "assistant", "content": "x"}, {"role": "user", "content": "And my age?"}]
     with pytest.raises(RecordingMissing) as raised:
         replay.client.chat.completions.create(model=replay.model, messages=changed, max_tokens=20)
+    assert_fields(raised.value, reason="no recording", retry_can_help=False)
     message = str(raised.value)
-    assert "run.json" in message and "LLM_MODE=record" in message and "LLM_MODE=offline" in message
-    assert "first 1 messages" in message and "from the top" in message
+    assert "run.json" in message and "first 1 messages" in message  # the file, and where the request diverged
 
 
 def test_a_damaged_recording_file_says_to_record_again():
     path = recording_path("broken")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("{not json", encoding="utf-8")
-    with pytest.raises(RecordingMissing, match="not valid JSON.*LLM_MODE=record"):
+    with pytest.raises(RecordingMissing) as raised:
         connect("replay", recording="broken", load_env=False, quiet=True)
+    assert_fields(raised.value, reason="no recording", retry_can_help=False)
+    assert "broken.json is not valid JSON" in str(raised.value)
 
 
 def test_recording_names_are_plain_file_names():
@@ -141,8 +144,9 @@ def test_live_falls_back_on_a_connection_error_too():
 def test_live_fallback_without_that_request_recorded_keeps_the_error_and_says_so():
     handler = Scripted(status(503))
     access = record_then_fail(handler, max_retries=1)
-    with pytest.raises(ModelUnavailable, match="503"):
+    with pytest.raises(ModelUnavailable) as raised:
         access.complete([{"role": "user", "content": "Something never recorded"}], max_tokens=20)
+    assert_fields(raised.value, reason="server error", status=503, attempts=2)
     assert "has no recording of this exact request" in access.notices[-1]
 
 

@@ -1,17 +1,22 @@
-"""Re-execute the lesson notebooks (and the solutions in notebooks/solutions/) in place and store their outputs.
+"""Re-execute the lesson notebooks (and the solutions in notebooks/solutions/) and store their outputs.
 
-    python tools/refresh_notebooks.py                      # every notebook, offline mode
-    python tools/refresh_notebooks.py --mode replay 02 05  # some notebooks, by name or number prefix
-    python tools/refresh_notebooks.py --mode record        # live calls, saved to data/recordings/
+    python tools/refresh_notebooks.py                      # every notebook, offline mode: outputs stored
+    python tools/refresh_notebooks.py 02 05                # some notebooks, by name or number prefix
+    python tools/refresh_notebooks.py --mode record 02     # live calls, saved to data/recordings/
+    python tools/refresh_notebooks.py --mode replay 02     # check that a recording answers every call
 
 The mode is passed to the kernels as ``LLM_MODE`` (offline needs no key and no network; live and
-record need a key in ``.env``). Stored outputs are what ``pytest`` (nbval) compares against, and
-the tests run offline, so commit outputs refreshed in offline mode.
+record need a key in ``.env`` or a server at ``LLM_BASE_URL``). Stored outputs are what ``pytest``
+(nbval) compares against, and the tests run offline, so only an offline run stores them; another
+mode runs the notebooks and leaves them as they are, unless ``--store-outputs`` says otherwise.
+After a record run the tool says which recordings are new or changed and how to see them.
 """
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -21,9 +26,13 @@ import nbformat
 
 from helpers.base.paths import NOTEBOOKS_DIR as NOTEBOOKS
 from helpers.base.paths import REPO_ROOT
+from helpers.model.recordings import recordings_dir
 from helpers.setup.notebook_runner import execute_notebook
 
 MODES = ("offline", "replay", "live", "record")
+# Seconds one cell may run. Offline and replay cells take seconds; a live cell on a CPU server can make a
+# dozen calls of minutes each (each call is bounded by LLM_TIMEOUT on its own), so it gets two hours.
+CELL_TIMEOUTS = {"offline": 600, "replay": 600, "live": 7200, "record": 7200}
 
 
 def notebook_paths(names: list[str]) -> list[Path]:
@@ -39,29 +48,77 @@ def notebook_paths(names: list[str]) -> list[Path]:
     return chosen
 
 
-def refresh(path: Path, timeout: int = 600) -> float:
-    """Execute one notebook top to bottom in its own folder and write it back; returns seconds taken."""
+def refresh(path: Path, timeout: int = 600, store: bool = True) -> float:
+    """Execute one notebook top to bottom in its own folder (and, with ``store``, write it back); returns seconds."""
     started = time.perf_counter()
     book = execute_notebook(path, timeout)
-    nbformat.write(book, path)
+    if store:
+        nbformat.write(book, path)
     return time.perf_counter() - started
+
+
+def recordings_state(directory: Path) -> dict[Path, str]:
+    """Each recording file in ``directory`` and a digest of its bytes."""
+    return {path: hashlib.sha256(path.read_bytes()).hexdigest() for path in sorted(directory.glob("*.json"))}
+
+
+def _tracked(path: Path) -> bool:
+    """True when git tracks ``path`` (False outside a git work tree, or without git)."""
+    try:
+        return subprocess.run(["git", "ls-files", "--error-unmatch", path.name], cwd=path.parent,
+                              capture_output=True).returncode == 0
+    except OSError:
+        return False
+
+
+def recording_lines(before: dict[Path, str], after: dict[Path, str]) -> list[str]:
+    """What a record run wrote, and how to look at it: ``git diff`` shows nothing for a file git does not track."""
+    lines = []
+    for path, digest in after.items():
+        if before.get(path) == digest:
+            continue
+        shown = path.relative_to(REPO_ROOT) if path.is_relative_to(REPO_ROOT) else path
+        if _tracked(path):
+            lines.append(f"changed recording {shown}: see what changed with  git diff {shown}")
+        else:
+            lines.append(f"new recording {shown}: git does not track it yet, so git diff shows nothing; see it with "
+                         f"git status, or  git add -N {shown} && git diff {shown}  (it holds request and response "
+                         "bodies only: no key, no header)")
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", help="notebook names or number prefixes (default: all)")
     parser.add_argument("--mode", choices=MODES, default="offline", help="LLM_MODE for the kernels (default offline)")
+    parser.add_argument("--cell-timeout", type=int, default=None, metavar="SECONDS",
+                        help="seconds one cell may run (default: 600 offline and replay, 7200 live and record)")
+    parser.add_argument("--store-outputs", action="store_true",
+                        help="store the outputs of a run in another mode than offline (the tests compare offline ones)")
     args = parser.parse_args(argv)
+    if args.cell_timeout is not None and args.cell_timeout <= 0:
+        parser.error("--cell-timeout must be a positive number of seconds")
+    timeout = args.cell_timeout or CELL_TIMEOUTS[args.mode]
+    store = args.mode == "offline" or args.store_outputs
     os.environ["LLM_MODE"] = args.mode
     os.environ.setdefault("MPLBACKEND", "module://matplotlib_inline.backend_inline")
     os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
+    recordings = recordings_dir()
+    before = recordings_state(recordings)
     for path in notebook_paths(args.names):
         try:
-            seconds = refresh(path)
+            seconds = refresh(path, timeout, store)
         except nbclient.exceptions.CellExecutionError as error:
             print(f"FAILED {path.name} ({args.mode}): {str(error).splitlines()[-1] if str(error) else error}")
             return 1
-        print(f"refreshed {path.relative_to(REPO_ROOT)} in {args.mode} mode ({seconds:.1f} s)")
+        except nbclient.exceptions.CellTimeoutError:
+            print(f"FAILED {path.name} ({args.mode}): a cell ran past {timeout} s; give it longer with "
+                  "--cell-timeout SECONDS")
+            return 1
+        what = "refreshed" if store else "ran (stored outputs left as they were: --store-outputs to store these)"
+        print(f"{what} {path.relative_to(REPO_ROOT)} in {args.mode} mode ({seconds:.1f} s)")
+    for line in recording_lines(before, recordings_state(recordings)):
+        print(line)
     return 0
 
 

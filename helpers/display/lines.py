@@ -24,7 +24,7 @@ def turn_line(record: TurnRecord) -> str:
     """The turn line in the format of the record's memory kind, with warnings.
 
     The kind's figures (taken when the request is sent) come first and unchanged; then, only when
-    they apply: a billed prompt far below what was sent, a reply cut at the token limit, a reply that
+    they apply: messages a live server dropped, a reply cut at the token limit, a reply that
     took the buffer over its budget.
     """
     return kind_named(record.kind).KIND.turn_line(record) + "".join(f" | {w}" for w in turn_warnings(record))
@@ -33,9 +33,8 @@ def turn_line(record: TurnRecord) -> str:
 def turn_warnings(record: TurnRecord) -> list[str]:
     """The short warnings a turn line ends with (none in a normal turn)."""
     warnings = []
-    if record.prompt_far_below_sent:
-        warnings.append(f"BILLED PROMPT {record.prompt_tokens} FAR BELOW THE {record.snapshot.request_tokens} SENT: "
-                        "messages may have been dropped")
+    if record.not_received:
+        warnings.append(f"NOT RECEIVED BY THE MODEL: {', '.join(record.not_received)}")
     if record.reply_cut:
         warnings.append(f"REPLY CUT at the token limit ({record.completion_tokens} tokens)")
     after = record.after_reply

@@ -196,9 +196,15 @@ def _bar_labels(ax: Axes, bars: BarContainer, values: Sequence[int]) -> list[Tex
 
 def budget_bar_chart(table: BudgetTable, turns: int = 10) -> Figure:
     """The lesson's bar chart: summariser calls (overflows) per token budget."""
+    return overflow_bar_chart([r.max_buffer_tokens for r in table.results], [r.overflows for r in table.results],
+                              turns)
+
+
+def overflow_bar_chart(budgets: Sequence[int], overflows: Sequence[int], turns: int = 10) -> Figure:
+    """The lesson's bar chart from two lists (what a notebook's own ``analyse()`` computed)."""
     fig, (ax,) = new_figure(10, 5.5)
-    overflows = [r.overflows for r in table.results]
-    bars = ax.bar([str(r.max_buffer_tokens) for r in table.results], overflows, color=COLOURS["budget"])
+    overflows = list(overflows)
+    bars = ax.bar([str(b) for b in budgets], overflows, color=COLOURS["budget"])
     _bar_labels(ax, bars, overflows)
     ax.set_xlabel("max_buffer_tokens")
     ax.set_ylabel(f"summariser calls in {turns} turns")

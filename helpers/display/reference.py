@@ -5,7 +5,8 @@ printed here says so, so a notebook never passes them off as its own output.
 """
 from __future__ import annotations
 
-from helpers.lessons.data import published_run
+from helpers.base.tokens import count_tokens
+from helpers.lessons.data import lesson4, published_run
 from helpers.memory.summary import summarise_line, summary_memory_line
 from helpers.memory.summary_buffer import compress_line
 
@@ -28,20 +29,45 @@ def lesson3_run_lines() -> list[str]:
 
 
 def lesson4_run_lines() -> list[str]:
-    """What lesson 4 published about its six-turn run at a 600-token budget."""
+    """What lesson 4 published about its six-turn run at a 600-token budget.
+
+    The page shows no ``[COMPRESS]`` line of its run: it tells the three overflows in prose ("turns 1 and 2 (550
+    tokens) become a 141-token summary", ...). The lines here are rebuilt from those figures, in the format
+    this project's runs print, and say so.
+    """
     run = published_run(4)["buffer_run"]
     request = run["request_at_turn_6"]
     lines = [HEADING,
-             "buffer after turns 1 to 3: " + ", ".join(f"{t}/600" for t in run["buffer_tokens_turns_1_to_3"])]
+             "buffer after turns 1 to 3: " + ", ".join(f"{t}/600" for t in run["buffer_tokens_turns_1_to_3"]),
+             "its three overflows, as [COMPRESS] lines rebuilt here from the figures the page gives in prose:"]
     lines += [compress_line(event["tokens_in"], event["summary_tokens"], event["messages"], old_summary=index > 0)
               for index, event in enumerate(run["compress_events"])]  # the first fold had no summary to merge
-    lines += [f"overflows before turn 6: {run['overflows_before_turn_6']}",
+    lines += [f"overflows before turn 6: {run['overflows_before_turn_6']} (storing replies 3, 4 and 5)",
               f"request at turn 6: system prompt {request['system_prompt_tokens']} + memory block "
               f"{request['memory_block_tokens']} (summary {request['summary_tokens']}) + buffer "
               f"{request['buffer_tokens']} = {request['total_tiktoken']} tokens by tiktoken, "
               f"{request['billed_prompt_tokens']} billed",
               f"summary at the end: {run['summary_words_at_end']} words (the prompt allows 80)"]
     return lines
+
+
+def lesson4_run_sizes() -> list[int]:
+    """The o200k_base size of each message of lesson 4's run up to turn 6's question, worked out from
+    the page's figures (it prints no reply length): user messages counted here, replies by difference.
+
+    Buffer after turns 1, 2, 3: 19, 251, 570, so replies 1 and 2 are 251 - 19 - 19 and 570 - 251 - 20.
+    Each later overflow folds one turn plus the old summary: 370 = 141 + 20 + reply 3, 537 = 148 + 14 +
+    reply 4. At turn 6 the buffer (turn 5 and question 6) holds 412 = 14 + reply 5 + 14.
+    """
+    run = published_run(4)["buffer_run"]
+    users = [count_tokens(text) for text in lesson4()["buffer_run"]["user_turns"]]
+    after_1, after_2, after_3 = run["buffer_tokens_turns_1_to_3"]
+    first, second, third = run["compress_events"]
+    replies = [after_2 - after_1 - users[1], after_3 - after_2 - users[2],
+               second["tokens_in"] - first["summary_tokens"] - users[2],
+               third["tokens_in"] - second["summary_tokens"] - users[3],
+               run["request_at_turn_6"]["buffer_tokens"] - users[4] - users[5]]
+    return [size for user, reply in zip(users, replies) for size in (user, reply)] + [users[5]]
 
 
 def lesson4_request_at_turn_6() -> dict[str, int]:

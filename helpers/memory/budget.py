@@ -1,7 +1,8 @@
 """Lesson 4's token-budget analysis, worked out without a model by running ``SummaryBufferMemory``.
 
 User messages are the lesson's texts, counted by tiktoken; each reply is placeholder text of
-exactly the assumed length. The overflow rule is the class's own, so the table and the bar chart
+exactly the assumed length (``analyse_sizes``: every message is placeholder text of a given
+size). The overflow rule is the class's own, so the table, the bar chart and the exercise checks
 can never disagree with the memory they describe. The summary's size is not simulated.
 """
 from __future__ import annotations
@@ -36,7 +37,7 @@ class BudgetResult:
     """Overflows and the largest buffer for one budget and one assumed reply length."""
 
     max_buffer_tokens: int
-    reply_tokens: int
+    reply_tokens: int | None  # None: the sizes of every message were given (``analyse_sizes``)
     messages_to_compress: int
     steps: tuple[BudgetStep, ...]
 
@@ -52,6 +53,11 @@ class BudgetResult:
     def turns(self) -> int:
         return max((step.turn for step in self.steps), default=0)
 
+    @property
+    def overflows_at(self) -> tuple[int, ...]:
+        """The message numbers (1 = the first user message) whose storing caused an overflow."""
+        return tuple(number for number, step in enumerate(self.steps, start=1) if step.overflow)
+
 
 @dataclass(frozen=True)
 class BudgetTable:
@@ -65,6 +71,21 @@ def _reply_text(reply_tokens: int) -> str:
     return filler_text(reply_tokens)
 
 
+def _run(contents: Sequence[str], max_buffer_tokens: int, messages_to_compress: int,
+         memory_class: type[SummaryBufferMemory]) -> tuple[BudgetStep, ...]:
+    """Add ``contents`` (user, reply, user, ...) to a fresh memory and record each step."""
+    memory = memory_class("", turn_range_stub, max_buffer_tokens, messages_to_compress)
+    steps = []
+    for index, content in enumerate(contents):
+        role = ("user", "assistant")[index % 2]
+        folds_before, before = memory.summary_count, memory.buffer_tokens
+        memory.add_message(role, content)
+        folded = memory.last_fold.messages_folded if memory.summary_count > folds_before else 0
+        steps.append(BudgetStep(index // 2 + 1, role, memory.last_message_tokens, folded, memory.buffer_tokens,
+                                before + memory.last_message_tokens))
+    return tuple(steps)
+
+
 def analyse_budget(user_messages: Sequence[str], max_buffer_tokens: int, reply_tokens: int = 100,
                    messages_to_compress: int = 4, *,
                    memory_class: type[SummaryBufferMemory] = SummaryBufferMemory) -> BudgetResult:
@@ -74,17 +95,21 @@ def analyse_budget(user_messages: Sequence[str], max_buffer_tokens: int, reply_t
         raise ValueError("user_messages must be a non-empty list of texts")
     if isinstance(reply_tokens, bool) or not isinstance(reply_tokens, int) or reply_tokens < 1:
         raise ValueError(f"reply_tokens must be a whole number of at least 1, got {reply_tokens!r}")
-    memory = memory_class("", turn_range_stub, max_buffer_tokens, messages_to_compress)
     reply = _reply_text(reply_tokens)
-    steps = []
-    for turn, user_message in enumerate(user_messages, start=1):
-        for role, content in (("user", user_message), ("assistant", reply)):
-            folds_before, before = memory.summary_count, memory.buffer_tokens
-            memory.add_message(role, content)
-            folded = memory.last_fold.messages_folded if memory.summary_count > folds_before else 0
-            steps.append(BudgetStep(turn, role, memory.last_message_tokens, folded, memory.buffer_tokens,
-                                    before + memory.last_message_tokens))
-    return BudgetResult(max_buffer_tokens, reply_tokens, messages_to_compress, tuple(steps))
+    contents = [text for message in user_messages for text in (message, reply)]
+    return BudgetResult(max_buffer_tokens, reply_tokens, messages_to_compress,
+                        _run(contents, max_buffer_tokens, messages_to_compress, memory_class))
+
+
+def analyse_sizes(sizes: Sequence[int], max_buffer_tokens: int, messages_to_compress: int = 4, *,
+                  memory_class: type[SummaryBufferMemory] = SummaryBufferMemory) -> BudgetResult:
+    """The same analysis for messages of the given token sizes (user, reply, user, ...), e.g. the sizes
+    a real run measured; each message is placeholder text of exactly its size."""
+    if not sizes or any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in sizes):
+        raise ValueError(f"sizes must be a non-empty list of whole numbers of at least 1, got {list(sizes)!r}")
+    contents = [_reply_text(n) for n in sizes]
+    return BudgetResult(max_buffer_tokens, None, messages_to_compress,
+                        _run(contents, max_buffer_tokens, messages_to_compress, memory_class))
 
 
 def budget_table(user_messages: Sequence[str], budgets: Sequence[int], reply_tokens: int = 100,

@@ -10,11 +10,6 @@ from typing import Any
 
 from helpers.memory.types import FoldEvent, MemorySnapshot
 
-# Billed prompt_tokens under this share of the o200k_base count of what was sent: warn. Other
-# tokenizers count English text at about the same or more tokens, and chat templates add some, so
-# a real server bills at least this much unless it dropped part of the request.
-PROMPT_SHORTFALL = 0.8
-
 
 @dataclass(frozen=True)
 class TurnRecord:
@@ -37,6 +32,7 @@ class TurnRecord:
     folds_after: tuple[FoldEvent, ...] = ()  # made while storing the reply
     notes: tuple[str, ...] = field(default=())  # summariser failures the memory absorbed (printed as [NOTE])
     notices: tuple[str, ...] = field(default=())  # what model access reported (already printed), e.g. a fallback
+    not_received: tuple[str, ...] = ()  # the request's messages a live server dropped, named ("the summary")
 
     @property
     def turn(self) -> int:
@@ -61,15 +57,6 @@ class TurnRecord:
         return self.finish_reason == "length"
 
     @property
-    def prompt_far_below_sent(self) -> bool:
-        """True when the endpoint billed far fewer prompt tokens than the request holds (under 80%).
-
-        The sign of a server whose chat format dropped messages (e.g. every system message after the
-        first): the summary or the system prompt may never have reached the model.
-        """
-        return self.prompt_tokens is not None and self.prompt_tokens < PROMPT_SHORTFALL * self.snapshot.request_tokens
-
-    @property
     def over_budget_after_reply(self) -> bool:
         """The reply took the buffer over its budget (a kind with a budget, lesson 4)."""
         return self.after_reply is not None and self.after_reply.over_budget
@@ -92,5 +79,5 @@ class TurnRecord:
             "watch_in_verbatim": self.watch_in_verbatim,
             "folds": [asdict(e) | {"tokens_in": e.tokens_in} for e in self.fold_events], "notes": list(self.notes),
             "notices": list(self.notices), "finish_reason": self.finish_reason, "reply_cut": self.reply_cut,
-            "prompt_far_below_sent": self.prompt_far_below_sent, "model": self.model, "reply": self.reply,
+            "not_received": list(self.not_received), "model": self.model, "reply": self.reply,
         }

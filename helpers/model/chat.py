@@ -12,9 +12,10 @@ fold later, and the record carries a note saying so.
 from __future__ import annotations
 
 from helpers.display.lines import turn_text
-from helpers.memory.turn_record import PROMPT_SHORTFALL, TurnRecord
+from helpers.memory.turn_record import TurnRecord
 from helpers.memory.types import ConversationMemory, SummariserError, SummaryRefused
 from helpers.model.connect import ModelAccess
+from helpers.model.delivery import describe, naming
 
 
 def _add(memory: ConversationMemory, role: str, content: str, notes: list[str]) -> None:
@@ -26,17 +27,21 @@ def _add(memory: ConversationMemory, role: str, content: str, notes: list[str]) 
         notes.append(f"summariser failed while storing the {role} message; kept verbatim, fold retried later: {error}")
 
 
-def _warn_in_plain_words(access: ModelAccess, prompt_tokens: int | None, sent_tokens: int,
-                         finish_reason: str | None) -> None:
+def message_names(request: list[dict[str, str]], summary: str | None) -> dict[str, str]:
+    """What to call the memory's messages in a warning: its first system message is the system prompt, the
+    message that holds the summary is the summary."""
+    names = {}
+    if request and request[0].get("role") == "system":
+        names[request[0]["content"]] = "the system prompt"
+    for message in request[1:]:
+        if summary and summary in message["content"]:
+            names[message["content"]] = "the summary"
+            break
+    return names
+
+
+def _warn_in_plain_words(access: ModelAccess, finish_reason: str | None) -> None:
     """Say once per client, in plain words, what a turn line's short warning means."""
-    if prompt_tokens is not None and prompt_tokens < PROMPT_SHORTFALL * sent_tokens:
-        access.warn_once("prompt shortfall", (
-            f"WARNING: the server billed {prompt_tokens} prompt tokens for a request of {sent_tokens} tokens "
-            "(o200k_base count of what was sent). The summary or the system prompt may not have reached the "
-            "model: some servers' chat formats have no system role and drop system messages (llama-cpp-python's "
-            "'gemma' format drops every one; its 'llama-2' fallback keeps only the first). Use a chat format "
-            "that keeps system messages (e.g. --chat_format chatml) and compare prompt_tokens on the next turn. "
-            "See 'Running against a local server' in the README."))
     if finish_reason == "length":
         access.warn_once("reply cut", (
             "WARNING: the model stopped at its token limit (finish_reason 'length'); the reply was stored as it "
@@ -45,13 +50,14 @@ def _warn_in_plain_words(access: ModelAccess, prompt_tokens: int | None, sent_to
 
 
 def chat(memory: ConversationMemory, user_message: str, access: ModelAccess, *, max_tokens: int = 1024,
-         temperature: float | None = 0, watch: str | None = None, watch_label: str = "salary",
+         temperature: float | None = 0, watch: str | None = None, watch_label: str | None = None,
          show: bool = False) -> TurnRecord:
     """Run one turn: store the question, send the memory's request, store the reply; return the record.
 
     If the model call fails (``ModelUnavailable``, ``RecordingMissing``, ``EmptyReply``) the
-    exception propagates and the memory is exactly as before the call. ``show=True`` prints the
-    record's lines as the lessons do.
+    exception propagates and the memory is exactly as before the call. ``watch`` is a text looked
+    for in the verbatim turns, named ``watch_label`` on the turn line (the text itself if not named).
+    ``show=True`` prints the record's lines as the turn completes, as the lessons do.
     """
     notices_before = len(access.notices)
     events_start = len(memory.fold_events)
@@ -62,15 +68,17 @@ def chat(memory: ConversationMemory, user_message: str, access: ModelAccess, *, 
         request = memory.get_messages_for_api()
         verbatim = memory.verbatim
         snapshot = memory.snapshot()
-        response = access.complete(request, max_tokens=max_tokens, temperature=temperature, purpose="reply")
+        names = message_names(request, snapshot.summary)
+        with naming(names):
+            response = access.complete(request, max_tokens=max_tokens, temperature=temperature, purpose="reply")
+            not_received = tuple(describe(request, index) for index in access.trace.not_received)
         choice = response.choices[0]
         reply = choice.message.content or ""
         _add(memory, "assistant", reply, notes)
     after = memory.snapshot()
     events = memory.fold_events
     usage = response.usage
-    _warn_in_plain_words(access, usage.prompt_tokens if usage else None, snapshot.request_tokens,
-                         choice.finish_reason)
+    _warn_in_plain_words(access, choice.finish_reason)
     record = TurnRecord(
         user_message=user_message, reply=reply, request=request,
         prompt_tokens=usage.prompt_tokens if usage else None,
@@ -79,7 +87,7 @@ def chat(memory: ConversationMemory, user_message: str, access: ModelAccess, *, 
         watch=watch, watch_label=watch_label,
         watch_in_verbatim=None if watch is None else any(watch in m["content"] for m in verbatim),
         folds_before=tuple(events[events_start:events_mid]), folds_after=tuple(events[events_mid:]),
-        notes=tuple(notes), notices=tuple(access.notices[notices_before:]))
+        notes=tuple(notes), notices=tuple(access.notices[notices_before:]), not_received=not_received)
     if show:
-        print(turn_text(record))
+        print(turn_text(record), flush=True)
     return record

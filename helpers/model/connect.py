@@ -11,13 +11,17 @@ The mode decides what sits under the SDK (an ``httpx2`` transport):
 * ``replay``  answers from that recording by exact request match; no network.
 * ``offline`` the deterministic stand-in of ``helpers.model.offline``; no network, not a language model.
 
+Against a server at ``LLM_BASE_URL`` (live and record), a probe finds out which system messages its chat
+format drops, and every affected request says so (``helpers.model.delivery``); ``LLM_SYSTEM_MESSAGES``
+sends them in a form such a server keeps. Where the server lists its models, ``LLM_MODEL`` must be one.
+
 The mode comes from the argument or ``LLM_MODE``; with neither: live if a key (or server URL) is
 set, else replay if the recording exists, else offline. Keys come from the environment or the
 repository's ``.env`` file (see ``.env.example``), never from a prompt, and are never printed or stored.
 """
 from __future__ import annotations
 
-import math
+import json
 import os
 import re
 from collections.abc import Callable
@@ -31,14 +35,19 @@ from dotenv import dotenv_values
 from openai.types.chat import ChatCompletion
 
 from helpers.base.paths import REPO_ROOT
+from helpers.model.delivery import DeliveryTransport
 from helpers.model.errors import (
     BadResponse,
+    ContextOverflow,
     EmptyReply,
     MissingKey,
     ModelAccessError,
     ModelUnavailable,
     RecordingMissing,
+    UnknownModel,
 )
+from helpers.model.explain import explain_error, model_error
+from helpers.model.notebook_errors import explain_in_notebooks
 from helpers.model.offline.markers import MODEL_NAME as OFFLINE_MODEL
 from helpers.model.offline.server import OfflineTransport
 from helpers.model.recordings import (
@@ -49,48 +58,29 @@ from helpers.model.recordings import (
     display_path,
     recording_path,
 )
-from helpers.model.notebook_errors import explain_in_notebooks
 from helpers.model.responses import CallTrace, CheckedTransport
-from helpers.model.secrets import (
-    configured_secrets,
-    public_url,
-    scrub_text,
-    url_credentials,
+from helpers.model.secrets import configured_secrets, public_url, url_credentials
+from helpers.model.settings import (
+    CUSTOM_KEY_ENV,
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_TIMEOUT,
+    PROVIDERS,
+    env,
+    max_retries as max_retries_setting,
+    system_message_mode,
+    timeout_seconds,
 )
 
-__all__ = ["MODES", "PROVIDERS", "ModelAccess", "connect", "explain_error", "BadResponse", "EmptyReply", "MissingKey",
-           "ModelAccessError", "ModelUnavailable", "RecordingMissing"]
+__all__ = ["MODES", "ModelAccess", "connect", "BadResponse", "ContextOverflow", "EmptyReply", "MissingKey",
+           "ModelAccessError", "ModelUnavailable", "RecordingMissing", "UnknownModel"]
 
 MODES = ("live", "record", "replay", "offline")
-DEFAULT_MAX_RETRIES = 2  # the SDK's own default
-# Seconds to wait for one answer. The SDK's own default is 600, which in a live demo on a flaky
-# network looks like a frozen notebook; the lessons' calls take a few seconds. LLM_TIMEOUT overrides.
-DEFAULT_TIMEOUT = 60.0
 ENV_FILE = REPO_ROOT / ".env"
-
-
-@dataclass(frozen=True)
-class Provider:
-    """A hosted OpenAI-compatible endpoint we know by name."""
-
-    name: str
-    base_url: str
-    key_env: str
-    default_model: str
-
-
-PROVIDERS: dict[str, Provider] = {
-    "groq": Provider("Groq", "https://api.groq.com/openai/v1", "GROQ_API_KEY", "openai/gpt-oss-120b"),
-    "openai": Provider("OpenAI", "https://api.openai.com/v1", "OPENAI_API_KEY", "gpt-4o-mini"),
-}
+MODELS_TIMEOUT = 10.0  # seconds for the server's list of models; a server that takes longer is not asked
 _REPLAY_URL = "http://replay.invalid/v1"  # never contacted: the replay transport answers
 _OFFLINE_URL = "http://offline-stand-in.invalid/v1"  # never contacted: the stand-in answers in process
 _NO_KEY_NEEDED = "no-key-needed"  # the SDK insists on a key; local servers ignore it
-
-
-def _env(name: str) -> str | None:
-    value = os.environ.get(name, "").strip()
-    return value or None
+_SENT_AS = {"merge": "system messages joined into one", "user": "system messages sent in the first user message"}
 
 
 @dataclass(frozen=True)
@@ -119,24 +109,25 @@ class _Endpoint:
 
 def _resolve_endpoint(provider: str | None, base_url: str | None, model: str | None,
                       api_key: str | None) -> _Endpoint:
-    provider = (provider or _env("LLM_PROVIDER") or "").lower() or None
-    base_url = base_url or _env("LLM_BASE_URL")
-    model = model or _env("LLM_MODEL")
-    if provider not in (None, "groq", "openai", "custom"):
-        raise ValueError(f"unknown provider {provider!r}: use 'groq', 'openai', or 'custom' with a base URL")
+    provider = (provider or env("LLM_PROVIDER") or "").lower() or None
+    base_url = base_url or env("LLM_BASE_URL")
+    model = model or env("LLM_MODEL")
+    if provider not in (None, *PROVIDERS, "custom"):
+        raise ValueError(f"unknown provider {provider!r}: use {', '.join(map(repr, PROVIDERS))}, or 'custom' with a "
+                         "base URL")
     if provider == "custom" or (provider is None and base_url):
         if not base_url:
             raise ValueError("a custom provider needs its base URL: set LLM_BASE_URL (e.g. "
                              "http://localhost:11434/v1 for Ollama) or pass base_url=")
-        key = api_key or _env("LLM_API_KEY")
-        source = "argument" if api_key else ("LLM_API_KEY" if key else "no key needed")
+        key = api_key or env(CUSTOM_KEY_ENV)
+        source = "argument" if api_key else (CUSTOM_KEY_ENV if key else "no key needed")
         return _Endpoint("custom", "OpenAI-compatible server", base_url.rstrip("/"), model,
-                         key or _NO_KEY_NEEDED, source, "LLM_API_KEY")
+                         key or _NO_KEY_NEEDED, source, CUSTOM_KEY_ENV)
     if provider is None:
         # Groq, the lessons' provider, unless only an OpenAI key is set (a key passed in means Groq)
-        provider = "openai" if (not api_key and _env("OPENAI_API_KEY") and not _env("GROQ_API_KEY")) else "groq"
+        provider = "openai" if (not api_key and env("OPENAI_API_KEY") and not env("GROQ_API_KEY")) else "groq"
     known = PROVIDERS[provider]
-    key = api_key or _env(known.key_env)
+    key = api_key or env(known.key_env)
     source = "argument" if api_key else known.key_env
     return _Endpoint(provider, known.name, (base_url or known.base_url).rstrip("/"), model or known.default_model,
                      key, source, known.key_env)
@@ -152,7 +143,7 @@ def _model_traits(model: str, provider: str) -> tuple[bool, str, bool]:
     short = model.rsplit("/", 1)[-1].lower()
     openai_reasoning = provider == "openai" and bool(re.match(r"(o\d|gpt-5)", short))
     reasoning = ("gpt-oss" in short and provider != "custom") or openai_reasoning
-    override = (_env("LLM_REASONING_EFFORT") or "").lower()
+    override = (env("LLM_REASONING_EFFORT") or "").lower()
     if override in ("off", "no", "false", "0"):
         reasoning = False
     elif override in ("on", "yes", "true", "1"):
@@ -165,11 +156,20 @@ def _proxy_for(url: str) -> str | None:
     parsed = httpx2.URL(url)
     if parsed.host in ("localhost", "127.0.0.1", "::1") or parsed.host.startswith("127."):
         return None
-    no_proxy = [h.strip().lstrip(".") for h in (_env("NO_PROXY") or _env("no_proxy") or "").split(",") if h.strip()]
+    no_proxy = [h.strip().lstrip(".") for h in (env("NO_PROXY") or env("no_proxy") or "").split(",") if h.strip()]
     if "*" in no_proxy or any(parsed.host == h or parsed.host.endswith("." + h) for h in no_proxy):
         return None
     scheme = parsed.scheme.upper()
-    return _env(f"{scheme}_PROXY") or _env(f"{scheme.lower()}_proxy") or _env("ALL_PROXY") or _env("all_proxy")
+    return env(f"{scheme}_PROXY") or env(f"{scheme.lower()}_proxy") or env("ALL_PROXY") or env("all_proxy")
+
+
+def _text(response: ChatCompletion) -> str:
+    choice = response.choices[0] if response.choices else None
+    return (choice.message.content or "") if choice else ""
+
+
+def _finish(response: ChatCompletion) -> str | None:
+    return response.choices[0].finish_reason if response.choices else None
 
 
 @dataclass
@@ -191,9 +191,10 @@ class ModelAccess:
     notices: list[str] = field(default_factory=list)
     quiet: bool = False
     timeout: float = DEFAULT_TIMEOUT
-    trace: CallTrace = field(default_factory=CallTrace)  # what the transport saw during the last call
+    trace: CallTrace = field(default_factory=CallTrace)  # what the transports saw during the last call
     secrets: list[str] = field(default_factory=list, repr=False)  # scrubbed from every message
     warned: set[str] = field(default_factory=set)  # plain-words warnings already given once
+    system_messages: str = "as-written"  # how system messages are sent to a live server (LLM_SYSTEM_MESSAGES)
 
     def warn_once(self, topic: str, line: str) -> None:
         """``notify`` a warning the first time ``topic`` comes up for this client."""
@@ -205,7 +206,7 @@ class ModelAccess:
         """Print a one-line notice (unless quiet) and keep it in ``notices``."""
         self.notices.append(line)
         if not self.quiet:
-            print(line)
+            print(line, flush=True)
 
     def request_options(self, messages: list[dict[str, Any]], *, max_tokens: int, temperature: float | None = 0,
                         reasoning_effort: str | None = None) -> dict[str, Any]:
@@ -221,40 +222,39 @@ class ModelAccess:
                  reasoning_effort: str | None = None, purpose: str = "reply") -> ChatCompletion:
         """One chat completion through the SDK, with a non-empty reply or a clear exception.
 
-        SDK errors become ``ModelUnavailable`` saying what to do. An empty reply cut off by the
-        token limit (gpt-oss spends ``max_tokens`` on hidden reasoning) is retried once with twice
-        the limit; still empty -> ``EmptyReply``.
+        SDK errors become ``ModelUnavailable`` (``ContextOverflow`` for a request too long for the server)
+        saying what to do, with the facts as fields. An empty reply cut off by the token limit (gpt-oss
+        spends ``max_tokens`` on hidden reasoning) is retried once with twice the limit; still empty ->
+        ``EmptyReply``. Afterwards ``trace.not_received`` lists the messages the server dropped.
         """
-        limit = max_tokens
-        for attempt in (1, 2):
-            options = self.request_options(messages, max_tokens=limit, temperature=temperature,
-                                           reasoning_effort=reasoning_effort)
-            self.trace.reset()
-            try:
-                response = self.client.chat.completions.create(**options)
-            except ModelAccessError:
-                raise
-            except openai.APIError as error:
-                raise ModelUnavailable(self.explain(error)) from error
-            choice = response.choices[0] if response.choices else None
-            text = (choice.message.content or "") if choice else ""
-            if text.strip():
-                return response
-            finish = choice.finish_reason if choice else None
-            if finish == "length" and attempt == 1:
-                self.notify(f"empty {purpose} (finish_reason='length': the model spent {self.token_limit_parameter}="
-                            f"{limit} before writing); retrying once with {limit * 2}")
-                limit *= 2
-                continue
-            if finish == "length":
+        options = dict(temperature=temperature, reasoning_effort=reasoning_effort)
+        response = self._create(messages, max_tokens, **options)
+        if not _text(response).strip() and _finish(response) == "length":
+            self.notify(f"empty {purpose} (finish_reason='length': the model spent {self.token_limit_parameter}="
+                        f"{max_tokens} before writing); retrying once with {max_tokens * 2}")
+            response = self._create(messages, max_tokens * 2, **options)
+            if not _text(response).strip() and _finish(response) == "length":
                 raise EmptyReply(
                     f"The model returned an empty {purpose} twice (finish_reason='length' at "
-                    f"{self.token_limit_parameter}={max_tokens} and {limit}): a reasoning model such as gpt-oss "
-                    "spent the whole limit on hidden reasoning. Nothing was stored. Raise max_tokens, lower "
-                    "reasoning_effort, or switch to LLM_MODE=replay / LLM_MODE=offline.")
-            raise EmptyReply(f"The model returned an empty {purpose} (finish_reason={finish!r}). Nothing was "
-                             "stored. Run the cell again, or switch to LLM_MODE=replay / LLM_MODE=offline.")
-        raise AssertionError("unreachable")
+                    f"{self.token_limit_parameter}={max_tokens} and {max_tokens * 2}): a reasoning model such as "
+                    "gpt-oss spent the whole limit on hidden reasoning. Nothing was stored. Raise max_tokens, lower "
+                    "reasoning_effort, or switch to LLM_MODE=replay / LLM_MODE=offline.",
+                    reason="empty reply cut", attempts=2, setting=self.token_limit_parameter, retry_can_help=False)
+        if not _text(response).strip():
+            raise EmptyReply(f"The model returned an empty {purpose} (finish_reason={_finish(response)!r}). Nothing "
+                             "was stored. Run the cell again, or switch to LLM_MODE=replay / LLM_MODE=offline.")
+        return response
+
+    def _create(self, messages: list[dict[str, Any]], limit: int, *, temperature: float | None,
+                reasoning_effort: str | None) -> ChatCompletion:
+        self.trace.reset()
+        try:
+            return self.client.chat.completions.create(**self.request_options(
+                messages, max_tokens=limit, temperature=temperature, reasoning_effort=reasoning_effort))
+        except ModelAccessError:
+            raise
+        except openai.APIError as error:
+            raise model_error(error, self) from error
 
     def explain(self, error: BaseException) -> str:
         """What a failed call means and what to do about it, in one paragraph (never the key)."""
@@ -262,107 +262,6 @@ class ModelAccess:
 
     def close(self) -> None:
         self.client.close()
-
-
-def explain_error(error: BaseException, access: ModelAccess) -> str:
-    """A message for an SDK error that says what happened and what to do next, with every secret scrubbed."""
-    return scrub_text(_explanation(error, access), [*access.secrets, *configured_secrets()])
-
-
-def _sentence(text: str) -> str:
-    text = text.strip()
-    return text if text.endswith((".", "!", "?")) else text + "."
-
-
-def _server_words(error: BaseException) -> str:
-    """What the server itself said in an error answer (its ``error.message``, else its text), shortened."""
-    body = getattr(error, "body", None)
-    inner = body.get("error", body) if isinstance(body, dict) else body
-    if isinstance(inner, dict):
-        inner = inner.get("message") or inner.get("detail")
-    if isinstance(inner, str) and inner.strip():
-        return " ".join(inner.split())[:300]
-    response = getattr(error, "response", None)
-    try:
-        text = response.text if response is not None else ""
-    except Exception:  # noqa: BLE001 (an unread stream: nothing more to quote)
-        text = ""
-    return " ".join(text.split())[:300] or str(getattr(error, "message", "") or "")[:300]
-
-
-def _duration(seconds: float) -> str:
-    if not math.isfinite(seconds):
-        return "longer than any retry"
-    if seconds < 120:
-        return f"{seconds:g} seconds"
-    if seconds < 7200:
-        return f"{seconds / 60:.0f} minutes"
-    return f"{seconds / 3600:.1f} hours"
-
-
-def _explanation(error: BaseException, access: ModelAccess) -> str:
-    where = f"{access.endpoint} (model {access.model})"
-    fallback = "or run without the network: LLM_MODE=replay (recorded answers) or LLM_MODE=offline (the stand-in)"
-    made = access.trace.attempts or access.max_retries + 1
-    attempts = "1 attempt" if made == 1 else f"{made} attempts, the SDK retrying with backoff"
-    wait = access.trace.retry_after if (access.trace.retry_after or 0) >= 1 else None  # a wait worth naming
-    detail = ""
-    if isinstance(error, openai.APIStatusError):
-        words = _server_words(error)
-        detail = f" The server said: {_sentence(words)}" if words else ""
-    if isinstance(error, openai.APITimeoutError):
-        return (f"{where} sent no complete answer within LLM_TIMEOUT={access.timeout:g} seconds ({attempts}). "
-                "A slow server needs a larger LLM_TIMEOUT (a local model on a CPU can take minutes for a long "
-                "reply): set e.g. LLM_TIMEOUT=300 in .env or your environment and restart the kernel. If the "
-                f"server should be fast, check the network or the server, then run again; {fallback}.")
-    if isinstance(error, openai.APIConnectionError):
-        cause = f" ({type(error.__cause__).__name__})" if error.__cause__ else ""
-        return (f"Could not reach {where}{cause} after {attempts}: no network, or the server is not running at "
-                f"that address (check LLM_BASE_URL). Connect and run again; {fallback}.")
-    if isinstance(error, openai.RateLimitError):
-        asked = ""
-        if wait is not None:
-            asked = f" It asked to wait {_duration(wait)} before trying again (Retry-After)"
-            asked += ", longer than the SDK waits, so it did not retry." if wait > 120 and made == 1 else "."
-        how_long = _duration(wait) if wait and wait > 60 else "a minute"
-        return (f"{where} answered 429 Too Many Requests (rate limit) after {attempts}.{detail}{asked} Free tiers "
-                f"limit tokens per minute: wait {how_long} and run the cell again; {fallback}.")
-    if isinstance(error, (openai.AuthenticationError, openai.PermissionDeniedError)):
-        return (f"{where} rejected the API key ({error.status_code}).{detail} Check {access.key_env} in the "
-                f".env file at the repository root (see .env.example) or in your environment; {fallback}.")
-    if isinstance(error, openai.NotFoundError):
-        return (f"{where} answered 404: the model or the URL does not exist there.{detail} Check LLM_MODEL and "
-                f"LLM_BASE_URL; {fallback}.")
-    if isinstance(error, openai.BadRequestError):
-        hint = (" This endpoint may not accept reasoning_effort: set LLM_REASONING_EFFORT=off."
-                if "reasoning" in str(error.message).lower() else "")
-        return f"{where} rejected the request (400).{detail}{hint}"
-    if isinstance(error, openai.APIStatusError) and error.status_code >= 500:
-        asked = f" It asked to wait {_duration(wait)} (Retry-After)." if wait else ""
-        return (f"{where} answered {error.status_code} (a server error on their side) after {attempts}.{detail}"
-                f"{asked} Wait and run the cell again; {fallback}.")
-    if isinstance(error, openai.APIStatusError):
-        return f"{where} answered {error.status_code}.{detail} Run again, or {fallback}."
-    return f"The call to {where} failed: {type(error).__name__}: {error}. Run again, or {fallback}."
-
-
-def timeout_seconds(timeout: float | None = None) -> float:
-    """The bound on one whole answer, in seconds: ``timeout``, else env ``LLM_TIMEOUT``, else the default.
-
-    Refuses what is not a positive, finite number (``nan``, ``inf``, ``1e400``, ``-5``) with a message naming LLM_TIMEOUT.
-    """
-    source, value = ("timeout", timeout) if timeout is not None else ("LLM_TIMEOUT", _env("LLM_TIMEOUT"))
-    if value is None:
-        return DEFAULT_TIMEOUT
-    try:
-        seconds = float(value)
-    except (TypeError, ValueError):
-        seconds = math.nan
-    if isinstance(value, bool) or not math.isfinite(seconds) or seconds <= 0:
-        raise ValueError(f"{source} must be a positive number of seconds, such as 60 (the default) or 300 for a "
-                         f"slow local server, got {value!r}. Fix LLM_TIMEOUT in .env or your environment (or the "
-                         "timeout= argument) and run again.")
-    return seconds
 
 
 def load_env_file(path: str | Path | None = None) -> bool:
@@ -388,7 +287,56 @@ def _missing_key(endpoint: _Endpoint, mode: str) -> MissingKey:
         f"{endpoint.key_env}=... in a file named .env at the repository root (copy .env.example; .env is "
         "git-ignored) or export it in your shell, then run the cell again. For a local server (Ollama, vLLM, "
         "LM Studio) set LLM_BASE_URL and LLM_MODEL instead. Or run without a key: LLM_MODE=replay (recorded "
-        "answers) or LLM_MODE=offline (the deterministic stand-in).")
+        "answers) or LLM_MODE=offline (the deterministic stand-in).", setting=endpoint.key_env)
+
+
+def listed_models(base_url: str, transport: httpx2.BaseTransport, api_key: str | None) -> tuple[str, ...] | None:
+    """The model ids a server lists at ``/models``, or None when it lists none (no such path, an error, no JSON)."""
+    headers = {"authorization": f"Bearer {api_key}"} if api_key else {}
+    try:
+        with httpx2.Client(transport=transport) as client:
+            response = client.get(base_url.rstrip("/") + "/models", headers=headers)
+        payload = json.loads(response.content) if response.status_code == 200 else None
+    except Exception:  # noqa: BLE001 - a server that cannot list its models is simply not checked
+        return None
+    data = payload.get("data") if isinstance(payload, dict) else None
+    if not isinstance(data, list):
+        return None
+    names = tuple(item["id"] for item in data if isinstance(item, dict) and isinstance(item.get("id"), str))
+    return names or None
+
+
+def _served_as(model: str, listed: tuple[str, ...]) -> str | None:
+    """The listed model that ``model`` names: the same id, Ollama's ``:latest`` tag left off, or a model file's
+    name (llama.cpp lists the path it loaded) with or without its extension; None if it names none."""
+    for name in listed:
+        file_name = name.replace("\\", "/").rsplit("/", 1)[-1]
+        if model in (name, name.removesuffix(":latest"), file_name, file_name.rsplit(".", 1)[0]):
+            return name
+    return None
+
+
+def _model_for(endpoint: _Endpoint, listed: tuple[str, ...] | None) -> tuple[str, str]:
+    """The model to ask a custom server for and how the label names it: ``LLM_MODEL`` if the server lists it (or
+    lists nothing), else its only model when ``LLM_MODEL`` is unset; else ``UnknownModel`` with what it lists."""
+    where = endpoint.public_url
+    if endpoint.model and listed is None:
+        return endpoint.model, endpoint.model
+    served = _served_as(endpoint.model, listed) if endpoint.model and listed else None
+    if endpoint.model and served:
+        return endpoint.model, endpoint.model if served == endpoint.model else f"{endpoint.model} (served as {served})"
+    if not endpoint.model and listed and len(listed) == 1:
+        return listed[0], f"{listed[0]} (the one model the server lists)"
+    shown = ", ".join(repr(name) for name in (listed or ())[:12]) + (" ..." if listed and len(listed) > 12 else "")
+    if not endpoint.model:
+        found = (f"; it lists {shown}" if listed else f"; it listed none at {where}/models (no such path, or no "
+                 f"answer within {MODELS_TIMEOUT:g} seconds: a busy local server may still be working on a request)")
+        raise UnknownModel(f"name the model your server at {where} serves: set LLM_MODEL (e.g. LLM_MODEL=llama3.2 for "
+                           f"Ollama) or pass model={found}", listed=listed or ())
+    raise UnknownModel(f"the server at {where} does not serve LLM_MODEL={endpoint.model!r}: it lists {shown}. Set "
+                       "LLM_MODEL to one of those (in .env or your environment, then restart the kernel); a server "
+                       "that answers any name would otherwise label every reply with the name you typed.",
+                       listed=listed or ())
 
 
 _Built = tuple[openai.OpenAI, str, str, str, str]  # client, model, label, endpoint, provider
@@ -428,22 +376,29 @@ def _replay(path: Path | None, model: str | None, sdk: dict[str, Any], trace: Ca
 
 
 def _live(mode: str, endpoint: _Endpoint, path: Path | None, transport: httpx2.BaseTransport | None,
-          notify: Callable[[str], None], sdk: dict[str, Any], trace: CallTrace) -> _Built:
+          notify: Callable[[str], None], sdk: dict[str, Any], trace: CallTrace, system_messages: str) -> _Built:
     """Live or record: the real endpoint, wrapped to record, or to fall back on the recording."""
     if not endpoint.configured:
         raise _missing_key(endpoint, mode)
-    if not endpoint.model:
-        raise ModelUnavailable(f"name the model your server at {endpoint.public_url} serves: set LLM_MODEL "
-                               "(e.g. LLM_MODEL=llama3.2 for Ollama) or pass model=")
+    network = transport or httpx2.HTTPTransport(proxy=_proxy_for(endpoint.base_url))
+    custom = endpoint.provider == "custom"
+    model = shown = endpoint.model or "?"  # a custom server's model is known once it has listed its models
+
+    def checked(**options: Any) -> CheckedTransport:
+        return CheckedTransport(network, where=f"{endpoint.public_url} (model {model})", secrets=endpoint.secrets,
+                                **options)
+
+    if custom:
+        key = endpoint.api_key if endpoint.api_key != _NO_KEY_NEEDED else None
+        listed = listed_models(endpoint.base_url, checked(timeout=min(sdk["timeout"], MODELS_TIMEOUT)), key)
+        model, shown = _model_for(endpoint, listed)
     key_text = f"key from {endpoint.key_source}" if endpoint.key_source != "no key needed" else "no key"
-    label = f"Model: {mode} | {endpoint.name} {endpoint.public_url} | {endpoint.model} | {key_text}"
-
-    def network() -> httpx2.BaseTransport:
-        inner = transport or httpx2.HTTPTransport(proxy=_proxy_for(endpoint.base_url))
-        return CheckedTransport(inner, timeout=sdk["timeout"], where=f"{endpoint.public_url} (model {endpoint.model})",
-                                secrets=endpoint.secrets, trace=trace)
-
-    wrapped: httpx2.BaseTransport = network()
+    label = f"Model: {mode} | {endpoint.name} {endpoint.public_url} | {shown} | {key_text}"
+    if system_messages in _SENT_AS:
+        label += f" | {_SENT_AS[system_messages]} (LLM_SYSTEM_MESSAGES={system_messages})"
+    wrapped: httpx2.BaseTransport = DeliveryTransport(
+        checked(timeout=sdk["timeout"], trace=trace, notify=notify, max_retries=sdk["max_retries"]),
+        probe=checked(timeout=sdk["timeout"]), mode=system_messages, check=custom, notify=notify, trace=trace)
     if mode == "record":
         if path is None:
             raise ValueError("record mode needs the name of a recording: connect('record', "
@@ -457,25 +412,27 @@ def _live(mode: str, endpoint: _Endpoint, path: Path | None, transport: httpx2.B
         label += f" | a failed call is answered from {display_path(path)}"
     http_client = openai.DefaultHttpxClient(transport=wrapped)
     client = openai.OpenAI(api_key=endpoint.api_key, base_url=endpoint.base_url, http_client=http_client, **sdk)
-    return client, endpoint.model, label, endpoint.public_url, endpoint.provider
+    return client, model, label, endpoint.public_url, endpoint.provider
 
 
 def connect(mode: str | None = None, *, provider: str | None = None, base_url: str | None = None,
             model: str | None = None, api_key: str | None = None, recording: str | None = None,
-            recordings_dir: str | Path | None = None, max_retries: int = DEFAULT_MAX_RETRIES,
-            timeout: float | None = None, transport: httpx2.BaseTransport | None = None,
-            load_env: bool | str | Path = True, quiet: bool = False) -> ModelAccess:
+            recordings_dir: str | Path | None = None, max_retries: int | None = None,
+            timeout: float | None = None, system_messages: str | None = None,
+            transport: httpx2.BaseTransport | None = None, load_env: bool | str | Path = True,
+            quiet: bool = False) -> ModelAccess:
     """A real ``openai.OpenAI`` client for the chosen mode, and one printed line saying what it talks to.
 
     ``recording`` names this notebook's recording (``data/recordings/NAME.json``; ``recordings_dir``
     or env ``LLM_RECORDINGS_DIR`` moves the folder). ``transport`` replaces the network transport of
-    live and record modes (tests use it). ``max_retries`` and ``timeout`` go to the SDK; the timeout
-    defaults to env ``LLM_TIMEOUT`` or ``DEFAULT_TIMEOUT`` seconds.
+    live and record modes (tests use it). ``max_retries`` (env ``LLM_MAX_RETRIES``, default 2) and
+    ``timeout`` (env ``LLM_TIMEOUT``, default ``DEFAULT_TIMEOUT`` seconds) go to the SDK;
+    ``system_messages`` (env ``LLM_SYSTEM_MESSAGES``) says how a live server gets system messages.
     ``load_env``: True reads the repository's ``.env``, a path reads that file, False reads none.
     """
     if load_env:
         load_env_file(None if load_env is True else load_env)
-    chosen = (mode or _env("LLM_MODE") or "").lower() or None
+    chosen = (mode or env("LLM_MODE") or "").lower() or None
     if chosen is not None and chosen not in MODES:
         raise ValueError(f"unknown mode {chosen!r}: use one of {', '.join(MODES)} (argument or env LLM_MODE)")
     path = recording_path(recording, recordings_dir) if recording else None
@@ -498,16 +455,15 @@ def connect(mode: str | None = None, *, provider: str | None = None, base_url: s
         else:
             chosen, why = "offline", "no key set" + (f", no recording {display_path(path)}" if path else "")
         why = f" (LLM_MODE not set: {why})"
-    if max_retries < 0:
-        raise ValueError("max_retries must be 0 or more")
-    notices: list[str] = []  # shared with the ModelAccess: transports report fallbacks here
+    notices: list[str] = []  # shared with the ModelAccess: transports report fallbacks and retries here
 
     def notify(line: str) -> None:
         notices.append(line)
         if not quiet:
-            print(line)
+            print(line, flush=True)
 
-    sdk: dict[str, Any] = {"max_retries": max_retries, "timeout": timeout_seconds(timeout)}
+    sdk: dict[str, Any] = {"max_retries": max_retries_setting(max_retries), "timeout": timeout_seconds(timeout)}
+    sent_as = system_message_mode(system_messages)
     trace = CallTrace()
     if chosen == "offline":
         built = _offline(sdk)
@@ -515,7 +471,7 @@ def connect(mode: str | None = None, *, provider: str | None = None, base_url: s
         built = _replay(path, model, sdk, trace)
     else:
         assert endpoint is not None
-        built = _live(chosen, endpoint, path, transport, notify, sdk, trace)
+        built = _live(chosen, endpoint, path, transport, notify, sdk, trace, sent_as)
     client, model_name, label, access_endpoint, provider_name = built
     label += why
 
@@ -524,9 +480,10 @@ def connect(mode: str | None = None, *, provider: str | None = None, base_url: s
     access = ModelAccess(client=client, model=model_name, mode=chosen, label=label, endpoint=access_endpoint,
                          provider=provider_name, recording_path=path, accepts_reasoning_effort=reasoning,
                          token_limit_parameter=limit_parameter, accepts_temperature=temperature_ok,
-                         max_retries=max_retries, key_env=key_env, notices=notices, quiet=quiet,
-                         timeout=sdk["timeout"], trace=trace, secrets=endpoint.secrets() if endpoint else [])
+                         max_retries=sdk["max_retries"], key_env=key_env, notices=notices, quiet=quiet,
+                         timeout=sdk["timeout"], trace=trace, secrets=endpoint.secrets() if endpoint else [],
+                         system_messages=sent_as if chosen in ("live", "record") else "as-written")
     explain_in_notebooks(str(client.base_url), access.explain)  # a notebook's own SDK calls explain their errors
     if not quiet:
-        print(label)
+        print(label, flush=True)
     return access

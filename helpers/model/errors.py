@@ -1,9 +1,15 @@
-"""Errors of model access, each saying what happened and what to do next.
+"""Errors of model access: a message saying what happened and what to do next, and the same facts as fields.
+
+Code and tests read the fields (``reason``, ``status``, ``attempts``, ``retry_after``, ``setting``,
+``retry_can_help``) instead of parsing the message. A memory, for example, stops retrying a summariser
+request whose error has ``retry_can_help == False``: the same request (or a larger one) fails again.
 
 They subclass ``openai.OpenAIError`` so that one raised inside a transport passes through the SDK
 unchanged (the SDK re-raises its own error type as it is, with no retry and no wrapping).
 """
 from __future__ import annotations
+
+from typing import ClassVar
 
 import openai
 
@@ -11,24 +17,91 @@ from helpers.base.errors import Explained
 
 
 class ModelAccessError(Explained, openai.OpenAIError):
-    """Base of every model-access error in this project."""
+    """Base of every model-access error in this project.
+
+    Fields: ``reason`` (a short fixed name of what went wrong, e.g. "rate limit"), ``status`` (the HTTP
+    status of the failed answer, None when none came), ``attempts`` (attempts made, the SDK's retries
+    included), ``retry_after`` (seconds the server asked to wait), ``setting`` (the setting or variable to
+    change, e.g. "LLM_TIMEOUT"), ``retry_can_help`` (whether sending the same request again may work).
+    """
+
+    default_reason: ClassVar[str] = "model access failed"
+    default_retry_can_help: ClassVar[bool] = True
+
+    def __init__(self, message: str, *, reason: str | None = None, status: int | None = None,
+                 attempts: int | None = None, retry_after: float | None = None, setting: str | None = None,
+                 retry_can_help: bool | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason or self.default_reason
+        self.status = status
+        self.attempts = attempts
+        self.retry_after = retry_after
+        self.setting = setting
+        self.retry_can_help = self.default_retry_can_help if retry_can_help is None else retry_can_help
+
+    @property
+    def fields(self) -> dict[str, object]:
+        """The error's facts as plain data (for tables, logs and tests)."""
+        return {"reason": self.reason, "status": self.status, "attempts": self.attempts,
+                "retry_after": self.retry_after, "setting": self.setting, "retry_can_help": self.retry_can_help}
 
 
 class ModelUnavailable(ModelAccessError):
     """The endpoint could not answer (no network, rate limit, server error, rejected request)."""
 
+    default_reason = "unavailable"
+
+
+class ContextOverflow(ModelUnavailable):
+    """The request is longer than the server's context: the same request can never succeed.
+
+    ``context_tokens`` is the server's context size and ``prompt_tokens`` the messages' share of the
+    request, as the server reported them (None where it did not say).
+    """
+
+    default_reason = "context overflow"
+    default_retry_can_help = False
+
+    def __init__(self, message: str, *, context_tokens: int | None = None, prompt_tokens: int | None = None,
+                 **fields: object) -> None:
+        super().__init__(message, **fields)  # type: ignore[arg-type]
+        self.context_tokens = context_tokens
+        self.prompt_tokens = prompt_tokens
+
 
 class BadResponse(ModelUnavailable):
     """The endpoint answered 200 with something that is not a usable chat completion (HTML, bad JSON, no choices)."""
 
+    default_reason = "bad response"
 
-class MissingKey(ModelUnavailable):
-    """Live or record mode was chosen but no API key (or server URL) is set."""
+
+class MissingKey(ModelAccessError):
+    """Live or record mode was chosen but no API key is set (``setting`` names the variable to set)."""
+
+    default_reason = "missing key"
+    default_retry_can_help = False
+
+
+class UnknownModel(ModelAccessError):
+    """No model is named for a server, or the server does not list the model named (``listed``: what it lists)."""
+
+    default_reason = "unknown model"
+    default_retry_can_help = False
+
+    def __init__(self, message: str, *, listed: tuple[str, ...] = (), **fields: object) -> None:
+        fields.setdefault("setting", "LLM_MODEL")
+        super().__init__(message, **fields)  # type: ignore[arg-type]
+        self.listed = listed
 
 
 class RecordingMissing(ModelAccessError):
     """Replay mode found no recorded answer for a request (or no recording file at all)."""
 
+    default_reason = "no recording"
+    default_retry_can_help = False
+
 
 class EmptyReply(ModelAccessError):
     """The model returned no text, even after one retry with a larger ``max_tokens``."""
+
+    default_reason = "empty reply"

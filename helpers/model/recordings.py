@@ -26,13 +26,10 @@ import httpx2
 from helpers.base import signing
 from helpers.base.paths import DATA_DIR, REPO_ROOT
 from helpers.model.errors import BadResponse, RecordingMissing
-from helpers.model.responses import retry_after_seconds
-from helpers.model.secrets import REDACTED, public_url, scrub_text  # noqa: F401 (REDACTED: re-exported)
+from helpers.model.responses import RETRIED_STATUSES, retries_taken, sdk_retries
+from helpers.model.secrets import public_url, scrub_text
 
 FORMAT_VERSION = 1
-RETRY_COUNT_HEADER = "x-stainless-retry-count"  # the SDK numbers its attempts in this header
-FAILED_STATUSES = frozenset({408, 409, 429}) | frozenset(range(500, 600))  # what the SDK retries
-MAX_RETRY_AFTER_SECONDS = 120  # the SDK does not wait longer than this for a retry
 
 
 def recordings_dir(override: str | Path | None = None) -> Path:
@@ -306,14 +303,6 @@ class RecordTransport(httpx2.BaseTransport):
         self.inner.close()
 
 
-def _sdk_gives_up(response: httpx2.Response) -> bool:
-    """True when the SDK will not retry this failed response even with retries left (its own rule)."""
-    wait = retry_after_seconds(response.headers)
-    if wait is not None and wait > MAX_RETRY_AFTER_SECONDS:
-        return True
-    return response.headers.get("x-should-retry") == "false"
-
-
 class FallbackTransport(httpx2.BaseTransport):
     """Live; a call that failed for good is answered from the recording when it holds that exact request.
 
@@ -326,10 +315,8 @@ class FallbackTransport(httpx2.BaseTransport):
         self.inner, self.recording, self.max_retries, self.notify = inner, recording, max_retries, notify
 
     def _last_attempt(self, request: httpx2.Request) -> bool:
-        try:
-            return int(request.headers.get(RETRY_COUNT_HEADER, "")) >= self.max_retries
-        except ValueError:
-            return True
+        taken = retries_taken(request)
+        return taken is None or taken >= self.max_retries
 
     def _from_recording(self, request: httpx2.Request, why: str, *, final: bool = False) -> httpx2.Response | None:
         if not (final or self._last_attempt(request)):
@@ -355,9 +342,9 @@ class FallbackTransport(httpx2.BaseTransport):
             if fallback is None:
                 raise
             return fallback
-        if response.status_code in FAILED_STATUSES:
+        if response.status_code in RETRIED_STATUSES:
             fallback = self._from_recording(request, str(response.status_code),
-                                            final=_sdk_gives_up(response))
+                                            final=not sdk_retries(response))
             if fallback is not None:
                 response.close()
                 return fallback

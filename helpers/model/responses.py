@@ -30,13 +30,38 @@ _SKIPPED_HEADERS = ("content-length", "transfer-encoding")
 
 @dataclass
 class CallTrace:
-    """What the transport saw during one call: attempts made and the last wait the server asked for."""
+    """What the transports saw during one call: attempts made, the last wait the server asked for, and which
+    written messages the server dropped (``helpers.model.delivery``)."""
 
     attempts: int = 0
     retry_after: float | None = None  # seconds, from Retry-After / retry-after-ms of the last failed answer
+    not_received: tuple[int, ...] = ()  # indices of the request's messages the model never saw
 
     def reset(self) -> None:
-        self.attempts, self.retry_after = 0, None
+        self.attempts, self.retry_after, self.not_received = 0, None, ()
+
+
+RETRY_COUNT_HEADER = "x-stainless-retry-count"  # the SDK numbers its attempts in this header
+RETRIED_STATUSES = frozenset({408, 409, 429}) | frozenset(range(500, 600))  # what the SDK retries
+MAX_RETRY_AFTER_SECONDS = 120  # the SDK does not wait longer than this for a retry
+
+
+def sdk_retries(response: httpx2.Response) -> bool:
+    """True when the SDK tries a failed answer again (its own rule), retries left permitting."""
+    wait = retry_after_seconds(response.headers)
+    if wait is not None and wait > MAX_RETRY_AFTER_SECONDS:
+        return False
+    if response.headers.get("x-should-retry") in ("true", "false"):
+        return response.headers["x-should-retry"] == "true"
+    return response.status_code in RETRIED_STATUSES
+
+
+def retries_taken(request: httpx2.Request) -> int | None:
+    """How many times the SDK has already tried this request (0 on the first attempt); None if it does not say."""
+    try:
+        return int(request.headers.get(RETRY_COUNT_HEADER, ""))
+    except ValueError:
+        return None
 
 
 def retry_after_seconds(headers: httpx2.Headers) -> float | None:
@@ -105,7 +130,7 @@ def parse_completion(content: bytes, where: str, secrets: Iterable[str] = ()) ->
         "text usually means a captive portal (log in to the network in a browser), a proxy, or an LLM_BASE_URL "
         "that is not an OpenAI-compatible /v1 endpoint; a malformed completion means the server is not "
         "compatible. Run the cell again; or run without the network: LLM_MODE=replay (recorded answers) or "
-        "LLM_MODE=offline (the stand-in).", secrets))
+        "LLM_MODE=offline (the stand-in).", secrets), status=200)
 
 
 def scrub_body(content: bytes, secrets: Iterable[str]) -> bytes:
@@ -118,28 +143,58 @@ def scrub_body(content: bytes, secrets: Iterable[str]) -> bytes:
 
 
 class CheckedTransport(httpx2.BaseTransport):
-    """Wraps a transport: whole answers within ``timeout`` seconds, attempts traced, chat completions checked."""
+    """Wraps a transport: whole answers within ``timeout`` seconds, attempts traced, chat completions checked.
+
+    With ``notify``, a failed attempt that the SDK will try again is reported as it happens: what failed,
+    how long the SDK waits, and which setting changes it (``max_retries`` must be the client's).
+    """
 
     def __init__(self, inner: httpx2.BaseTransport, *, timeout: float, where: str,
-                 secrets: Callable[[], Iterable[str]] = tuple, trace: CallTrace | None = None) -> None:
+                 secrets: Callable[[], Iterable[str]] = tuple, trace: CallTrace | None = None,
+                 notify: Callable[[str], None] | None = None, max_retries: int = 0) -> None:
         self.inner, self.timeout, self.where, self.secrets = inner, timeout, where, secrets
         self.trace = trace if trace is not None else CallTrace()
+        self.notify, self.max_retries = notify, max_retries
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
         started = time.monotonic()
         self.trace.attempts += 1
-        response = self._headers_within(request)
-        raw = self._read_within(response, request, started)
+        try:
+            response = self._headers_within(request)
+            raw = self._read_within(response, request, started)
+        except httpx2.TransportError as error:
+            if isinstance(error, httpx2.TimeoutException):
+                what = (f"sent no complete answer within LLM_TIMEOUT={self.timeout:g} seconds (a server keeps "
+                        "working on a request the client gave up on, so the retry waits behind it: for a slow "
+                        "server raise LLM_TIMEOUT, or set LLM_MAX_RETRIES=0)")
+            else:
+                what = f"could not be reached ({type(error).__name__})"
+            self._report_retry(request, what, None)
+            raise
         headers = [(k, v) for k, v in response.headers.multi_items() if k.lower() not in _SKIPPED_HEADERS]
         content = httpx2.Response(response.status_code, headers=headers, content=raw).read()  # undo the encoding
         plain = [(k, v) for k, v in headers if k.lower() != "content-encoding"]
         if not 200 <= response.status_code < 300:
             self.trace.retry_after = retry_after_seconds(response.headers)
             content = scrub_body(content, self.secrets())  # an error can echo the key; the SDK quotes the body
+            if sdk_retries(response):
+                self._report_retry(request, f"answered {response.status_code}", self.trace.retry_after)
         elif (request.url.path.rstrip("/").endswith("chat/completions")
               and "event-stream" not in response.headers.get("content-type", "")):  # a stream is checked by the SDK
             parse_completion(content, self.where, self.secrets())
         return httpx2.Response(response.status_code, headers=plain, content=content, request=request)
+
+    def _report_retry(self, request: httpx2.Request, what: str, asked: float | None) -> None:
+        """Say that an attempt failed and when the SDK tries again (nothing on the last attempt: the error says it)."""
+        taken = retries_taken(request)
+        if self.notify is None or taken is None or taken >= self.max_retries:
+            return
+        if asked is not None and 0 < asked <= MAX_RETRY_AFTER_SECONDS:
+            wait = f"{asked:g} seconds, as the server asked (Retry-After)"
+        else:  # the SDK's backoff: 0.5 s doubled each retry, at most 8 s, less up to a quarter
+            wait = f"about {min(0.5 * 2 ** taken, 8.0):g} seconds"
+        self.notify(f"attempt {taken + 1} of {self.max_retries + 1}: {self.where} {what}; the SDK tries again in "
+                    f"{wait} (LLM_MAX_RETRIES={self.max_retries} sets how often)")
 
     def _headers_within(self, request: httpx2.Request) -> httpx2.Response:
         """The inner transport's response, if its status line and headers arrive within ``timeout`` seconds.

@@ -1,4 +1,8 @@
-"""Keeping secrets out of every text the project shows or stores: server messages, labels, recordings."""
+"""Keeping secrets out of every text the project shows or stores: server messages, labels, recordings.
+
+The secrets are the values of ``settings.secret_variables()`` (the one list of secret variable names) and
+the credentials written into ``LLM_BASE_URL``.
+"""
 from __future__ import annotations
 
 import base64
@@ -7,15 +11,16 @@ import re
 from collections.abc import Iterable
 from urllib.parse import unquote, urlsplit, urlunsplit
 
+from helpers.model.settings import secret_variables
+
 REDACTED = "[REDACTED]"
-KEY_VARIABLES = ("GROQ_API_KEY", "OPENAI_API_KEY", "LLM_API_KEY")
 # Key shapes of the providers we know (Groq gsk_, OpenAI sk-...), scrubbed even if not configured.
 KEY_SHAPES = re.compile(r"\b(?:gsk_[A-Za-z0-9]{20,}|sk-(?:proj-|svcacct-)?[A-Za-z0-9_\-]{20,})")
 
 
 def configured_secrets(*extra: str | None) -> list[str]:
-    """The secrets this process knows: the given ones, every key variable, and credentials in LLM_BASE_URL."""
-    found = [*extra, *(os.environ.get(name, "").strip() for name in KEY_VARIABLES)]
+    """The secrets this process knows: the given ones, every secret variable's value, and credentials in LLM_BASE_URL."""
+    found = [*extra, *(os.environ.get(name, "").strip() for name in secret_variables())]
     found += url_credentials(os.environ.get("LLM_BASE_URL", ""))
     return [secret for secret in dict.fromkeys(found) if secret]
 

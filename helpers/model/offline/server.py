@@ -85,10 +85,6 @@ def respond(body: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _error(status: int, message: str, kind: str) -> httpx2.Response:
-    return httpx2.Response(status, json={"error": {"message": message, "type": kind, "code": None}})
-
-
 def handle_chat_request(method: str, path: str, content: bytes) -> tuple[int, dict[str, Any]]:
     """Status and JSON body for one HTTP request to an OpenAI-compatible server backed by the stand-in."""
     if method != "POST" or not path.rstrip("/").endswith("chat/completions"):
