@@ -37,16 +37,15 @@ class TooManyCalls(Stopped):
         self.what, self.limit = what, limit
 
 
-def _raise_in(thread_id: int, error: type[BaseException] | None) -> None:
-    """Ask CPython to raise ``error`` in the thread ``thread_id`` at its next bytecode (None: cancel that)."""
-    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id),
-                                               ctypes.py_object(error) if error is not None else None)
+def _raise_in(thread_id: int, error: type[BaseException]) -> None:
+    """Ask CPython to raise ``error`` in the thread ``thread_id`` at its next bytecode."""
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), ctypes.py_object(error))
 
 
 def _drop_pending(error: type[BaseException]) -> None:
     """Let a stop sent to this thread and not yet delivered arrive here, where it is dropped. (Cancelling it
-    with ``_raise_in(thread, None)`` instead leaves CPython 3.11's eval breaker set for good: from then on a
-    traced call, under a debugger or coverage, never returns.)"""
+    with ``PyThreadState_SetAsyncExc(thread, NULL)`` instead leaves CPython 3.11's eval breaker set for good:
+    from then on a traced call, under a debugger or coverage, never returns.)"""
     try:
         for _ in range(100):  # a pending asynchronous exception is raised at the loop's first jump back
             pass
