@@ -29,6 +29,9 @@ from typing import Any
 import httpx2
 
 from helpers.base.tokens import count_tokens
+from helpers.memory.pinned import PINNED_HEADING
+from helpers.memory.registry import headings
+from helpers.model.offline.requests import is_summariser_request
 from helpers.model.responses import CallTrace, retries_taken
 
 SHORT_TEXT = "Check."
@@ -106,8 +109,25 @@ def shape(messages: list[dict[str, Any]]) -> tuple[bool, ...]:
     return tuple(result)
 
 
+def recognised(messages: list[dict[str, Any]], index: int) -> str | None:
+    """What a system message is, read from the request itself when the caller gave it no name: a memory's
+    summary or pinned rules (by the heading its kind gives it), a summariser's prompt, or the system prompt."""
+    content = messages[index].get("content")
+    if not isinstance(content, str):
+        return None
+    if any(content.startswith(heading) for heading in headings()):
+        return "the summary"
+    if content.startswith(PINNED_HEADING):
+        return "the pinned rules"
+    systems = [i for i, m in enumerate(messages) if m.get("role") == "system"]
+    if systems and index == systems[0]:
+        return "the summariser prompt" if is_summariser_request(messages) else "the system prompt"
+    return None
+
+
 def describe(messages: list[dict[str, Any]], index: int) -> str:
-    """What to call a written message in a warning: the name the caller gave it, else its place and first words."""
+    """What to call a written message in a warning: the name the caller gave it, else what the request shows it
+    is, with its place and first words."""
     content = messages[index].get("content")
     named = _names.get().get(content) if isinstance(content, str) else None
     if named:
@@ -116,7 +136,8 @@ def describe(messages: list[dict[str, Any]], index: int) -> str:
     text = " ".join(str(content).split())
     preview = text if len(text) <= 48 else text[:45] + "..."
     place = f"system message {systems.index(index) + 1} of {len(systems)}" if index in systems else f"message {index + 1}"
-    return f"{place} ({preview!r})"
+    what = recognised(messages, index)
+    return f"{what} ({place}: {preview!r})" if what else f"{place} ({preview!r})"
 
 
 def joined(names: list[str]) -> str:

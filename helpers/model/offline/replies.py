@@ -17,7 +17,7 @@ from typing import Any
 
 from helpers.model.offline.facts import fact_kinds, fact_score, split_sentences
 from helpers.model.offline.markers import MARKER
-from helpers.model.offline.requests import content_text, drop_heading
+from helpers.model.offline.requests import content_text, drop_heading, merged_memory
 from helpers.model.offline.summariser import summary_sentences
 
 _TOPICS: dict[str, tuple[str, ...]] = {
@@ -80,17 +80,19 @@ class RequestFact:
 def request_facts(messages: list[dict[str, Any]]) -> list[RequestFact]:
     """The fact sentences about the user a chat request holds, in request order.
 
-    They come from the summary (system messages after the first) and the user's messages. The
-    first system message (the agent's instructions) and the assistant's replies are not facts
-    about the user, and neither are the summary's sentences labelled "Assistant:".
+    They come from the summary (system messages after the first, or the part of the first that follows a
+    memory heading when a request adaptation merged them) and the user's messages. The agent's instructions
+    and the assistant's replies are not facts about the user, and neither are the summary's sentences
+    labelled "Assistant:".
     """
     last_user = max((index for index, message in enumerate(messages) if message.get("role") == "user"), default=-1)
     facts: list[RequestFact] = []
     for index, message in enumerate(messages):
         role, text = message.get("role"), content_text(message.get("content"))
-        if role == "system" and index > 0:
-            sentences = [sentence for label, sentence in summary_sentences(drop_heading(text))
-                         if label in (None, "User")]
+        memory = text if index > 0 else merged_memory(text)
+        if role == "system" and memory is not None:
+            sentences = [sentence for part in memory.split("\n\n") for label, sentence in
+                         summary_sentences(drop_heading(part)) if label in (None, "User")]
             where = SUMMARY
         elif role == "user":
             sentences = split_sentences(text)

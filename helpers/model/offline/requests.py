@@ -98,6 +98,13 @@ def _parse_turn_lines(text: str) -> list[tuple[str, str]]:
     return [(role, content.strip()) for role, content in turns]
 
 
+def merged_memory(text: str) -> str | None:
+    """The memory part of a system prompt that a request adaptation merged into it (``LLM_SYSTEM_MESSAGES=merge``):
+    the text from the first memory heading on, or None when there is none."""
+    found = [text.find(heading) for heading in (*headings(), PINNED_HEADING) if heading in text]
+    return text[min(found):] if found else None
+
+
 def drop_heading(text: str) -> str:
     """A memory message without the heading its memory kind gives it (``KIND.heading``, from the registry)."""
     for heading in (*headings(), PINNED_HEADING):
