@@ -43,3 +43,14 @@ def test_report_counts_and_lists():
     text = audit_report("He has no debts.", LESSON4_USERS)
     assert text.splitlines()[0].endswith(": 1")
     assert "'no debts'" in text
+
+
+def test_a_summary_cut_mid_figure_is_not_a_false_finding():
+    """A summary cut at max_tokens can end inside a figure ("₹1,20,"): the fragment is not a claim."""
+    users = [{"role": "user", "content": "My salary is ₹1,20,000 a month and I pay ₹25,000 rent."}]
+    for cut in ("The user earns ₹1,20,", "The user earns ₹1,20", "The user pays ₹25,000 rent and earns ₹1,2"):
+        assert audit_summary(cut, users) == [], cut
+    # a figure that really ends the summary is still checked, and so is one before the cut
+    assert [c.text for c in audit_summary("The user earns ₹90,000.", users)] == ["₹90,000"]
+    assert [c.text for c in audit_summary("The user earns ₹90,000 and pays ₹2", users)] == ["₹90,000"]
+    assert "cut" in audit_report("The user earns ₹1,20,", users)

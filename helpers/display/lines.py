@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from helpers.measure.audit import Claim, audit_summary
+from helpers.measure.audit import Claim, audit_summary, cut_figure
 from helpers.measure.drift import CycleMeasure
 from helpers.memory.budget import BudgetResult, BudgetTable
 from helpers.memory.registry import kind_named
@@ -155,4 +155,6 @@ def audit_report(summary: str, archive: Sequence[dict[str, str]]) -> str:
     users = sum(1 for m in archive if m["role"] == "user")
     replies = sum(1 for m in archive if m["role"] == "assistant")
     head = f"Figures and negations in the summary that none of the {users} user messages states: {len(claims)}"
-    return "\n".join([head, *(claim_line(claim, replies_checked=replies > 0) for claim in claims)])
+    fragment = cut_figure(summary)
+    cut = [f"  (the summary ends mid-figure, {fragment!r}: it was cut, and the fragment is not checked)"] if fragment else []
+    return "\n".join([head, *(claim_line(claim, replies_checked=replies > 0) for claim in claims), *cut])

@@ -82,8 +82,24 @@ def _stem(word: str) -> str:
     return re.sub(r"(?:ies|es|s)$", "", word.lower())
 
 
+_CUT_FIGURE = re.compile(rf"(?:₹|rs\.?\s?|inr\s?)?\d(?:[\d,.]*[\d,])?\Z", re.IGNORECASE)
+
+
+def cut_figure(summary: str) -> str | None:
+    """The figure a summary ends inside when it was cut mid-number (``"... earns ₹1,20,"``), else None.
+
+    A summary cut at ``max_tokens`` can stop inside a figure; the fragment is not a figure anyone wrote.
+    """
+    found = _CUT_FIGURE.search(summary.rstrip())
+    return found.group(0) if found else None
+
+
 def audit_summary(summary: str, archive: Sequence[dict[str, str]]) -> list[Claim]:
-    """Figures and negations in ``summary`` that no user message in ``archive`` states."""
+    """Figures and negations in ``summary`` that no user message in ``archive`` states (a figure the summary
+    was cut inside is not one: see ``cut_figure``)."""
+    fragment = cut_figure(summary)
+    if fragment:
+        summary = summary.rstrip()[:-len(fragment)]
     users = [m["content"] for m in archive if m["role"] == "user"]
     replies = [m["content"] for m in archive if m["role"] == "assistant"]
     user_values, reply_values = _values(users), _values(replies)
