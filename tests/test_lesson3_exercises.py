@@ -61,7 +61,11 @@ def calls_from_kept(t, n, k):
     return max(0, (t - k) // (n - k))
 
 
-RIGHT_CALLS = [calls_formula, calls_loop, calls_ceil_plus_one, calls_from_kept]
+def calls_range_length(total_turns, max_turns_before_summary, turns_to_keep_verbatim):
+    return len(range(max_turns_before_summary, total_turns + 1, max_turns_before_summary - turns_to_keep_verbatim))
+
+
+RIGHT_CALLS = [calls_formula, calls_loop, calls_ceil_plus_one, calls_from_kept, calls_range_length]
 WRONG_CALLS = {
     "rounds up": (lambda t, n, k: 0 if t < n else 1 + math.ceil((t - n) / (n - k)), "Round down, with //"),
     "no first call": (lambda t, n, k: 0 if t < n else (t - n) // (n - k), "one call short"),
@@ -71,6 +75,21 @@ WRONG_CALLS = {
     "true division": (lambda t, n, k: 0 if t < n else 1 + (t - n) / (n - k), "use // (floor division)"),
     "off by one": (lambda t, n, k: 0 if t <= n else 1 + (t - n) // (n - k), "differ"),
 }
+
+
+# Answers that count right but hand back something other than a number: the check must say so, not send the
+# student to count the calls again.
+WRONG_CALL_TYPES = {
+    "prints instead of returning": (lambda t, n, k: print(calls_formula(t, n, k)), "did you forget `return`?"),
+    "returns a text": (lambda t, n, k: f"{calls_formula(t, n, k)} calls", "'4 calls' for 10 turns"),
+    "returns the turns of the calls": (lambda t, n, k: list(range(n, t + 1, n - k)), "not a number"),
+}
+
+
+@pytest.mark.parametrize("name", WRONG_CALL_TYPES)
+def test_a_calls_answer_that_is_not_a_number_is_told_so(name):
+    verdict = assert_named(check_calls_formula, *WRONG_CALL_TYPES[name])
+    assert "Count it by hand" not in verdict.message
 
 
 @pytest.mark.parametrize("answer", RIGHT_CALLS, ids=lambda f: f.__name__)

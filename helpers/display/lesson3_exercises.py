@@ -95,6 +95,16 @@ CALL_HINTS = {
 }
 
 
+def _not_a_number(case: tuple[int, int, int], answer: Any) -> str:
+    """What to say when predicted_calls hands back something other than a number (None, a text, a list)."""
+    turns, threshold, keep = case
+    where = f"predicted_calls returned {answer!r} for {_turns(turns)}, summarise after {threshold}, keep {keep}"
+    if answer is None:
+        return (f"{where}: did you forget `return`? A print shows the number but hands nothing back; end "
+                "the function with return and the number of calls.")
+    return f"{where}, not a number: return how many calls there are, a whole number such as 4."
+
+
 def check_calls_formula(predicted_calls: Callable[[int, int, int], int]) -> Feedback:
     """Exercise 1.1: ``predicted_calls(total_turns, threshold, keep)`` against the memory's own schedule."""
     cases = schedule_cases()
@@ -103,6 +113,8 @@ def check_calls_formula(predicted_calls: Callable[[int, int, int], int]) -> Feed
         answer = run_answer("1.1", _quietly(predicted_calls), *case, todo="write the body of predicted_calls")
         if isinstance(answer, Feedback):
             return show(answer)
+        if isinstance(answer, bool) or not isinstance(answer, (int, float)):
+            return show(Feedback("1.1", WRONG, _not_a_number(case, answer)))
         answers.append(answer)
     expected = [summary_schedule(*case).calls for case in cases]
     if answers == expected:
