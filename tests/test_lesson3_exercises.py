@@ -232,7 +232,27 @@ def rule_by_regex(summary):
         re.search(words, s, re.I) for s in re.findall(r"[^.!?]*equit[^.!?]*", summary, re.I))
 
 
-RIGHT_RULES = [rule_by_split, rule_by_dots, rule_by_regex]
+def rule_with_a_flag(summary):
+    found = False
+    for sentence in re.split(r"[.!?]", summary):
+        if "equit" in sentence.lower() and any(word in sentence.lower() for word in RULE_WORDS):
+            found = True
+    return found
+
+
+def first_equity_sentence_only(summary):
+    for sentence in re.split(r"(?<=[.!?])\s+", summary.lower()):
+        if "equit" in sentence:
+            return any(word in sentence for word in RULE_WORDS)
+    return False
+
+
+def every_equity_sentence(summary):
+    about = [sentence for sentence in re.split(r"(?<=[.!?])\s+", summary.lower()) if "equit" in sentence]
+    return bool(about) and all(any(word in sentence for word in RULE_WORDS) for sentence in about)
+
+
+RIGHT_RULES = [rule_by_split, rule_by_dots, rule_by_regex, rule_with_a_flag]
 WRONG_RULES = {
     "keyword only": (lambda s: "equit" in s.lower(), "keyword check"),
     "anywhere": (lambda s: any(w in s.lower() for w in RULE_WORDS), "only in the sentences that mention equity"),
@@ -240,6 +260,12 @@ WRONG_RULES = {
     "equity, not equit": (lambda s: any(w in x.lower() for x in s.split(". ") if "equity" in x.lower()
                                         for w in RULE_WORDS), "'equit'"),
     "only 'never'": (lambda s: any("never" in x.lower() for x in s.split(". ") if "equit" in x.lower()), "differ"),
+    "only '.' ends a sentence": (lambda s: any("equit" in x and any(w in x for w in RULE_WORDS)
+                                               for x in s.lower().split(".")), "Split after '!' and '?' too"),
+    "the first sentence about equity only": (first_equity_sentence_only, "holds 'never'"),
+    "every sentence about equity": (every_equity_sentence, "holds 'never'"),
+    "cuts at commas too": (lambda s: any("equit" in x and any(w in x for w in RULE_WORDS)
+                                         for x in re.split(r"[.,!?]", s.lower())), "holds 'never'"),
     "no return": (lambda s: None, "forget `return`"),
     "a string": (lambda s: "rule", "not True or False"),
 }
