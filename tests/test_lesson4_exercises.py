@@ -128,6 +128,21 @@ def greater_or_equal(sizes, budget, messages_to_compress=4):
     return found
 
 
+def folds_until_below_the_budget(sizes, budget, messages_to_compress=4):
+    buffer, found = [], []
+    for number, size in enumerate(sizes, start=1):
+        if sum(buffer) + size > budget:
+            whole = len(buffer) // 2 * 2
+            n = min(messages_to_compress, whole)
+            while n < whole and sum(buffer[n:]) + size >= budget:   # stops only below the budget
+                n += 2
+            if n:
+                buffer = buffer[n:]
+                found.append(number)
+        buffer.append(size)
+    return found
+
+
 def store_then_test(sizes, budget, messages_to_compress=4):
     buffer, found = [], []
     for number, size in enumerate(sizes, start=1):
@@ -229,6 +244,7 @@ WRONG_OVERFLOW_ANSWERS = {
     pages_analyse: "Your rule is the page's analyse()",
     pages_analyse_without_empty_folds: "Your rule is the page's: it stops after messages_to_compress",
     greater_or_equal: "(>, not >=)",
+    folds_until_below_the_budget: "stop folding",
     store_then_test: "tests *before* storing",
     folds_a_waiting_question: "whole turns only",
     zero_based: "number the messages from 1",

@@ -71,6 +71,7 @@ def _fixed_overflow_cases() -> tuple[OverflowCase, ...]:
                      "a long question after short turns, compress 2"),
         OverflowCase((30, 40, 30, 40, 30), 120, 4, "a reply arriving while the buffer holds a whole turn and its question"),
         OverflowCase((10, 60, 10, 20, 10, 60, 10), 100, 4, "an overflow right after an exact fit"),
+        OverflowCase((10, 10, 30, 30, 40, 10), 100, 2, "a fold that leaves the buffer and the message exactly at the budget"),
     )
 
 
@@ -99,7 +100,7 @@ def memory_overflows_at(case: OverflowCase) -> list[int]:
 
 
 def overflow_rule(sizes: Sequence[int], budget: int, compress: int, *, extra_turns: bool = True,
-                  count_empty: bool = False, strict: bool = False, test_after: bool = False,
+                  count_empty: bool = False, strict: bool = False, strict_extra: bool = False, test_after: bool = False,
                   whole_turns: bool = True, per_turn: bool = False, first_number: int = 1,
                   turn_numbers: bool = False, remove: bool = True, include_new: bool = True,
                   fixed_compress: int | None = None) -> list[int]:
@@ -120,7 +121,7 @@ def overflow_rule(sizes: Sequence[int], budget: int, compress: int, *, extra_tur
             whole = len(buffer) // 2 * 2 if whole_turns else len(buffer)
             n = min(compress, whole)
             folds = 1
-            while extra_turns and n < whole and sum(buffer[n:]) + incoming > budget:
+            while extra_turns and n < whole and sum(buffer[n:]) + incoming >= budget + (0 if strict_extra else 1):
                 n += 2
                 folds += 1
             if n or count_empty:
@@ -148,6 +149,8 @@ PAGE_STOPS = ("it stops after messages_to_compress messages; when that frees too
 PAGE_COUNTS_EMPTY = ("it counts an overflow when the buffer holds no whole turn to fold (only the question of the "
                      "reply that is arriving); the memory then folds nothing, calls no summariser, counts no "
                      "overflow, and stores the message over the budget.")
+AT_THE_BUDGET = ("You overflow when the buffer plus the message *reaches* the budget. A message that brings the "
+                 "buffer exactly to max_buffer_tokens still fits: overflow only when the sum would pass it (>, not >=).")
 OVERFLOW_MISTAKES: tuple[Mistake, ...] = (
     Mistake("the page's analyse()", {"extra_turns": False, "count_empty": True},
             "Your rule is the page's analyse(), written for any sizes: right on every setting the page tries, "
@@ -157,9 +160,12 @@ OVERFLOW_MISTAKES: tuple[Mistake, ...] = (
             f"Your rule is the page's: {PAGE_STOPS}"),
     Mistake("counts a fold of nothing", {"count_empty": True},
             f"Your rule does what the page's analyse() does here: {PAGE_COUNTS_EMPTY}"),
-    Mistake(">= instead of >", {"strict": True},
-            "You overflow when the buffer plus the message *reaches* the budget. A message that brings the buffer "
-            "exactly to max_buffer_tokens still fits: overflow only when the sum would pass it (>, not >=)."),
+    Mistake(">= instead of >", {"strict": True, "strict_extra": True}, AT_THE_BUDGET),
+    Mistake(">= in the overflow test", {"strict": True}, AT_THE_BUDGET),
+    Mistake(">= while folding more", {"strict_extra": True},
+            "You fold more turns while the buffer plus the message *reaches* the budget. Once it equals "
+            "max_buffer_tokens the message fits, so stop folding: fold more only while the sum would pass it "
+            "(>, not >=)."),
     Mistake("test after storing", {"test_after": True},
             "You store the message first and test afterwards. The memory tests *before* storing: would the buffer "
             "plus this message pass the budget? If so it folds the oldest turns, then stores the message."),
