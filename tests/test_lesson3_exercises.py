@@ -61,7 +61,11 @@ def calls_from_kept(t, n, k):
     return max(0, (t - k) // (n - k))
 
 
-RIGHT_CALLS = [calls_formula, calls_loop, calls_ceil_plus_one, calls_from_kept]
+def calls_range_length(total_turns, max_turns_before_summary, turns_to_keep_verbatim):
+    return len(range(max_turns_before_summary, total_turns + 1, max_turns_before_summary - turns_to_keep_verbatim))
+
+
+RIGHT_CALLS = [calls_formula, calls_loop, calls_ceil_plus_one, calls_from_kept, calls_range_length]
 WRONG_CALLS = {
     "rounds up": (lambda t, n, k: 0 if t < n else 1 + math.ceil((t - n) / (n - k)), "Round down, with //"),
     "no first call": (lambda t, n, k: 0 if t < n else (t - n) // (n - k), "one call short"),
@@ -71,6 +75,21 @@ WRONG_CALLS = {
     "true division": (lambda t, n, k: 0 if t < n else 1 + (t - n) / (n - k), "use // (floor division)"),
     "off by one": (lambda t, n, k: 0 if t <= n else 1 + (t - n) // (n - k), "differ"),
 }
+
+
+# Answers that count right but hand back something other than a number: the check must say so, not send the
+# student to count the calls again.
+WRONG_CALL_TYPES = {
+    "prints instead of returning": (lambda t, n, k: print(calls_formula(t, n, k)), "did you forget `return`?"),
+    "returns a text": (lambda t, n, k: f"{calls_formula(t, n, k)} calls", "'4 calls' for 10 turns"),
+    "returns the turns of the calls": (lambda t, n, k: list(range(n, t + 1, n - k)), "not a number"),
+}
+
+
+@pytest.mark.parametrize("name", WRONG_CALL_TYPES)
+def test_a_calls_answer_that_is_not_a_number_is_told_so(name):
+    verdict = assert_named(check_calls_formula, *WRONG_CALL_TYPES[name])
+    assert "Count it by hand" not in verdict.message
 
 
 @pytest.mark.parametrize("answer", RIGHT_CALLS, ids=lambda f: f.__name__)
@@ -213,7 +232,27 @@ def rule_by_regex(summary):
         re.search(words, s, re.I) for s in re.findall(r"[^.!?]*equit[^.!?]*", summary, re.I))
 
 
-RIGHT_RULES = [rule_by_split, rule_by_dots, rule_by_regex]
+def rule_with_a_flag(summary):
+    found = False
+    for sentence in re.split(r"[.!?]", summary):
+        if "equit" in sentence.lower() and any(word in sentence.lower() for word in RULE_WORDS):
+            found = True
+    return found
+
+
+def first_equity_sentence_only(summary):
+    for sentence in re.split(r"(?<=[.!?])\s+", summary.lower()):
+        if "equit" in sentence:
+            return any(word in sentence for word in RULE_WORDS)
+    return False
+
+
+def every_equity_sentence(summary):
+    about = [sentence for sentence in re.split(r"(?<=[.!?])\s+", summary.lower()) if "equit" in sentence]
+    return bool(about) and all(any(word in sentence for word in RULE_WORDS) for sentence in about)
+
+
+RIGHT_RULES = [rule_by_split, rule_by_dots, rule_by_regex, rule_with_a_flag]
 WRONG_RULES = {
     "keyword only": (lambda s: "equit" in s.lower(), "keyword check"),
     "anywhere": (lambda s: any(w in s.lower() for w in RULE_WORDS), "only in the sentences that mention equity"),
@@ -221,6 +260,12 @@ WRONG_RULES = {
     "equity, not equit": (lambda s: any(w in x.lower() for x in s.split(". ") if "equity" in x.lower()
                                         for w in RULE_WORDS), "'equit'"),
     "only 'never'": (lambda s: any("never" in x.lower() for x in s.split(". ") if "equit" in x.lower()), "differ"),
+    "only '.' ends a sentence": (lambda s: any("equit" in x and any(w in x for w in RULE_WORDS)
+                                               for x in s.lower().split(".")), "Split after '!' and '?' too"),
+    "the first sentence about equity only": (first_equity_sentence_only, "holds 'never'"),
+    "every sentence about equity": (every_equity_sentence, "holds 'never'"),
+    "cuts at commas too": (lambda s: any("equit" in x and any(w in x for w in RULE_WORDS)
+                                         for x in re.split(r"[.,!?]", s.lower())), "holds 'never'"),
     "no return": (lambda s: None, "forget `return`"),
     "a string": (lambda s: "rule", "not True or False"),
 }

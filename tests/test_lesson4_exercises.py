@@ -15,6 +15,8 @@ from helpers.base.tokens import count_tokens, encoding
 from helpers.display.exercise import CORRECT, NOT_DONE, WRONG
 from helpers.display.lesson4_exercises import (
     CAP_CASES,
+    HINDI_SUMMARY,
+    LONG_SUMMARY,
     OVERFLOW_CASES,
     OVERFLOW_MISTAKES,
     OverflowCase,
@@ -128,6 +130,21 @@ def greater_or_equal(sizes, budget, messages_to_compress=4):
     return found
 
 
+def folds_until_below_the_budget(sizes, budget, messages_to_compress=4):
+    buffer, found = [], []
+    for number, size in enumerate(sizes, start=1):
+        if sum(buffer) + size > budget:
+            whole = len(buffer) // 2 * 2
+            n = min(messages_to_compress, whole)
+            while n < whole and sum(buffer[n:]) + size >= budget:   # stops only below the budget
+                n += 2
+            if n:
+                buffer = buffer[n:]
+                found.append(number)
+        buffer.append(size)
+    return found
+
+
 def store_then_test(sizes, budget, messages_to_compress=4):
     buffer, found = [], []
     for number, size in enumerate(sizes, start=1):
@@ -229,6 +246,7 @@ WRONG_OVERFLOW_ANSWERS = {
     pages_analyse: "Your rule is the page's analyse()",
     pages_analyse_without_empty_folds: "Your rule is the page's: it stops after messages_to_compress",
     greater_or_equal: "(>, not >=)",
+    folds_until_below_the_budget: "stop folding",
     store_then_test: "tests *before* storing",
     folds_a_waiting_question: "whole turns only",
     zero_based: "number the messages from 1",
@@ -409,11 +427,31 @@ def keeps_the_long_one(summary, summarise, max_summary_tokens):
     return summary
 
 
+def keeps_fewer_characters(summary, summarise, max_summary_tokens):
+    if max_summary_tokens is None or count_tokens(summary) <= max_summary_tokens:
+        return summary
+    return min((text for text in (summary, summarise([], summary)) if text.strip()), key=len)
+
+
+def keeps_fewer_words(summary, summarise, max_summary_tokens):
+    if max_summary_tokens is None or count_tokens(summary) <= max_summary_tokens:
+        return summary
+    return min((text for text in (summary, summarise([], summary)) if text.strip()), key=lambda t: len(t.split()))
+
+
+def names_the_summary_keyword(summary, summarise, max_summary_tokens):
+    """Calls the summariser by the parameter name of the notebook's own example, first_20_words(messages, summary)."""
+    if max_summary_tokens is None or count_tokens(summary) <= max_summary_tokens:
+        return summary
+    shorter = summarise(messages=[], summary=summary)
+    return shorter if shorter and count_tokens(shorter) < count_tokens(summary) else summary
+
+
 WRONG_CAP_ANSWERS = {
     loops_until_under: "summarise was called a second time",
     calls_twice: "summarise was called a second time",
-    counts_words: "count tokens with count_tokens(summary), not words",
-    counts_characters: "count tokens with count_tokens(summary), not words",
+    counts_words: "count tokens with count(summary), not words",
+    counts_characters: "count tokens with count(summary), not words",
     always_shortens: "yet summarise was called",
     strict_cap: "(<=, not <)",
     trusts_the_summariser: "came back with",
@@ -423,6 +461,9 @@ WRONG_CAP_ANSWERS = {
     wrong_arguments: "call summarise([], summary)",
     spins: "still running after 2 seconds",
     keeps_the_long_one: "kept the long one",
+    keeps_fewer_characters: "fewer characters and words, but more tokens",
+    keeps_fewer_words: "fewer characters and words, but more tokens",
+    names_the_summary_keyword: "call summarise([], summary)",
 }
 
 
@@ -431,6 +472,14 @@ def test_wrong_cap_answers_are_told_their_mistake(answer):
     verdict = check_summary_cap(answer)
     assert verdict.status == WRONG, verdict
     assert WRONG_CAP_ANSWERS[answer] in verdict.message, verdict.message
+    assert "<locals>" not in verdict.message and "WrongCall" not in verdict.message  # no names from the check's code
+    assert "count_tokens" not in verdict.message  # notebook 05 counts with count(text)
+
+
+def test_the_hindi_summary_looks_shorter_and_costs_more_tokens():
+    """The case that tells counting tokens from counting characters or words when picking the shorter text."""
+    assert len(HINDI_SUMMARY) < len(LONG_SUMMARY) and len(HINDI_SUMMARY.split()) < len(LONG_SUMMARY.split())
+    assert count_tokens(HINDI_SUMMARY) > count_tokens(LONG_SUMMARY)
 
 
 def test_an_unfinished_cap_is_not_done():

@@ -95,6 +95,16 @@ CALL_HINTS = {
 }
 
 
+def _not_a_number(case: tuple[int, int, int], answer: Any) -> str:
+    """What to say when predicted_calls hands back something other than a number (None, a text, a list)."""
+    turns, threshold, keep = case
+    where = f"predicted_calls returned {answer!r} for {_turns(turns)}, summarise after {threshold}, keep {keep}"
+    if answer is None:
+        return (f"{where}: did you forget `return`? A print shows the number but hands nothing back; end "
+                "the function with return and the number of calls.")
+    return f"{where}, not a number: return how many calls there are, a whole number such as 4."
+
+
 def check_calls_formula(predicted_calls: Callable[[int, int, int], int]) -> Feedback:
     """Exercise 1.1: ``predicted_calls(total_turns, threshold, keep)`` against the memory's own schedule."""
     cases = schedule_cases()
@@ -103,6 +113,8 @@ def check_calls_formula(predicted_calls: Callable[[int, int, int], int]) -> Feed
         answer = run_answer("1.1", _quietly(predicted_calls), *case, todo="write the body of predicted_calls")
         if isinstance(answer, Feedback):
             return show(answer)
+        if isinstance(answer, bool) or not isinstance(answer, (int, float)):
+            return show(Feedback("1.1", WRONG, _not_a_number(case, answer)))
         answers.append(answer)
     expected = [summary_schedule(*case).calls for case in cases]
     if answers == expected:
@@ -320,7 +332,14 @@ def rule_cases(count: int = 24, seed: int = 7) -> list[str]:
     fixed = ["He avoids equities, preferring fixed-income. He will never touch his emergency fund.",
              "Never suggest equities to him. He is 32.",
              "Chiru earns ₹1,20,000 a month and is risk-averse. His one rule for spending is to save first.",
-             "[offline stand-in summary] User: One hard rule: I am allergic to equity instruments, never suggest them."]
+             "[offline stand-in summary] User: One hard rule: I am allergic to equity instruments, never suggest them.",
+             # where splitting at '.' only, reading one sentence about equity, needing all of them, or cutting
+             # at commas gives another answer than reading every sentence
+             "He avoids equities! He will never touch his emergency fund.",
+             "Does he want equities? He must not miss a PPF deposit.",
+             "He prefers fixed deposits to equity. Never suggest equities to him.",
+             "Never suggest equities to him. He is wary of equities.",
+             "Equity funds are out for him, never to be suggested."]
     rng = random.Random(seed)
     generated = []
     for _ in range(count):
@@ -331,13 +350,26 @@ def rule_cases(count: int = 24, seed: int = 7) -> list[str]:
     return [*lesson, *fixed, *generated]
 
 
-RULE_MISTAKES: dict[str, Callable[[str], bool]] = {
-    "the keyword check": lambda s: "equit" in s.lower(),
-    "rule words anywhere": lambda s: any(word in s.lower() for word in RULE_WORDS),
-    "upper and lower case": lambda s: any(word in sentence for sentence in sentences(s) if "equit" in sentence
-                                          for word in RULE_WORDS),
-    "'equity' misses 'equities'": lambda s: any(word in sentence.lower() for sentence in sentences(s)
-                                               if "equity" in sentence.lower() for word in RULE_WORDS),
+def _full_stops(summary: str) -> list[str]:
+    """The summary cut at every '.', the split that misses the sentences ending in '!' or '?'."""
+    return summary.split(".")
+
+
+def _sentence_rule(summary: str, split: Callable[[str], list[str]]) -> bool:
+    return any(word in sentence.lower() for sentence in split(summary) if "equit" in sentence.lower()
+               for word in RULE_WORDS)
+
+
+# Each known mistake, given how the answer splits sentences (``sentences`` or ``_full_stops``), so that a
+# mistake is named also when the answer cuts only at '.' as well.
+RULE_MISTAKES: dict[str, Callable[[str, Callable[[str], list[str]]], bool]] = {
+    "the keyword check": lambda s, split: "equit" in s.lower(),
+    "rule words anywhere": lambda s, split: any(word in s.lower() for word in RULE_WORDS),
+    "upper and lower case": lambda s, split: any(word in sentence for sentence in split(s) if "equit" in sentence
+                                                 for word in RULE_WORDS),
+    "'equity' misses 'equities'": lambda s, split: any(word in sentence.lower() for sentence in split(s)
+                                                       if "equity" in sentence.lower() for word in RULE_WORDS),
+    "only '.' ends a sentence": _sentence_rule,  # with ``sentences`` this is the right answer, never matched
 }
 RULE_HINTS = {
     "the keyword check": "that is the lesson's keyword check: it says True for \"He avoids equities, preferring "
@@ -350,7 +382,20 @@ RULE_HINTS = {
                             "compare in lower case (sentence.lower())",
     "'equity' misses 'equities'": "\"He avoids equities\" and \"Never suggest equities\" do not contain 'equity' "
                                   "(the word changes: equities). Look for 'equit', which both contain",
+    "only '.' ends a sentence": "you split only at '.': in \"He avoids equities! He will never touch his emergency "
+                                "fund.\" the '!' ends the sentence about equity, and the 'never' is in the next one. "
+                                "Split after '!' and '?' too, for example re.split(r\"(?<=[.!?])\\s+\", summary)",
 }
+
+
+def _rule_mistake(answers: Sequence[bool], cases: Sequence[str]) -> str | None:
+    """The hint for the known mistake the answers show exactly (with the '.'-only split or without), if any."""
+    for split in (sentences, _full_stops):
+        for name, mistake in RULE_MISTAKES.items():
+            if all(mistake(summary, split) == answer for summary, answer in zip(cases, answers)):
+                also = split is _full_stops and name != "only '.' ends a sentence"
+                return RULE_HINTS[name] + (". And " + RULE_HINTS["only '.' ends a sentence"] if also else "")
+    return None
 
 
 def _why(summary: str) -> str:
@@ -382,11 +427,11 @@ def check_rule_check(rule_kept: Callable[[str], bool]) -> Feedback:
         return show(Feedback("3.1", CORRECT, (
             f"all {len(cases)} summaries right, the lesson's among them: True for cycles 1 and 2, False for "
             "cycle 3 ('avoids ... preferring'). Your check sees the drift the keyword check misses.")))
-    mistake = _first_matching(RULE_MISTAKES, answers, [(summary,) for summary in cases])
+    hint = _rule_mistake(answers, cases)
     wrong = [(summary, mine, right) for summary, mine, right in zip(cases, answers, expected) if mine != right]
     summary, mine, right = wrong[0]
     example = f"for {summary!r} you say {mine}, but {_why(summary)}"
-    if mistake:
-        return show(Feedback("3.1", WRONG, f"{RULE_HINTS[mistake]}."))
+    if hint:
+        return show(Feedback("3.1", WRONG, f"{hint}."))
     return show(Feedback("3.1", WRONG, f"{len(wrong)} of {len(cases)} summaries differ; {example}."))
 

@@ -8,6 +8,7 @@ where the answer and the memory part ways) in words a student knows from the not
 """
 from __future__ import annotations
 
+import inspect
 import random
 import re
 from collections.abc import Callable, Sequence
@@ -71,6 +72,7 @@ def _fixed_overflow_cases() -> tuple[OverflowCase, ...]:
                      "a long question after short turns, compress 2"),
         OverflowCase((30, 40, 30, 40, 30), 120, 4, "a reply arriving while the buffer holds a whole turn and its question"),
         OverflowCase((10, 60, 10, 20, 10, 60, 10), 100, 4, "an overflow right after an exact fit"),
+        OverflowCase((10, 10, 30, 30, 40, 10), 100, 2, "a fold that leaves the buffer and the message exactly at the budget"),
     )
 
 
@@ -99,7 +101,7 @@ def memory_overflows_at(case: OverflowCase) -> list[int]:
 
 
 def overflow_rule(sizes: Sequence[int], budget: int, compress: int, *, extra_turns: bool = True,
-                  count_empty: bool = False, strict: bool = False, test_after: bool = False,
+                  count_empty: bool = False, strict: bool = False, strict_extra: bool = False, test_after: bool = False,
                   whole_turns: bool = True, per_turn: bool = False, first_number: int = 1,
                   turn_numbers: bool = False, remove: bool = True, include_new: bool = True,
                   fixed_compress: int | None = None) -> list[int]:
@@ -120,7 +122,7 @@ def overflow_rule(sizes: Sequence[int], budget: int, compress: int, *, extra_tur
             whole = len(buffer) // 2 * 2 if whole_turns else len(buffer)
             n = min(compress, whole)
             folds = 1
-            while extra_turns and n < whole and sum(buffer[n:]) + incoming > budget:
+            while extra_turns and n < whole and sum(buffer[n:]) + incoming >= budget + (0 if strict_extra else 1):
                 n += 2
                 folds += 1
             if n or count_empty:
@@ -148,6 +150,8 @@ PAGE_STOPS = ("it stops after messages_to_compress messages; when that frees too
 PAGE_COUNTS_EMPTY = ("it counts an overflow when the buffer holds no whole turn to fold (only the question of the "
                      "reply that is arriving); the memory then folds nothing, calls no summariser, counts no "
                      "overflow, and stores the message over the budget.")
+AT_THE_BUDGET = ("You overflow when the buffer plus the message *reaches* the budget. A message that brings the "
+                 "buffer exactly to max_buffer_tokens still fits: overflow only when the sum would pass it (>, not >=).")
 OVERFLOW_MISTAKES: tuple[Mistake, ...] = (
     Mistake("the page's analyse()", {"extra_turns": False, "count_empty": True},
             "Your rule is the page's analyse(), written for any sizes: right on every setting the page tries, "
@@ -157,9 +161,12 @@ OVERFLOW_MISTAKES: tuple[Mistake, ...] = (
             f"Your rule is the page's: {PAGE_STOPS}"),
     Mistake("counts a fold of nothing", {"count_empty": True},
             f"Your rule does what the page's analyse() does here: {PAGE_COUNTS_EMPTY}"),
-    Mistake(">= instead of >", {"strict": True},
-            "You overflow when the buffer plus the message *reaches* the budget. A message that brings the buffer "
-            "exactly to max_buffer_tokens still fits: overflow only when the sum would pass it (>, not >=)."),
+    Mistake(">= instead of >", {"strict": True, "strict_extra": True}, AT_THE_BUDGET),
+    Mistake(">= in the overflow test", {"strict": True}, AT_THE_BUDGET),
+    Mistake(">= while folding more", {"strict_extra": True},
+            "You fold more turns while the buffer plus the message *reaches* the budget. Once it equals "
+            "max_buffer_tokens the message fits, so stop folding: fold more only while the sum would pass it "
+            "(>, not >=)."),
     Mistake("test after storing", {"test_after": True},
             "You store the message first and test afterwards. The memory tests *before* storing: would the buffer "
             "plus this message pass the budget? If so it folds the oldest turns, then stores the message."),
@@ -284,9 +291,20 @@ class WrongCall(ValueError):
     """The student called the summariser with arguments a shortening call does not take."""
 
 
+def _summariser_shape(messages: Any = None, existing_summary: Any = None) -> None:
+    """The parameters of a summariser (the memory's): the new messages, then the summary so far."""
+
+
 def _shortener(name: str, shorten: Callable[[str], str]) -> Callable[..., str]:
     """A summariser for the check: shortens ``existing_summary`` when called as ``summarise([], summary)``."""
-    def summarise(messages: Any = None, existing_summary: Any = None) -> str:
+    def summarise(*args: Any, **kwargs: Any) -> str:
+        try:  # bound by hand: a TypeError of Python's own would name this function's insides
+            bound = inspect.signature(_summariser_shape).bind(*args, **kwargs)
+        except TypeError:
+            given = [_short(a) for a in args] + [f"{key}={_short(value)}" for key, value in kwargs.items()]
+            raise WrongCall(f"summarise was called as summarise({', '.join(given)}), but it takes the new messages and "
+                            "the summary so far, summarise(messages, existing_summary): call summarise([], summary)")
+        messages, existing_summary = bound.args + (None,) * (2 - len(bound.args))
         if messages != [] or not isinstance(existing_summary, str) or not existing_summary:
             raise WrongCall(
                 f"summarise was called with messages={_short(messages)} and existing_summary={_short(existing_summary)}. To "
@@ -306,6 +324,16 @@ def drops_last_sentence() -> Callable[..., str]:
 
 def comes_back_longer() -> Callable[..., str]:
     return _shortener("comes back longer", lambda text: f"{text} In short: all of the above still applies.")
+
+
+# LONG_SUMMARY in Hindi: fewer words and fewer characters, more o200k_base tokens (a test checks all three)
+HINDI_SUMMARY = ("चिरु की मासिक आय ₹1,20,000 और खर्च ₹60,000 है। वह 32 वर्ष का और जोखिम-विमुख है। उसकी ₹50,000 "
+                 "की FD तीन महीने में परिपक्व होगी। लक्ष्य: 55 तक सेवानिवृत्ति।")
+
+
+def answers_in_hindi() -> Callable[..., str]:
+    """A model asked to summarise an Indian user's chat may answer in Hindi: shorter to the eye, more tokens."""
+    return _shortener("answers in Hindi", lambda text: HINDI_SUMMARY)
 
 
 def comes_back_empty() -> Callable[..., str]:
@@ -346,6 +374,8 @@ def _fixed_cap_cases() -> tuple[CapCase, ...]:
                 "a summary under the cap in words but over it in tokens (₹ amounts are several tokens each)"),
         CapCase(LONG_SUMMARY, comes_back_longer(), words - 4, "a 'shorter' summary that came back longer"),
         CapCase(LONG_SUMMARY, comes_back_empty(), words - 4, "a summariser that returns nothing"),
+        CapCase(LONG_SUMMARY, answers_in_hindi(), words - 4,
+                "a 'shorter' summary in fewer words and characters, but more tokens"),
         CapCase(LONG_SUMMARY, drops_last_sentence(), None, "no cap at all"),
         CapCase(LONG_SUMMARY, drops_last_sentence(), 10, "a cap even the shorter summary cannot meet"),
     )
@@ -390,7 +420,7 @@ def _cap_verdict(case: CapCase, answer: Any, calls: int) -> str | None:
                     "or drop a figure)")
         if len(case.summary.split()) <= (case.cap or 0):
             return (f"the summary has {len(case.summary.split())} words but {tokens} tokens, over the cap of "
-                    f"{case.cap}: count tokens with count_tokens(summary), not words (a ₹ amount is one word and "
+                    f"{case.cap}: count tokens with count(summary), not words (a ₹ amount is one word and "
                     "several tokens)")
         return f"the summary has {tokens} tokens, over the cap of {case.cap}, but summarise was not called"
     if answer == expected:
@@ -400,12 +430,27 @@ def _cap_verdict(case: CapCase, answer: Any, calls: int) -> str | None:
         return ("the summariser returned an empty text and yours kept it: an empty summary would lose every earlier "
                 "turn. Keep the old summary when the new one is empty")
     if shorter and count_tokens(shorter) >= tokens and answer.strip() == shorter:
+        looks_shorter = len(shorter) < len(case.summary) and len(shorter.split()) < len(case.summary.split())
         return (f"the 'shorter' summary came back with {count_tokens(shorter)} tokens, more than the {tokens} it "
-                "replaces, and yours kept it: keep whichever of the two has fewer tokens")
+                "replaces, and yours kept it" + (
+                    " (it has fewer characters and words, but more tokens: compare count(text), not len)"
+                    if looks_shorter else "") + ": keep whichever of the two has fewer tokens")
     if answer == case.summary:
         return (f"the summariser returned a shorter summary ({count_tokens(shorter)} tokens against {tokens}), "
                 "and yours kept the long one: keep whichever of the two has fewer tokens")
     return f"yours returned {answer[:60]!r}..., the memory keeps {expected[:60]!r}..."
+
+
+def _wrong_call_returned(cap_summary: Callable[..., Any]) -> Callable[..., Any]:
+    """``cap_summary`` returning the ``WrongCall`` its summariser raised, so the check says what was wrong with
+    the call in its own words (not as an error named after the check's code)."""
+    def attempt(*args: Any) -> Any:
+        try:
+            return cap_summary(*args)
+        except WrongCall as wrong:
+            return wrong
+    attempt.__name__ = getattr(cap_summary, "__name__", "cap_summary")
+    return attempt
 
 
 def check_summary_cap(cap_summary: Callable[[str, Callable, int | None], str]) -> Feedback:
@@ -414,8 +459,10 @@ def check_summary_cap(cap_summary: Callable[[str, Callable, int | None], str]) -
     wrong: list[tuple[CapCase, str]] = []
     for case in CAP_CASES:
         summarise = limit_calls(case.summarise, 1, "summarise")
-        result = run_answer("5.1", cap_summary, case.summary, summarise, case.cap, seconds=SECONDS,
-                            todo="write the body of cap_summary")
+        result = run_answer("5.1", _wrong_call_returned(cap_summary), case.summary, summarise, case.cap,
+                            seconds=SECONDS, todo="write the body of cap_summary")
+        if isinstance(result, WrongCall):
+            return show(Feedback("5.1", WRONG, f"{result} (on {case.describe()})."))
         if isinstance(result, Feedback):
             if result.status == NOT_DONE:
                 return show(result)
