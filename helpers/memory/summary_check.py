@@ -3,9 +3,10 @@ assistant, role markers, chat-template tokens and forged section headers.
 
 A summary is the model's notes about a conversation; the assistant's rules come from the system
 prompt. A pattern check is cheap and offline. It reads the summary with invisible characters dropped
-(the tag characters read as the ASCII they spell), compatibility forms as the letters Unicode says they
-are (NFKC: full-width "ｍｕｓｔ" reads "must"), bracket look-alikes read as brackets, in any case, and
-with any run of whitespace (spaces, tabs, newlines) wherever a phrase has a space.
+(the tag characters read as the ASCII they spell), combining marks dropped (a mark is drawn on the letter
+before it), compatibility forms as the letters Unicode says they are (NFKC: full-width "ｍｕｓｔ" reads
+"must"), bracket look-alikes read as brackets, every line break as a new line, in any case, and with any
+run of whitespace (spaces, tabs, newlines) wherever a phrase has a space.
 It catches role markers wherever a sentence can start (``Thanks.SYSTEM:``; ``User:`` and ``Assistant:``
 only in capitals, since summaries label who said what in sentence case), the template tokens of the
 common chat formats (gpt-oss/harmony, Llama 3, ChatML, Gemma, Mistral, Phi, Llama 2), and headers forged
