@@ -130,3 +130,21 @@ def test_a_card_whose_groups_look_like_a_range_of_thousands_is_still_a_card(grou
     assert redact(f"card {written} ok") == "card [CARD] ok", written
     assert redact("test card 4000-0000-0000-0002.") == "test card [CARD]."
     assert redact("between 4000-5000 a month") == "between 4000-5000 a month"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(["Rs 500", "₹2,000", "INR 1,20,000", "Rs. 25,000", "$ 40", "500", "25,000"]),
+       st.sampled_from([" to ", " - ", " \u2013 "]),
+       st.sampled_from([("9876543210", "[PHONE]"), ("98765 43210", "[PHONE]"), ("+91 98765 43210", "[PHONE]"),
+                        ("4111 1111 1111 1111", "[CARD]"), ("4111111111111111", "[CARD]"),
+                        ("2345 6789 0123", "[AADHAAR]")]))
+def test_an_identifier_after_an_amount_is_no_end_of_a_range(amount, joint, identifier):
+    # "send Rs 500 to 9876543210" is a payment to a phone number (UPI), not a range from 500 to 9876543210
+    written, tag = identifier
+    assert redact(f"I sent {amount}{joint}{written} on UPI.") == f"I sent {amount}{joint}{tag} on UPI."
+
+
+@pytest.mark.parametrize("text", ["Rs 70000-80000", "Rs 98765-43210", "Rs 70,000 to 80,000", "₹15-20 k",
+                                  "Rs 500 to 5,000 a month", "12 to 24 months", "Rs 5 to 50 lakh"])
+def test_a_range_whose_end_is_no_identifier_is_still_kept(text):
+    assert redact(text) == text

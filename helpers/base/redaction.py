@@ -78,12 +78,43 @@ def _redact_outside_amounts(text: str) -> str:
     return _PHONE.sub("[PHONE]", text)
 
 
+# where a range's second figure starts: "-", "–" or "to" after a digit, then maybe a currency
+_RANGE_END = re.compile(rf"(?<=\d)\s*(?:[{_DASH}]|to)\s*{_CURRENCY}?\s*(?=\d)", re.IGNORECASE)
+
+
+def _identifier_at(text: str, start: int) -> int | None:
+    """Where a phone, card (Luhn checked) or Aadhaar number that starts at ``start`` ends; None if none does."""
+    ends = [match.end() for pattern in (_PHONE, _AADHAAR) if (match := pattern.match(text, start))]
+    card = _CARD.match(text, start)
+    if card and luhn_valid(re.sub(r"\D", "", card.group(0))):
+        ends.append(card.end())
+    return max(ends, default=None)
+
+
+def _amount_spans(text: str) -> list[tuple[int, int]]:
+    """The spans of the amounts in ``text``. A range ends before a second figure that is an identifier:
+    "Rs 500 to 98765 43210" is a payment to a phone number, so the amount is "Rs 500" and the phone is
+    looked at with the rest of the text."""
+    spans, position = [], 0
+    while amount := _AMOUNT.search(text, position):
+        start, end = amount.span()
+        joint = _RANGE_END.search(text, start, end)
+        identifier_end = joint and _identifier_at(text, joint.end())
+        if identifier_end:
+            spans.append((start, joint.end()))
+            position = identifier_end  # the identifier is outside every amount
+        else:
+            spans.append((start, end))
+            position = end
+    return spans
+
+
 def redact(text: str) -> str:
     """``text`` with each identifier replaced by ``[EMAIL]``, ``[PHONE]``, ``[PAN]`` and so on; amounts kept."""
     pieces, last = [], 0
-    for amount in _AMOUNT.finditer(text):
-        pieces += [_redact_outside_amounts(text[last:amount.start()]), amount.group(0)]
-        last = amount.end()
+    for start, end in _amount_spans(text):
+        pieces += [_redact_outside_amounts(text[last:start]), text[start:end]]
+        last = end
     return "".join(pieces) + _redact_outside_amounts(text[last:])
 
 
