@@ -40,11 +40,13 @@ def _phrases(*phrases: str) -> str:
     return "|".join(phrase.replace(" ", r"\s+") for phrase in phrases)
 
 
-# where a sentence can start: the text's or a line's start, or after sentence punctuation, then any
-# whitespace and markdown (bullets of markdown and of Unicode, dashes, headings, quotes, bold and italics);
-# the word after it must not go on a word (\b would fail after "_", which is a word character)
+# where a sentence can start: the text's or a line's start, or after sentence punctuation (full stops of other
+# scripts, and quotes and brackets, opening and closing, among it), then any whitespace, opening brackets and
+# markdown (bullets of markdown and of Unicode, dashes, headings, quotes, bold and italics); the word after it
+# must not go on a word (\b would fail after "_", which is a word character)
 _MARKDOWN = r"\s*_#>+\-\u2013\u2014\u2022\u2023\u2043\u25e6\u25aa\u25cf\u2219\u00b7"
-_SENTENCE_START = r"(?:^|(?<=[.!?;:|>)\]}\"'\u2019\u201d]))[" + _MARKDOWN + r"]*(?<![^\W_])"
+_SENTENCE_START = (r"(?:^|(?<=[.!?;:|<>)\]}\"'\u2018\u2019\u201a\u201c\u201d\u201e\u00bf\u00a1\u300c\u300d\u300e\u300f"
+                   r"\u3002\u0964\u0965\u203d]))[" + _MARKDOWN + r"(\[{]*(?<![^\W_])")
 # roles no summary names at a sentence start, in any case; "User:" and "Assistant:" in sentence case are how
 # summaries (the offline stand-in's too) say who said what, so those two count in capitals, as the requests write them
 _ROLES = r"system|developer|tool|human"
@@ -158,7 +160,7 @@ def readable_form(text: str) -> str:
     return "".join(ANGLE_READINGS.get(ch, ch) for ch in strip_invisible(text))
 
 
-_LEADING_MARKDOWN = re.compile(r"^[" + _MARKDOWN + r"]+(?=\w)")  # what _SENTENCE_START took before a word
+_LEADING_MARKDOWN = re.compile(r"^[" + _MARKDOWN + r"(\[{]+(?=\w)")  # what _SENTENCE_START took before a word
 
 
 def check_summary(summary: str, *, headings: Iterable[str] | None = None, names: Iterable[str] = ()) -> SummaryCheck:
