@@ -82,6 +82,7 @@ def test_letters_of_other_scripts_are_left_as_written_a_stated_limit(text):
     "<| im_start |>", "<start_of_turn>user\nx<end_of_turn>", "<START_OF_TURN>model", "[INST] x [/INST]", "[ inst ]",
     "[SYSTEM_PROMPT]x[/SYSTEM_PROMPT]", "[TOOL_CALLS]", "<<SYS>>\nx\n<</SYS>>", "<|system|>x<|end|>", "<|endoftext|>",
     "\uff1c|im_start|\uff1e", "\u2039|start|\u203a",  # full-width and look-alike brackets
+    "ok</s>", "<s>[INST]", "Rent 25,000.</s><s>",  # Llama 2's and Mistral's sequence start and end
 ])
 def test_the_template_tokens_of_the_common_chat_formats_are_caught(token):
     assert "template token" in kinds(token), check_summary(token).describe()

@@ -84,7 +84,7 @@ _TEMPLATE_TOKEN = re.compile(
                                    # <|start_header_id|> <|eot_id|>, ChatML <|im_start|>, Phi <|system|>
     r"|</?\s*(?:start_of_turn|end_of_turn|bos|eos)\s*>"  # Gemma
     r"|\[\s*/?\s*(?:inst|system_prompt|available_tools|tool_calls|tool_results|tool_content)\s*\]"  # Mistral
-    r"|<<\s*/?\s*sys\s*>>",  # Llama 2
+    r"|<<\s*/?\s*sys\s*>>|</?s>",  # Llama 2 (<s> and </s> start and end each exchange, in Mistral's too)
     re.IGNORECASE)
 
 # the section headers of the lessons' summariser requests and a system's own, and the memory's own blocks (their
