@@ -82,7 +82,10 @@ def test_an_account_mentioned_with_an_amount_keeps_the_amount():
 
 @pytest.mark.parametrize("phone", ["+91 98765 43210", "+91-98765-43210", "+919876543210", "9876543210", "09876543210",
                                    "98765 43210", "98765-43210", "987-654-3210", "022-23456789", "080 2345678",
-                                   "+44 20 7946 0958", "+1 415 555 0134", "+1 (415) 555 0134"])
+                                   "+44 20 7946 0958", "+1 415 555 0134", "+1 (415) 555 0134",
+                                   # a landline's number in two groups, its STD code in brackets: as Indians write them
+                                   "080 2345 678", "022 2345 6789", "(022) 2345 6789", "(080) 23456789",
+                                   "011-2345-6789", "0124 234 5678"])
 def test_phones_are_found_by_their_shape(phone):
     assert redact(f"call me on {phone} today") == "call me on [PHONE] today"
 

@@ -50,7 +50,9 @@ _AADHAAR = re.compile(
 _PHONE = re.compile(
     rf"(?<![\w+])(?:\+91{_SEP}?|91{_SEP}|0)?[6-9]\d{{4}}{_SEP}?\d{{5}}(?![\d])"  # Indian mobile: 98765 43210, +91 98765 43210
     rf"|(?<![\w+])(?:\+91{_SEP}?|0)?[6-9]\d{{2}}{_SEP}\d{{3}}{_SEP}\d{{4}}(?![\d])"  # 987-654-3210
-    rf"|(?<![\w+])0\d{{2,4}}{_SEP}\d{{6,8}}(?![\d])"  # landline with STD code: 022-23456789, 080 2345 678
+    # landline with STD code (in brackets or not), its number whole or in two groups: 022-23456789, 080 2345 678
+    # (an STD code never starts 00, and a landline is no piece of a longer group of digits)
+    rf"|(?<![\w+(])(?<!\d{_SEP})\(?0[1-9]\d{{1,3}}\)?{_SEP}(?:\d{{6,8}}|\d{{3,4}}{_SEP}\d{{3,4}})(?!\d|{_SEP}\d)"
     rf"|\+[1-9]\d{{0,2}}{_SEP}?\(?\d{{1,4}}\)?(?:{_SEP}?\d){{5,11}}(?![\d])")  # international: +44 20 7946 0958
 
 
