@@ -2,8 +2,11 @@
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from helpers.base.tokens import count_tokens, filler_text
+from helpers.memory.placement import INVISIBLE
 from helpers.memory.stubs import turn_range_stub
 from helpers.memory.summary import SummaryMemory
 from helpers.memory.summary_buffer import SummaryBufferMemory
@@ -178,6 +181,18 @@ def test_a_message_bigger_than_the_budget_is_kept_whole_and_reported():
 
 
 # ----- failures lose nothing -------------------------------------------------------------------
+@settings(max_examples=60, deadline=None)
+@given(st.text(st.sampled_from(sorted(INVISIBLE) + [" ", "\n", "\t", "\u00a0", "\u3000"]), min_size=1, max_size=4),
+       st.sampled_from(["summary", "buffer"]))
+def test_a_summary_of_only_invisible_characters_and_spaces_is_empty_and_never_stored(blank, kind):
+    # a zero-width space or a soft hyphen alone shows nothing: storing it would drop the folded turns for nothing
+    memory = (SummaryMemory(SYSTEM, lambda messages, existing: blank, 2, 1) if kind == "summary" else
+              SummaryBufferMemory(SYSTEM, lambda messages, existing: blank, max_buffer_tokens=12))
+    with pytest.raises(SummariserError, match="empty text"):
+        run_turns(memory, 3)
+    assert memory.summary is None and memory.fold_events == [] and len(memory.verbatim) == len(memory.archive)
+
+
 @pytest.mark.parametrize("mode", ["raise", "empty"])
 def test_failed_summary_memory_fold_keeps_everything_and_retries(mode):
     flaky = FlakySummariser(mode)

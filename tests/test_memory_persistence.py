@@ -137,6 +137,7 @@ def _set(path: str, value):
 SUMMARY_CASES = {  # what is changed, and the field the refusal names
     "summary null, folded messages": (_set("summary", None), "summary"),
     "empty summary": (_set("summary", "   "), "summary"),
+    "summary of invisible characters": (_set("summary", "\u200b\u00ad "), "summary"),
     "summary not text": (_set("summary", 42), "summary"),
     "event out of order": (_set("fold_events.1.first_turn", 2), "fold_events[1]"),
     "event tokens wrong": (_set("fold_events.0.message_tokens", 1), "fold_events[0].message_tokens"),

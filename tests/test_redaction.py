@@ -1,6 +1,8 @@
 """Redaction keeps amounts and ranges, years, ages and percentages; finds card numbers in every common
 grouping (checked with Luhn), account numbers by their context, phones by their shape; and leaves every
 figure of the lessons' conversations and summaries as it was."""
+import unicodedata
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -80,7 +82,10 @@ def test_an_account_mentioned_with_an_amount_keeps_the_amount():
 
 @pytest.mark.parametrize("phone", ["+91 98765 43210", "+91-98765-43210", "+919876543210", "9876543210", "09876543210",
                                    "98765 43210", "98765-43210", "987-654-3210", "022-23456789", "080 2345678",
-                                   "+44 20 7946 0958", "+1 415 555 0134", "+1 (415) 555 0134"])
+                                   "+44 20 7946 0958", "+1 415 555 0134", "+1 (415) 555 0134",
+                                   # a landline's number in two groups, its STD code in brackets: as Indians write them
+                                   "080 2345 678", "022 2345 6789", "(022) 2345 6789", "(080) 23456789",
+                                   "011-2345-6789", "0124 234 5678"])
 def test_phones_are_found_by_their_shape(phone):
     assert redact(f"call me on {phone} today") == "call me on [PHONE] today"
 
@@ -91,3 +96,58 @@ def test_the_other_identifiers_are_still_found():
     messages = [{"role": "user", "content": "my phone is 98765 43210 and I earn Rs 1,20,000"}]
     assert redact_messages(messages) == [{"role": "user", "content": "my phone is [PHONE] and I earn Rs 1,20,000"}]
     assert messages[0]["content"] == "my phone is 98765 43210 and I earn Rs 1,20,000"
+
+
+# every space separator (Unicode's Zs: the no-break space of a pasted number among them) and every dash the
+# amounts know: a number grouped with one of them is still the number a reader sees
+SPACES = [ch for ch in map(chr, range(0x110000)) if unicodedata.category(ch) == "Zs"]
+DASHES = ["-", "\u2010", "\u2011", "\u2012", "\u2013", "\u2014"]
+
+
+def test_the_spaces_are_unicodes_space_separators():
+    assert len(SPACES) == 17 and "\u00a0" in SPACES and "\u202f" in SPACES and "\u3000" in SPACES
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(SPACES + DASHES), st.text("0123456789", min_size=15, max_size=15).filter(lambda d: d[0] != "0"))
+def test_an_identifier_grouped_with_any_space_or_dash_is_found(separator, body):
+    number = with_check_digit(body)
+    assert redact(f"my card is {grouped(number, (4, 4, 4, 4), separator)}, ok") == "my card is [CARD], ok"
+    wrong = number[:-1] + str((int(number[-1]) + 1) % 10)
+    assert grouped(wrong, (4, 4, 4, 4), separator) in redact(f"order {grouped(wrong, (4, 4, 4, 4), separator)}")
+    for phone in (f"98765{separator}43210", f"+91{separator}98765{separator}43210", f"987{separator}654{separator}3210",
+                  f"022{separator}23456789", f"+44{separator}20{separator}7946{separator}0958"):
+        assert redact(f"call me on {phone} today") == "call me on [PHONE] today", ascii(phone)
+    assert redact(f"aadhaar 2345{separator}6789{separator}0123.") == "aadhaar [AADHAAR].", ascii(separator)
+    assert redact(f"a/c no 1234{separator}5678{separator}901.") == "a/c no [ACCOUNT].", ascii(separator)
+    assert redact(f"Rs 70000{separator}80000 a month") == f"Rs 70000{separator}80000 a month"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["4000", "5000", "1000", "0000", "3000", "4111"]), min_size=3, max_size=3),
+       st.sampled_from(["-", "\u2013", " "]))
+def test_a_card_whose_groups_look_like_a_range_of_thousands_is_still_a_card(groups, separator):
+    # "4000-0000" alone is a range of round thousands (an amount); inside "4000-0000-0000-0002" it is a card's
+    number = with_check_digit("4" + "".join(groups)[1:] + "000")
+    written = grouped(number, (4, 4, 4, 4), separator)
+    assert redact(f"card {written} ok") == "card [CARD] ok", written
+    assert redact("test card 4000-0000-0000-0002.") == "test card [CARD]."
+    assert redact("between 4000-5000 a month") == "between 4000-5000 a month"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(["Rs 500", "₹2,000", "INR 1,20,000", "Rs. 25,000", "$ 40", "500", "25,000"]),
+       st.sampled_from([" to ", " - ", " \u2013 "]),
+       st.sampled_from([("9876543210", "[PHONE]"), ("98765 43210", "[PHONE]"), ("+91 98765 43210", "[PHONE]"),
+                        ("4111 1111 1111 1111", "[CARD]"), ("4111111111111111", "[CARD]"),
+                        ("2345 6789 0123", "[AADHAAR]")]))
+def test_an_identifier_after_an_amount_is_no_end_of_a_range(amount, joint, identifier):
+    # "send Rs 500 to 9876543210" is a payment to a phone number (UPI), not a range from 500 to 9876543210
+    written, tag = identifier
+    assert redact(f"I sent {amount}{joint}{written} on UPI.") == f"I sent {amount}{joint}{tag} on UPI."
+
+
+@pytest.mark.parametrize("text", ["Rs 70000-80000", "Rs 98765-43210", "Rs 70,000 to 80,000", "₹15-20 k",
+                                  "Rs 500 to 5,000 a month", "12 to 24 months", "Rs 5 to 50 lakh"])
+def test_a_range_whose_end_is_no_identifier_is_still_kept(text):
+    assert redact(text) == text

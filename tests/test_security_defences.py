@@ -11,7 +11,7 @@ from helpers.base import signing
 from helpers.base.redaction import redact
 from helpers.lessons.data import published_run
 from helpers.memory.pinned import PINNED_CLOSE, PINNED_OPEN
-from helpers.memory.placement import DATA_CLOSE, DATA_OPEN
+from helpers.memory.placement import DATA_CLOSE, DATA_OPEN, INVISIBLE
 from helpers.memory.summary import SummaryMemory
 from helpers.memory.summary_buffer import SummaryBufferMemory
 from helpers.memory.summary_check import check_summary
@@ -324,6 +324,21 @@ def test_erasure_ignores_case_spacing_and_full_width_forms(asked):
     feed(memory, ["my salary is Rs 1,20,000 a  month", "noted", "rent 25,000", "ok", "goal", "ok"])
     report = forget(memory, asked)
     assert report.turns_removed == (1,) and report.summary_remade
+    assert "1,20,000" not in json.dumps([memory.summary, memory.archive, memory.get_messages_for_api()])
+
+
+INVISIBLE_CHARACTERS = sorted(INVISIBLE)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(INVISIBLE_CHARACTERS), st.integers(1, 6), st.booleans())
+def test_erasure_finds_the_text_with_an_invisible_character_inside_it(hidden, at, in_message):
+    # a soft hyphen or a zero-width space pasted inside "salary" leaves the word a user sees: forget must find it
+    word = "salary"[:at] + hidden + "salary"[at:]
+    memory = memories()[0]
+    feed(memory, [f"my {word if in_message else 'salary'} is 1,20,000", "noted", "rent 25,000", "ok", "goal", "ok"])
+    report = forget(memory, "salary" if in_message else word)
+    assert report.turns_removed == (1,) and report.summary_remade, ascii(word)
     assert "1,20,000" not in json.dumps([memory.summary, memory.archive, memory.get_messages_for_api()])
 
 

@@ -134,13 +134,14 @@ def test_a_signature_made_before_it_covered_the_name_is_refused_with_what_to_do(
 
 
 # ----- keys -------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("key", ["", " ", "   ", "\t\n", b"", b"  ", "\u00a0\u2003"])
+@pytest.mark.parametrize("key", ["", " ", "   ", "\t\n", b"", b"  ", "\u00a0\u2003",
+                                 "\u200b", "\ufeff", " \u00ad\u200d\n"])  # invisible: as blank to whoever reads .env
 def test_an_empty_or_blank_key_is_refused_in_using_key(key):
     with pytest.raises(signing.SignatureError, match="must not be empty or blank"), signing.using_key(key):
         pass
 
 
-@pytest.mark.parametrize("value", ["", "   ", "\t"])
+@pytest.mark.parametrize("value", ["", "   ", "\t", "\ufeff"])
 def test_an_empty_or_blank_key_in_the_environment_is_refused_on_save_and_load(value, tmp_path, monkeypatch):
     memory = SummaryMemory("sys", echo)
     path = save(memory, tmp_path / "state.json")  # saved with no key

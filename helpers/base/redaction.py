@@ -4,9 +4,10 @@ before text reaches a summariser, so a summary never stores them.
 Amounts are not identifiers and are kept: a figure after a currency sign or before a unit ("Rs
 70000-80000", "₹1,20,000", "₹15-20 k", "2 crore", "7.5 %", "12 months", "32 years"), and any
 comma-grouped number. Card numbers are found in every common grouping (4-4-4-4, 4-4-4-4-3, 4-6-5,
-4-6-4, or 13 to 19 digits unbroken) and only when their Luhn check digit holds; account numbers by
-what is written before them ("account", "a/c", "acct no"); phone numbers by their shape (an Indian
-mobile with or without +91 or 0, a landline with its STD code, an international number after +).
+4-6-4, or 13 to 19 digits unbroken; groups apart by a space of any kind, a no-break space too, or a
+dash) and only when their Luhn check digit holds; account numbers by what is written before them
+("account", "a/c", "acct no"); phone numbers by their shape (an Indian mobile with or without +91 or
+0, a landline with its STD code, an international number after +), grouped the same ways.
 
 Patterns catch the usual written forms only; names, addresses and identifiers written in words
 (or with unusual separators) pass through.
@@ -16,6 +17,10 @@ from __future__ import annotations
 import re
 
 _DASH = "-\u2010\u2011\u2012\u2013\u2014"  # hyphen-minus, hyphen, non-breaking hyphen, figure, en and em dash
+# Unicode's space separators (Zs): a number pasted from a web page or a document is often grouped with a
+# no-break or thin space, which looks like any other
+_SPACE = " \u00a0\u1680\u2000-\u200a\u202f\u205f\u3000"
+_SEP = f"[{_DASH}{_SPACE}]"  # what the digits of an identifier are grouped with
 _CURRENCY = r"(?:rs\.?|inr|₹|\$|usd|€|eur|£|gbp)"
 _UNIT = (r"(?:%|per\s*cent|percent|k|l|lakhs?|lacs?|cr|crores?|mn|million|bn|billion|thousand|rupees?|"
          r"years?|yrs?|months?|weeks?|days?|tokens?|words?|turns?|messages?|x)(?![A-Za-z])")
@@ -26,25 +31,29 @@ _AMOUNT = re.compile(
     rf"(?<![\w]){_CURRENCY}\s*{_RANGE}(?:\s*{_UNIT})?"  # Rs 70000-80000, ₹15-20 k, Rs. 1,20,000
     rf"|(?<![\w.,]){_RANGE}\s*{_UNIT}"  # 2 crore, 7-7.5 %, 12 months, 15-20 k
     r"|(?<![\w.,])\d{1,3}(?:,\d{2,3})+(?:\.\d+)?(?![\w,])"  # 1,20,000 and 1,200,000: grouped for reading, not IDs
-    rf"|(?<![\w.,])\d+000\s*[{_DASH}]\s*\d+000(?![\w,])",  # 70000-80000: a range of round thousands, not a phone
+    # 70000-80000: a range of round thousands, not a phone; not two groups of a longer number (4000-0000-0000-0002)
+    rf"|(?<![{_DASH}\w.,])\d+000\s*[{_DASH}]\s*\d+000(?![\w,]|\s*[{_DASH}]\s*\d)",
     re.IGNORECASE)
 
 _EMAIL = re.compile(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\b")
 _PAN = re.compile(r"\b[A-Z]{5}[0-9]{4}[A-Z]\b", re.IGNORECASE)  # people type it in lower case too
 _CARD = re.compile(
-    r"(?<![\d-])(?:\d{4}([ -])\d{4}\1\d{4}\1\d{4}(?:\1\d{3})?"  # 4-4-4-4 (Visa, Mastercard, RuPay), 4-4-4-4-3
-    r"|\d{4}([ -])\d{6}\2\d{4,5}"  # 4-6-5 (American Express), 4-6-4 (Diners Club)
+    rf"(?<![\d-])(?:\d{{4}}({_SEP})\d{{4}}\1\d{{4}}\1\d{{4}}(?:\1\d{{3}})?"  # 4-4-4-4 (Visa, Mastercard, RuPay), 4-4-4-4-3
+    rf"|\d{{4}}({_SEP})\d{{6}}\2\d{{4,5}}"  # 4-6-5 (American Express), 4-6-4 (Diners Club)
     r"|\d{13,19})(?![\d-])")  # unbroken
 _ACCOUNT = re.compile(
     r"(?i:\b(?:account|a/c|acct|acc)\.?(?:\s*(?:number|num|no)\.?|\s*#)?(?:\s*(?:is|was|=))?\s*[:#\-]?\s*)"
-    r"(\d(?:[ -]?\d){8,17})(?![\d])")
+    rf"(\d(?:{_SEP}?\d){{8,17}})(?![\d])")
 # not a piece of a longer group of digits (a card number whose check digit is wrong is no Aadhaar number)
-_AADHAAR = re.compile(r"(?<![\d+-])(?<!\d )[2-9][0-9]{3}([ -]?)[0-9]{4}\1[0-9]{4}(?![\d-]| \d)")
+_AADHAAR = re.compile(
+    rf"(?<![{_DASH}\d+])(?<!\d[{_SPACE}])[2-9][0-9]{{3}}({_SEP}?)[0-9]{{4}}\1[0-9]{{4}}(?![{_DASH}\d]|[{_SPACE}]\d)")
 _PHONE = re.compile(
-    r"(?<![\w+])(?:\+91[ -]?|91[ -]|0)?[6-9]\d{4}[ -]?\d{5}(?![\d])"  # Indian mobile: 98765 43210, +91 98765 43210
-    r"|(?<![\w+])(?:\+91[ -]?|0)?[6-9]\d{2}[ -]\d{3}[ -]\d{4}(?![\d])"  # 987-654-3210
-    r"|(?<![\w+])0\d{2,4}[ -]\d{6,8}(?![\d])"  # landline with STD code: 022-23456789, 080 2345 678
-    r"|\+[1-9]\d{0,2}[ -]?\(?\d{1,4}\)?(?:[ -]?\d){5,11}(?![\d])")  # international: +44 20 7946 0958
+    rf"(?<![\w+])(?:\+91{_SEP}?|91{_SEP}|0)?[6-9]\d{{4}}{_SEP}?\d{{5}}(?![\d])"  # Indian mobile: 98765 43210, +91 98765 43210
+    rf"|(?<![\w+])(?:\+91{_SEP}?|0)?[6-9]\d{{2}}{_SEP}\d{{3}}{_SEP}\d{{4}}(?![\d])"  # 987-654-3210
+    # landline with STD code (in brackets or not), its number whole or in two groups: 022-23456789, 080 2345 678
+    # (an STD code never starts 00, and a landline is no piece of a longer group of digits)
+    rf"|(?<![\w+(])(?<!\d{_SEP})\(?0[1-9]\d{{1,3}}\)?{_SEP}(?:\d{{6,8}}|\d{{3,4}}{_SEP}\d{{3,4}})(?!\d|{_SEP}\d)"
+    rf"|\+[1-9]\d{{0,2}}{_SEP}?\(?\d{{1,4}}\)?(?:{_SEP}?\d){{5,11}}(?![\d])")  # international: +44 20 7946 0958
 
 
 def luhn_valid(digits: str) -> bool:
@@ -71,12 +80,43 @@ def _redact_outside_amounts(text: str) -> str:
     return _PHONE.sub("[PHONE]", text)
 
 
+# where a range's second figure starts: "-", "–" or "to" after a digit, then maybe a currency
+_RANGE_END = re.compile(rf"(?<=\d)\s*(?:[{_DASH}]|to)\s*{_CURRENCY}?\s*(?=\d)", re.IGNORECASE)
+
+
+def _identifier_at(text: str, start: int) -> int | None:
+    """Where a phone, card (Luhn checked) or Aadhaar number that starts at ``start`` ends; None if none does."""
+    ends = [match.end() for pattern in (_PHONE, _AADHAAR) if (match := pattern.match(text, start))]
+    card = _CARD.match(text, start)
+    if card and luhn_valid(re.sub(r"\D", "", card.group(0))):
+        ends.append(card.end())
+    return max(ends, default=None)
+
+
+def _amount_spans(text: str) -> list[tuple[int, int]]:
+    """The spans of the amounts in ``text``. A range ends before a second figure that is an identifier:
+    "Rs 500 to 98765 43210" is a payment to a phone number, so the amount is "Rs 500" and the phone is
+    looked at with the rest of the text."""
+    spans, position = [], 0
+    while amount := _AMOUNT.search(text, position):
+        start, end = amount.span()
+        joint = _RANGE_END.search(text, start, end)
+        identifier_end = joint and _identifier_at(text, joint.end())
+        if identifier_end:
+            spans.append((start, joint.end()))
+            position = identifier_end  # the identifier is outside every amount
+        else:
+            spans.append((start, end))
+            position = end
+    return spans
+
+
 def redact(text: str) -> str:
     """``text`` with each identifier replaced by ``[EMAIL]``, ``[PHONE]``, ``[PAN]`` and so on; amounts kept."""
     pieces, last = [], 0
-    for amount in _AMOUNT.finditer(text):
-        pieces += [_redact_outside_amounts(text[last:amount.start()]), amount.group(0)]
-        last = amount.end()
+    for start, end in _amount_spans(text):
+        pieces += [_redact_outside_amounts(text[last:start]), text[start:end]]
+        last = end
     return "".join(pieces) + _redact_outside_amounts(text[last:])
 
 

@@ -20,6 +20,7 @@ import hashlib
 import hmac
 import json
 import os
+import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -36,9 +37,11 @@ class SignatureError(ValueError):
 
 def _key_bytes(key: bytes | str, where: str) -> bytes:
     raw = key.encode() if isinstance(key, str) else bytes(key)
-    if not (key.strip() if isinstance(key, str) else raw.strip()):  # str: any Unicode whitespace
+    # str: any Unicode whitespace and format characters (a zero-width space or a BOM alone looks blank too)
+    if not (any(not ch.isspace() and unicodedata.category(ch) != "Cf" for ch in key) if isinstance(key, str)
+            else raw.strip()):
         raise SignatureError(f"a signing key must not be empty or blank: the key {where} is "
-                             f"{'empty' if not raw else 'only whitespace'}, and such a key protects nothing. Use a long random secret, e.g. the output of: python -c "
+                             f"{'empty' if not raw else 'only whitespace or invisible characters'}, and such a key protects nothing. Use a long random secret, e.g. the output of: python -c "
                              "\"import secrets; print(secrets.token_hex(32))\"; or no key at all "
                              f"({'using_key(None)' if where == 'given to using_key' else f'remove {KEY_ENV} from .env'})")
     return raw

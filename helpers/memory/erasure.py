@@ -17,7 +17,7 @@ from typing import Any
 
 from helpers.base.tokens import count_tokens
 from helpers.memory.pinned import PINNED_CLOSE, PINNED_HEADING, PINNED_NOTE, PINNED_OPEN
-from helpers.memory.placement import DATA_CLOSE, DATA_NOTE, DATA_OPEN
+from helpers.memory.placement import DATA_CLOSE, DATA_NOTE, DATA_OPEN, strip_invisible
 from helpers.memory.rolling import RollingMemory
 from helpers.memory.types import FoldEvent, Message, SettingError, SummariserError, SummaryRefused
 
@@ -50,12 +50,14 @@ class ErasureReport:
 
 
 def _normal(text: str) -> str:
-    """``text`` as a match sees it: NFKC, case folded, every run of spaces, tabs or newlines one space."""
-    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+    """``text`` as a match sees it: invisible characters dropped (a soft hyphen or zero-width space inside a
+    word), NFKC, case folded, every run of spaces, tabs or newlines one space."""
+    return " ".join(unicodedata.normalize("NFKC", strip_invisible(text)).casefold().split())
 
 
 def mentions(content: str, text: str) -> bool:
-    """True if ``content`` holds ``text``, whatever the case, the spacing or full-width forms."""
+    """True if ``content`` holds ``text``, whatever the case, the spacing, full-width forms or invisible
+    characters."""
     return _normal(text) in _normal(content)
 
 

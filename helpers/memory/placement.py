@@ -50,6 +50,7 @@ ANGLES = frozenset(ANGLE_READINGS)
 _INVISIBLE = re.compile(_character_class((*DEFAULT_IGNORABLE, *FORMAT)))
 _ANGLE = _character_class((ord(ch), ord(ch)) for ch in sorted(ANGLES))
 _MARK = _character_class(MARKS)  # drawn on the character before them: "<" with a mark is still a bracket
+_MARKS = re.compile(_MARK)
 _UNIT = re.compile(f"{_ANGLE}{_MARK}*")
 _RUN = re.compile(f"(?:{_ANGLE}{_MARK}*)+")
 
@@ -58,6 +59,12 @@ def strip_invisible(text: str) -> str:
     """``text`` without its default-ignorable and format characters (zero-width spaces and joiners, bidi
     controls, variation selectors, the tag characters of "ASCII smuggling", Hangul fillers, ...)."""
     return _INVISIBLE.sub("", text)
+
+
+def strip_marks(text: str) -> str:
+    """``text`` without its combining marks (Mn, Me), which are drawn on the character before them: a mark
+    on a letter ("S\u0301YSTEM") leaves the word a reader and a model still read."""
+    return _MARKS.sub("", text)
 
 
 def _spaced(run: re.Match[str]) -> str:

@@ -3,9 +3,10 @@ assistant, role markers, chat-template tokens and forged section headers.
 
 A summary is the model's notes about a conversation; the assistant's rules come from the system
 prompt. A pattern check is cheap and offline. It reads the summary with invisible characters dropped
-(the tag characters read as the ASCII they spell), compatibility forms as the letters Unicode says they
-are (NFKC: full-width "ｍｕｓｔ" reads "must"), bracket look-alikes read as brackets, in any case, and
-with any run of whitespace (spaces, tabs, newlines) wherever a phrase has a space.
+(the tag characters read as the ASCII they spell), combining marks dropped (a mark is drawn on the letter
+before it), compatibility forms as the letters Unicode says they are (NFKC: full-width "ｍｕｓｔ" reads
+"must"), bracket look-alikes read as brackets, every line break as a new line, in any case, and with any
+run of whitespace (spaces, tabs, newlines) wherever a phrase has a space.
 It catches role markers wherever a sentence can start (``Thanks.SYSTEM:``; ``User:`` and ``Assistant:``
 only in capitals, since summaries label who said what in sentence case), the template tokens of the
 common chat formats (gpt-oss/harmony, Llama 3, ChatML, Gemma, Mistral, Phi, Llama 2), and headers forged
@@ -28,7 +29,7 @@ from dataclasses import dataclass
 
 from helpers.base.unicode_data import ANGLE_READINGS
 from helpers.memory.pinned import PINNED_CLOSE, PINNED_HEADING, PINNED_OPEN
-from helpers.memory.placement import DATA_CLOSE, DATA_OPEN, strip_invisible
+from helpers.memory.placement import DATA_CLOSE, DATA_OPEN, strip_invisible, strip_marks
 from helpers.memory.registry import headings as kind_headings
 
 CHECK_MODES = ("off", "report", "refuse")
@@ -39,9 +40,13 @@ def _phrases(*phrases: str) -> str:
     return "|".join(phrase.replace(" ", r"\s+") for phrase in phrases)
 
 
-# where a sentence can start: the text's or a line's start, or after sentence punctuation, then any
-# whitespace and markdown (bullets, headings, quotes, bold)
-_SENTENCE_START = r"(?:^|(?<=[.!?;:|>)\]}\"'\u2019\u201d]))[\s*_#>\-]*"
+# where a sentence can start: the text's or a line's start, or after sentence punctuation (full stops of other
+# scripts, and quotes and brackets, opening and closing, among it), then any whitespace, opening brackets and
+# markdown (bullets of markdown and of Unicode, dashes, headings, quotes, bold and italics); the word after it
+# must not go on a word (\b would fail after "_", which is a word character)
+_MARKDOWN = r"\s*_#>+\-\u2013\u2014\u2022\u2023\u2043\u25e6\u25aa\u25cf\u2219\u00b7"
+_SENTENCE_START = (r"(?:^|(?<=[.!?;:|<>)\]}\"'\u2018\u2019\u201a\u201c\u201d\u201e\u00bf\u00a1\u300c\u300d\u300e\u300f"
+                   r"\u3002\u0964\u0965\u203d]))[" + _MARKDOWN + r"(\[{]*(?<![^\W_])")
 # roles no summary names at a sentence start, in any case; "User:" and "Assistant:" in sentence case are how
 # summaries (the offline stand-in's too) say who said what, so those two count in capitals, as the requests write them
 _ROLES = r"system|developer|tool|human"
@@ -71,7 +76,7 @@ def assistant_names(system_prompt: str) -> tuple[str, ...]:
 
 _ROLE_MARKER = re.compile(
     # any case where a sentence can start ("Thanks.SYSTEM:", "### System:"); in capitals anywhere
-    _SENTENCE_START + r"(?i:\b(?:" + _ROLES + r"))[*_]*\s*:|(?<![A-Za-z])(?:" + _ROLES_IN_CAPITALS + r")[*_]*\s*:",
+    _SENTENCE_START + r"(?i:(?:" + _ROLES + r"))[*_]*\s*:|(?<![A-Za-z])(?:" + _ROLES_IN_CAPITALS + r")[*_]*\s*:",
     re.MULTILINE)
 
 _TEMPLATE_TOKEN = re.compile(
@@ -79,7 +84,7 @@ _TEMPLATE_TOKEN = re.compile(
                                    # <|start_header_id|> <|eot_id|>, ChatML <|im_start|>, Phi <|system|>
     r"|</?\s*(?:start_of_turn|end_of_turn|bos|eos)\s*>"  # Gemma
     r"|\[\s*/?\s*(?:inst|system_prompt|available_tools|tool_calls|tool_results|tool_content)\s*\]"  # Mistral
-    r"|<<\s*/?\s*sys\s*>>",  # Llama 2
+    r"|<<\s*/?\s*sys\s*>>|</?s>",  # Llama 2 (<s> and </s> start and end each exchange, in Mistral's too)
     re.IGNORECASE)
 
 # the section headers of the lessons' summariser requests and a system's own, and the memory's own blocks (their
@@ -98,7 +103,7 @@ def _header_patterns(titles: Iterable[str], full_headings: Iterable[str]) -> re.
         # in capitals anywhere, as the requests write them
         r"(?-i:\b(?:" + _phrases(*(re.escape(t.upper()).replace(r"\ ", " ") for t in titles)) + r")\b)",
         # in any case, shaped as a header: where a sentence starts, then an optional "(...)" and a colon
-        _SENTENCE_START + r"\b(?:" + words + r")\b\s*(?:\([^)\n]{0,80}\)\s*)?:",
+        _SENTENCE_START + r"(?:" + words + r")(?![^\W_])[*_]*\s*(?:\([^)\n]{0,80}\)[*_]*\s*)?:",
         r"<<<|>>>",
     ]
     if fulls:  # a memory kind's whole heading, in any case and spacing, anywhere
@@ -141,17 +146,21 @@ class SummaryCheck:
 
 # the tag characters spell ASCII invisibly ("ASCII smuggling"): read them as the letters a model may read
 _TAGS_AS_ASCII = {point: point - 0xE0000 for point in range(0xE0020, 0xE007F)}
+# every other character that ends a line (str.splitlines): a line starts after it as after "\n"
+_LINE_BREAKS_AS_NEWLINE = dict.fromkeys(map(ord, "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"), "\n")
 
 
 def readable_form(text: str) -> str:
     """``text`` as the check reads it: tag characters as the ASCII they spell, other invisible characters
-    dropped, compatibility forms as their plain letters (NFKC: full-width "ｍｕｓｔ" as "must", "ﬁ" as "fi"),
+    dropped, every line break as a newline, combining marks dropped ("S\u0301YSTEM" as "SYSTEM", "é" as "e"),
+    compatibility forms as their plain letters (NFKC: full-width "ｍｕｓｔ" as "must", "ﬁ" as "fi"),
     bracket look-alikes as the brackets they look like. Letters of other scripts are left as written."""
-    text = unicodedata.normalize("NFKC", strip_invisible(text.translate(_TAGS_AS_ASCII)))
+    text = strip_invisible(text.translate(_TAGS_AS_ASCII)).replace("\r\n", "\n").translate(_LINE_BREAKS_AS_NEWLINE)
+    text = unicodedata.normalize("NFKC", strip_marks(unicodedata.normalize("NFKD", text)))
     return "".join(ANGLE_READINGS.get(ch, ch) for ch in strip_invisible(text))
 
 
-_LEADING_MARKDOWN = re.compile(r"^[\s*_#>\-]+(?=\w)")  # what _SENTENCE_START took before a word
+_LEADING_MARKDOWN = re.compile(r"^[" + _MARKDOWN + r"(\[{]+(?=\w)")  # what _SENTENCE_START took before a word
 
 
 def check_summary(summary: str, *, headings: Iterable[str] | None = None, names: Iterable[str] = ()) -> SummaryCheck:
