@@ -12,10 +12,13 @@ only in capitals, since summaries label who said what in sentence case), the tem
 common chat formats (gpt-oss/harmony, Llama 3, ChatML, Gemma, Mistral, Phi, Llama 2), and headers forged
 in any case, the memory kinds' own headings among them (``headings=``).
 
+Letters of other scripts that look like Latin ones (Unicode's confusables: a Cyrillic "о" in "ignоre", a
+Greek "Τ" in "SYSTEM") are read as the Latin letters in a word that also holds a Latin letter, or whose
+letters all have a Latin look-alike; a Russian or Greek word with a letter of its own stays as written, so
+real text in those scripts is not misread.
+
 What it cannot catch: paraphrase (an instruction in words of its own), other languages and
-transliteration (Hinglish), encoded text (base64, leetspeak, letters spaced apart), and letters of other
-scripts that only look like Latin ones (a Cyrillic "о" in "ignоre": Unicode lists them as confusables, not
-as forms of the same letter, so reading them as Latin would misread real Russian or Greek text). Its
+transliteration (Hinglish), encoded text (base64, leetspeak, letters spaced apart). Its
 detection figures in notebook 06 come from payloads written together with it, so they flatter it; its
 false alarms are measured on the lessons' own summaries and conversations.
 """
@@ -27,7 +30,7 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from helpers.base.unicode_data import ANGLE_READINGS
+from helpers.base.unicode_data import ANGLE_READINGS, LATIN_READINGS
 from helpers.memory.pinned import PINNED_CLOSE, PINNED_HEADING, PINNED_OPEN
 from helpers.memory.placement import DATA_CLOSE, DATA_OPEN, strip_invisible, strip_marks
 from helpers.memory.registry import headings as kind_headings
@@ -154,10 +157,32 @@ def readable_form(text: str) -> str:
     """``text`` as the check reads it: tag characters as the ASCII they spell, other invisible characters
     dropped, every line break as a newline, combining marks dropped ("S\u0301YSTEM" as "SYSTEM", "é" as "e"),
     compatibility forms as their plain letters (NFKC: full-width "ｍｕｓｔ" as "must", "ﬁ" as "fi"),
-    bracket look-alikes as the brackets they look like. Letters of other scripts are left as written."""
+    bracket look-alikes as the brackets they look like, and Latin look-alikes as Latin letters (``latin_reading``)."""
     text = strip_invisible(text.translate(_TAGS_AS_ASCII)).replace("\r\n", "\n").translate(_LINE_BREAKS_AS_NEWLINE)
+    text = latin_reading(text)  # before NFKD, which would make a look-alike "˛" a space and a mark
     text = unicodedata.normalize("NFKC", strip_marks(unicodedata.normalize("NFKD", text)))
-    return "".join(ANGLE_READINGS.get(ch, ch) for ch in strip_invisible(text))
+    return latin_reading("".join(ANGLE_READINGS.get(ch, ch) for ch in strip_invisible(text)))
+
+
+# a word: letters, digits and the characters that look like Latin letters (some are symbols, "ǀ" or "∣")
+_WORD = re.compile("(?:[^\\W_]|[" + "".join(map(re.escape, LATIN_READINGS)) + "])+")
+
+
+def _latin_word(match: re.Match[str]) -> str:
+    word = match.group(0)
+    lookalikes = [ch in LATIN_READINGS for ch in word]
+    if not any(lookalikes):
+        return word
+    mixed = any(ch.isascii() and ch.isalpha() for ch in word)  # "ignоre": Latin with a Cyrillic o
+    disguised = all(found or ch.isdigit() for found, ch in zip(lookalikes, word))  # "ЅУЅТЕМ": every letter a look-alike
+    return "".join(LATIN_READINGS.get(ch, ch) for ch in word) if mixed or disguised else word
+
+
+def latin_reading(text: str) -> str:
+    """``text`` with the Latin look-alikes of Unicode's confusables read as Latin letters, in each word that
+    holds a Latin letter or is made only of look-alikes (a word spelling a Latin one in another script).
+    A word with a letter that looks like no Latin one ("Система") is real text of its script: left as written."""
+    return _WORD.sub(_latin_word, text)
 
 
 _LEADING_MARKDOWN = re.compile(r"^[" + _MARKDOWN + r"(\[{]+(?=\w)")  # what _SENTENCE_START took before a word
