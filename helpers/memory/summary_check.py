@@ -6,7 +6,7 @@ prompt. A pattern check is cheap and offline. It reads the summary with invisibl
 (the tag characters read as the ASCII they spell), combining marks dropped (a mark is drawn on the letter
 before it), compatibility forms as the letters Unicode says they are (NFKC: full-width "ｍｕｓｔ" reads
 "must"), bracket look-alikes read as brackets, every line break as a new line, in any case, and with any
-run of whitespace (spaces, tabs, newlines) wherever a phrase has a space.
+run of whitespace (spaces, tabs, newlines, or an invisible character in its place) wherever a phrase has a space.
 It catches role markers wherever a sentence can start (``Thanks.SYSTEM:``; ``User:`` and ``Assistant:``
 only in capitals, since summaries label who said what in sentence case), the template tokens of the
 common chat formats (gpt-oss/harmony, Llama 3, ChatML, Gemma, Mistral, Phi, Llama 2), and headers forged
@@ -39,8 +39,9 @@ CHECK_MODES = ("off", "report", "refuse")
 
 
 def _phrases(*phrases: str) -> str:
-    """An alternation of ``phrases`` in which every space matches any run of whitespace."""
-    return "|".join(phrase.replace(" ", r"\s+") for phrase in phrases)
+    """An alternation of ``phrases`` in which every space matches any run of whitespace, or none: an invisible
+    character in place of a space ("ignore\u200bprevious") is dropped, and a reader still sees two words."""
+    return "|".join(phrase.replace(" ", r"\s*") for phrase in phrases)
 
 
 # where a sentence can start: the text's or a line's start, or after sentence punctuation (full stops of other
