@@ -22,6 +22,11 @@ def stated_word_limit(text: str) -> int | None:
     return min(limits) if limits else None
 
 
+def listed(items: list[str], last: str = "and") -> str:
+    """``["a", "b", "c"]`` as ``"a, b and c"`` (``last="or"``: ``"a, b or c"``), for the lines the helpers print."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} {last} {items[-1]}"
+
+
 def turns_text(messages: list[dict[str, str]], line: str = "{ROLE}: {content}") -> str:
     """The messages as the lessons write them for the summariser: one ``USER: ...`` line each."""
     return "\n".join(line.format(ROLE=m["role"].upper(), role=m["role"], content=m["content"]) for m in messages)

@@ -28,6 +28,7 @@ from typing import Any
 
 import httpx2
 
+from helpers.base.text import listed
 from helpers.base.tokens import count_tokens
 from helpers.memory.pinned import PINNED_HEADING
 from helpers.memory.registry import headings
@@ -140,11 +141,6 @@ def describe(messages: list[dict[str, Any]], index: int) -> str:
     return f"{what} ({place}: {preview!r})" if what else f"{place} ({preview!r})"
 
 
-def joined(names: list[str]) -> str:
-    """``["a", "b", "c"]`` -> ``"a, b and c"``."""
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-
-
 @dataclass
 class DeliveryTransport(httpx2.BaseTransport):
     """Sends chat requests with their system messages as ``mode`` says and, when ``check`` is on, finds out
@@ -234,7 +230,7 @@ class DeliveryTransport(httpx2.BaseTransport):
                 "the model. Fix: start the server with a chat format that keeps every system message "
                 f"(llama-cpp-python: --chat_format llama-3), or set {fix} in .env or your environment and restart "
                 "the kernel (every request is then adapted, and the mode line says so). See docs/local_servers.md.")
-        self.notify(f"NOT RECEIVED: the server dropped {joined(names)} from this request; the model answered "
+        self.notify(f"NOT RECEIVED: the server dropped {listed(names)} from this request; the model answered "
                     f"without {'it' if len(names) == 1 else 'them'}.")
 
     def close(self) -> None:

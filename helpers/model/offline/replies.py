@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from helpers.base.text import listed
 from helpers.model.offline.facts import fact_kinds, fact_score, split_sentences
 from helpers.model.offline.markers import MARKER
 from helpers.model.offline.requests import content_text, drop_heading, merged_memory
@@ -105,10 +106,6 @@ def request_facts(messages: list[dict[str, Any]]) -> list[RequestFact]:
     return facts
 
 
-def _join(items: list[str], last: str = "and") -> str:
-    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} {last} {items[-1]}"
-
-
 def _asks(message: str) -> bool:
     """Whether the latest message asks something: a question mark, or a question word or a request
     ("Give me ...", "Explain ...") first."""
@@ -118,7 +115,7 @@ def _asks(message: str) -> bool:
 def _noted(stated: list[RequestFact]) -> str:
     """The few words that acknowledge what the latest message states: its topics, never its values."""
     about = list(dict.fromkeys(topic for fact in stated for topic in fact.topics))
-    return f"Noted: your {_join(about)}." if about else "Noted."
+    return f"Noted: your {listed(about)}." if about else "Noted."
 
 
 def _answer(question: str, facts: list[RequestFact], told_topics: set[str]) -> list[str]:
@@ -141,10 +138,10 @@ def _answer(question: str, facts: list[RequestFact], told_topics: set[str]) -> l
     for where in (SUMMARY, RECENT_TURNS):
         here = sorted((fact for fact in quoted if fact.where == where), key=lambda fact: fact.order)
         if here:
-            quotes = _join([f'"{fact.text}"' for fact in here])
+            quotes = listed([f'"{fact.text}"' for fact in here])
             lines.append(f"From {where}: {quotes}")
     if missing:
-        lines.append(f"I do not have your {_join(missing, 'or')} in what I was sent.")
+        lines.append(f"I do not have your {listed(missing, 'or')} in what I was sent.")
     questions = [sentence for sentence in split_sentences(question) if sentence.endswith("?")] or [question]
     if quoted and not all(_FACT_QUESTION.match(sentence) for sentence in questions):
         lines.append("I cannot advise offline.")
