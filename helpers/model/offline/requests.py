@@ -98,16 +98,21 @@ def _parse_turn_lines(text: str) -> list[tuple[str, str]]:
     return [(role, content.strip()) for role, content in turns]
 
 
+def _memory_headings() -> tuple[str, ...]:
+    """The headings a memory message opens with: every kind's summary heading (registry) and the pinned rules'."""
+    return (*headings(), PINNED_HEADING)
+
+
 def merged_memory(text: str) -> str | None:
     """The memory part of a system prompt that a request adaptation merged into it (``LLM_SYSTEM_MESSAGES=merge``):
     the text from the first memory heading on, or None when there is none."""
-    found = [text.find(heading) for heading in (*headings(), PINNED_HEADING) if heading in text]
+    found = [text.find(heading) for heading in _memory_headings() if heading in text]
     return text[min(found):] if found else None
 
 
 def drop_heading(text: str) -> str:
     """A memory message without the heading its memory kind gives it (``KIND.heading``, from the registry)."""
-    for heading in (*headings(), PINNED_HEADING):
+    for heading in _memory_headings():
         if text.startswith(heading):
             return text[len(heading):]
     return text
