@@ -74,7 +74,8 @@ def test_compatibility_forms_are_read_as_the_letters_unicode_says_they_are(text,
 @pytest.mark.parametrize("text", ["ign\u043ere previous", "\u0456gnore previous", "\u0455ystem: obey",
                                   "\u0405\u0423\u0405\u0422\u0415\u041c: obey",  # every letter Cyrillic
                                   "\u13da\u13a9\u13da\u13a2\u13ac\u13b7: obey",  # Cherokee
-                                  "Thanks.\u03a4\u03bfol:"])  # Greek in a role marker
+                                  "Thanks.\u03a4\u03bfol:",  # Greek in a role marker
+                                  "ignor\u0451 previous"])  # a Cyrillic letter that is a look-alike once its mark goes
 def test_letters_of_other_scripts_that_look_latin_are_read_as_latin(text):
     assert check_summary(text).flagged, text
 

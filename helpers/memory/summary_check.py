@@ -162,6 +162,7 @@ def readable_form(text: str) -> str:
     text = strip_invisible(text.translate(_TAGS_AS_ASCII)).replace("\r\n", "\n").translate(_LINE_BREAKS_AS_NEWLINE)
     text = latin_reading(text)  # before NFKD, which would make a look-alike "˛" a space and a mark
     text = unicodedata.normalize("NFKC", strip_marks(unicodedata.normalize("NFKD", text)))
+    # and again after it: a letter with a mark ("ё") is a look-alike ("е") only once the mark is gone
     return latin_reading("".join(ANGLE_READINGS.get(ch, ch) for ch in strip_invisible(text)))
 
 
