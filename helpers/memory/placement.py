@@ -61,6 +61,12 @@ def strip_invisible(text: str) -> str:
     return _INVISIBLE.sub("", text)
 
 
+def shows_nothing(text: str) -> bool:
+    """True when ``text`` is only whitespace and invisible characters (a lone zero-width space or soft hyphen):
+    what the memory never stores as a summary."""
+    return not strip_invisible(text).strip()
+
+
 def strip_marks(text: str) -> str:
     """``text`` without its combining marks (Mn, Me), which are drawn on the character before them: a mark
     on a letter ("S\u0301YSTEM") leaves the word a reader and a model still read."""

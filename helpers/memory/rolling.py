@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from typing import Any, ClassVar
 
 from helpers.base.tokens import count_tokens
-from helpers.memory.placement import strip_invisible
+from helpers.memory.placement import shows_nothing
 from helpers.memory.types import (
     ROLES,
     CutText,
@@ -257,7 +257,7 @@ class RollingMemory:
             raise SummariserError(f"the summariser returned {type(result).__name__} ({str(result)[:60]!r}) while "
                                   f"{what}, not text; a summariser must return the summary as a str.",
                                   problem="not text")
-        if not strip_invisible(result).strip():  # a zero-width space or a soft hyphen alone shows nothing
+        if shows_nothing(result):
             raise SummariserError(f"the summariser returned empty text while {what}; an empty summary is never "
                                   "stored.", problem="empty text")
         try:

@@ -15,7 +15,7 @@ from typing import Any
 
 from helpers.base import signing
 from helpers.memory.defences import Defences
-from helpers.memory.placement import strip_invisible
+from helpers.memory.placement import shows_nothing
 from helpers.memory.registry import KINDS, kind_named
 from helpers.memory.rolling import RollingMemory
 from helpers.memory.types import FoldEvent, SettingError, StateError, Summariser
@@ -153,7 +153,7 @@ def _load_verbatim_and_summary(memory: RollingMemory, data: dict[str, Any]) -> N
                          f"(0 to {len(memory._archive)}): only whole turns are folded")
     summary = _field(data, "summary", (str, type(None)))
     if summary is not None:
-        if not strip_invisible(summary).strip():  # a zero-width space alone shows nothing, as the fold refuses
+        if shows_nothing(summary):  # as the fold refuses it
             raise StateError("summary", "summary: an empty summary is never stored; use null for no summary")
         try:
             check_text("summary", summary)
