@@ -35,7 +35,7 @@ from dotenv import dotenv_values
 from openai.types.chat import ChatCompletion
 
 from helpers.base.paths import REPO_ROOT
-from helpers.model.delivery import DeliveryTransport
+from helpers.model.delivery import ADAPTED, DeliveryTransport
 from helpers.model.errors import (
     BadResponse,
     ContextOverflow,
@@ -80,7 +80,6 @@ MODELS_TIMEOUT = 10.0  # seconds for the server's list of models; a server that 
 _REPLAY_URL = "http://replay.invalid/v1"  # never contacted: the replay transport answers
 _OFFLINE_URL = "http://offline-stand-in.invalid/v1"  # never contacted: the stand-in answers in process
 _NO_KEY_NEEDED = "no-key-needed"  # the SDK insists on a key; local servers ignore it
-_SENT_AS = {"merge": "system messages joined into one", "user": "system messages sent in the first user message"}
 
 
 @dataclass(frozen=True)
@@ -394,8 +393,8 @@ def _live(mode: str, endpoint: _Endpoint, path: Path | None, transport: httpx2.B
         model, shown = _model_for(endpoint, listed)
     key_text = f"key from {endpoint.key_source}" if endpoint.key_source != "no key needed" else "no key"
     label = f"Model: {mode} | {endpoint.name} {endpoint.public_url} | {shown} | {key_text}"
-    if system_messages in _SENT_AS:
-        label += f" | {_SENT_AS[system_messages]} (LLM_SYSTEM_MESSAGES={system_messages})"
+    if system_messages in ADAPTED:
+        label += f" | system messages {ADAPTED[system_messages]} (LLM_SYSTEM_MESSAGES={system_messages})"
     wrapped: httpx2.BaseTransport = DeliveryTransport(
         checked(timeout=sdk["timeout"], trace=trace, notify=notify, max_retries=sdk["max_retries"]),
         probe=checked(timeout=sdk["timeout"]), mode=system_messages, check=custom, notify=notify, trace=trace)
