@@ -1,0 +1,24 @@
+"""Notebook 06, the summary as an attack surface (lessons 3 and 4): every name it uses from ``helpers``, so
+that its first cell is one import line:
+
+    from helpers.attack_surface import Defences, SummaryMemory, connect, forget, run_attacks
+
+Each name is imported on first use, from the module below that defines it.
+"""
+from helpers.base.lazy import lazy_exports
+
+__getattr__, __dir__, __all__ = lazy_exports(__name__, {
+    "helpers.base": "signing tokens",
+    "helpers.lessons.data": "prompt published_run",
+    "helpers.memory.defences": "Defences",
+    "helpers.memory.erasure": "forget",
+    "helpers.memory.sliding_window": "SlidingWindowMemory",
+    "helpers.memory.state": "load save",
+    "helpers.memory.summary": "SummaryMemory",
+    "helpers.memory.summary_check": "check_summary",
+    "helpers.measure.attacks": "attack_rates benign_control corpus payload roles_holding run_attacks where_it_is",
+    "helpers.display.attack_chart": "attack_chart attack_table_text benign_line",
+    "helpers.model.connect": "connect",
+    "helpers.model.recordings": "Recording",
+    "helpers.model.summarisers": "make_summariser summariser_for",
+})

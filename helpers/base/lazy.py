@@ -1,0 +1,37 @@
+"""Names a module offers but imports only when first used (PEP 562), so that one import line can serve a
+notebook that needs the model layer and one that must never load the openai SDK."""
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Callable, Mapping
+from types import ModuleType
+
+
+def _resolve(module: str, name: str) -> object:
+    """``name`` from ``module``: an attribute, or a submodule (``drift`` of ``helpers.measure``)."""
+    source = importlib.import_module(module)
+    if not hasattr(source, name):
+        importlib.import_module(f"{module}.{name}")
+    return getattr(source, name)
+
+
+def lazy_exports(module_name: str, sources: Mapping[str, str]
+                 ) -> tuple[Callable[[str], object], Callable[[], list[str]], list[str]]:
+    """``__getattr__``, ``__dir__`` and ``__all__`` for the module ``module_name``, which offers the names of
+    ``sources`` (module -> names separated by spaces, like the import lines they stand for)."""
+    where = {name: module for module, names in sources.items() for name in names.split()}
+
+    def __getattr__(name: str) -> object:
+        if name not in where:
+            raise AttributeError(f"module {module_name!r} has no attribute {name!r}; it offers "
+                                 f"{', '.join(sorted(where))}")
+        value = _resolve(where[name], name)
+        module: ModuleType = sys.modules[module_name]
+        setattr(module, name, value)  # the next lookup is an ordinary attribute
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted(where)
+
+    return __getattr__, __dir__, sorted(where)

@@ -1,0 +1,30 @@
+"""Lesson 3, summary memory: every name its notebooks (01 to 03, and their solutions) use from ``helpers``,
+so that a notebook's first cell is one import line:
+
+    from helpers.lesson3 import SummaryMemory, SlidingWindowMemory, connect, prompt
+
+Each name is imported on first use, from the module below that defines it: notebook 01, which never calls a
+model, never loads the openai SDK.
+"""
+from helpers.base.lazy import lazy_exports
+
+__getattr__, __dir__, __all__ = lazy_exports(__name__, {
+    "helpers.base.paths": "NOTEBOOKS_DIR",
+    "helpers.base.text": "stated_word_limit word_count",
+    "helpers.base.tokens": "encoding",
+    "helpers.lessons.data": "lesson3 prompt published_run",
+    "helpers.memory.recorded_summariser": "RecordedSummariser",
+    "helpers.memory.sliding_window": "SlidingWindowMemory",
+    "helpers.memory.summary": "SummaryMemory",
+    "helpers.memory.types": "SummariserError",
+    "helpers.measure": "drift",
+    "helpers.measure.billed_tokens": "fit_overhead lesson3_points lesson4_point",
+    "helpers.display.lesson3_exercises": "RULE_WORDS check_calls_formula check_rule_check check_window_memory",
+    "helpers.display.lines": "audit_report comparison_table cycle_line",
+    "helpers.display.plots": "drift_chart",
+    "helpers.display.reference": "HEADING LABEL lesson3_run_lines",
+    "helpers.display.requests": "request_text",
+    "helpers.display.widgets": "render_schedule schedule_panel",
+    "helpers.model.connect": "connect",
+    "helpers.model.offline.facts": "fact_score split_sentences",
+})

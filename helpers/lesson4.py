@@ -1,0 +1,27 @@
+"""Lesson 4, summary buffer memory: every name its notebooks (04 and 05, and their solutions) use from
+``helpers``, so that a notebook's first cell is one import line:
+
+    from helpers.lesson4 import SummaryBufferMemory, connect, make_summariser, prompt
+
+Each name is imported on first use, from the module below that defines it: notebook 04, which never calls a
+model, never loads the openai SDK.
+"""
+from helpers.base.lazy import lazy_exports
+
+__getattr__, __dir__, __all__ = lazy_exports(__name__, {
+    "helpers.base.tokens": "count_tokens encoding",
+    "helpers.lessons.data": "lesson4 prompt",
+    "helpers.memory.budget": "analyse_budget budget_table",
+    "helpers.memory.summary_buffer": "SummaryBufferMemory",
+    "helpers.measure.billed_tokens": "fit_overhead lesson3_points lesson4_point",
+    "helpers.display.flowchart": "summary_buffer_flowchart",
+    "helpers.display.lesson4_exercises": "check_overflows_at check_summary_cap",
+    "helpers.display.lines": "audit_report fold_line",
+    "helpers.display.plots": "overflow_bar_chart request_chart",
+    "helpers.display.reference": "lesson4_request_at_turn_6 lesson4_run_lines lesson4_run_sizes "
+                                 "lesson4_unsupported_claims",
+    "helpers.display.widgets": "budget_panel render_budget",
+    "helpers.model.chat": "chat",
+    "helpers.model.connect": "connect",
+    "helpers.model.summarisers": "make_summariser",
+})
