@@ -8,6 +8,7 @@ from helpers.memory.budget import analyse_budget, analyse_sizes, budget_table
 from helpers.memory.stubs import turn_range_stub
 from helpers.memory.summary_buffer import SummaryBufferMemory
 from helpers.display.lines import budget_table_text
+from helpers.memory.types import SettingError
 
 ANALYSIS = lesson4()["budget_analysis"]
 MESSAGES = ANALYSIS["user_messages"]
@@ -54,16 +55,17 @@ def test_steps_agree_with_the_class(budget, reply_tokens, compress):
     assert len(result.steps) == 2 * len(MESSAGES) and result.turns == len(MESSAGES)
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"user_messages": []}, "non-empty"),
+@pytest.mark.parametrize("kwargs, setting", [
+    ({"user_messages": []}, "user_messages"),
     ({"max_buffer_tokens": 0}, "max_buffer_tokens"),
     ({"reply_tokens": 0}, "reply_tokens"),
-    ({"messages_to_compress": 3}, "messages_to_compress_on_overflow must be even"),
+    ({"messages_to_compress": 3}, "messages_to_compress_on_overflow"),
 ])
-def test_bad_input_is_refused_with_the_setting_named(kwargs, message):
+def test_bad_input_is_refused_with_the_setting_named(kwargs, setting):
     arguments = {"user_messages": MESSAGES, "max_buffer_tokens": 600, **kwargs}
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(SettingError) as refused:
         analyse_budget(**arguments)
+    assert refused.value.setting == setting
 
 
 def test_analyse_sizes_runs_the_class_on_messages_of_given_sizes():
@@ -76,8 +78,9 @@ def test_analyse_sizes_runs_the_class_on_messages_of_given_sizes():
 
 @pytest.mark.parametrize("sizes", [[], [0, 5], [5, 2.5], [True]])
 def test_analyse_sizes_refuses_sizes_that_are_not_whole_positive_numbers(sizes):
-    with pytest.raises(ValueError, match="sizes must be"):
+    with pytest.raises(SettingError) as refused:
         analyse_sizes(sizes, 100)
+    assert refused.value.setting == "sizes"
 
 
 def test_the_lessons_run_sizes_give_its_published_buffers_and_its_three_overflows():

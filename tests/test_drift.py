@@ -12,6 +12,7 @@ from helpers.display.lines import comparison_table, cycle_check_line, cycle_line
 from helpers.lessons.data import prompt
 from helpers.model.connect import connect
 from helpers.model.summarisers import make_summariser
+from helpers.memory.types import SettingError
 from tests.notebook_core_support import load_core
 
 CYCLES = published_run(3)["drift_run"]["cycles"]
@@ -50,8 +51,9 @@ def test_measure_counts_tokens_words_and_limit():
     assert [c.over_limit for c in cycles] == [False, False, True]
     assert cycle_line(cycles[0]) == "Cycle 1: batch 82 tokens | summary 58 tokens | mentions equity: True"
     assert "82/80 (over the limit)" in cycle_check_line(cycles[2])
-    with pytest.raises(ValueError):
+    with pytest.raises(SettingError) as refused:
         drift.measure(SUMMARIES, [1, 2])
+    assert refused.value.setting == "batch_tokens"
 
 
 def test_run_drift_folds_each_batch_into_the_previous_summary():

@@ -15,6 +15,7 @@ from helpers.measure.billed_tokens import (
     lesson4_point,
 )
 from helpers.memory.recorded_summariser import RecordedSummariser
+from helpers.memory.types import SettingError
 
 
 def test_request_text_shows_every_message_with_its_role_and_size():
@@ -33,10 +34,12 @@ def test_recorded_summariser_replays_in_order_and_refuses_a_different_run():
     assert [c.batch_tokens for c in run] == lesson3()["drift_run"]["published_batch_tokens"]
     replay = RecordedSummariser(summaries[:1], "lesson")
     replay([{"role": "user", "content": "x"}], None)
-    with pytest.raises(ValueError, match="holds 1 summaries"):
+    with pytest.raises(SettingError) as refused:
         replay([{"role": "user", "content": "y"}], summaries[0])
-    with pytest.raises(ValueError, match="not the one recorded"):
+    assert (refused.value.setting, refused.value.value) == ("calls", 2)
+    with pytest.raises(SettingError) as refused:
         RecordedSummariser(summaries, "lesson")([{"role": "user", "content": "x"}], "another summary")
+    assert refused.value.setting == "existing_summary"
 
 
 def test_billed_token_points_rebuild_the_lessons_counts():
@@ -50,8 +53,9 @@ def test_billed_token_points_rebuild_the_lessons_counts():
 
 
 def test_fit_needs_two_message_counts():
-    with pytest.raises(ValueError, match="different message counts"):
+    with pytest.raises(SettingError) as refused:
         fit_overhead([PromptPoint("a", 2, 1, 5, ""), PromptPoint("b", 2, 1, 6, "")])
+    assert refused.value.setting == "points"
 
 
 def test_audit_heading_and_lines_speak_of_user_messages():

@@ -10,7 +10,7 @@ from helpers.memory.placement import INVISIBLE
 from helpers.memory.stubs import turn_range_stub
 from helpers.memory.summary import SummaryMemory
 from helpers.memory.summary_buffer import SummaryBufferMemory
-from helpers.memory.types import FoldEvent, StateError, SummariserError
+from helpers.memory.types import FoldEvent, SettingError, StateError, SummariserError
 from helpers.memory.state import from_dict, load, save, to_dict
 from tests.memory_support import FlakySummariser, RecordingStub
 
@@ -89,8 +89,9 @@ def test_fold_event_reports_tokens_in_and_out():
     ({"max_summary_tokens": 0}, "max_summary_tokens"),
 ])
 def test_summary_memory_settings_are_checked(kwargs, setting):
-    with pytest.raises(ValueError, match=setting):
+    with pytest.raises(SettingError) as refused:
         SummaryMemory(SYSTEM, turn_range_stub, **kwargs)
+    assert refused.value.setting == setting
 
 
 @pytest.mark.parametrize("kwargs, setting", [
@@ -101,8 +102,9 @@ def test_summary_memory_settings_are_checked(kwargs, setting):
     ({"max_buffer_tokens": True}, "max_buffer_tokens"),
 ])
 def test_summary_buffer_settings_are_checked(kwargs, setting):
-    with pytest.raises(ValueError, match=setting):
+    with pytest.raises(SettingError) as refused:
         SummaryBufferMemory(SYSTEM, turn_range_stub, **kwargs)
+    assert refused.value.setting == setting
 
 
 def test_keep_not_below_threshold_error_says_why():
@@ -113,22 +115,23 @@ def test_keep_not_below_threshold_error_says_why():
 @pytest.mark.parametrize("cls", [SummaryMemory, SummaryBufferMemory])
 def test_bad_messages_get_clear_errors_and_change_nothing(cls):
     memory = cls(SYSTEM, turn_range_stub)
-    with pytest.raises(ValueError, match="new turn starts with the user"):
-        memory.add_message("assistant", "hello")
-    with pytest.raises(ValueError, match="role must be 'user' or 'assistant'"):
-        memory.add_message("system", "be nice")
-    with pytest.raises(ValueError, match="content must be text"):
-        memory.add_message("user", None)
-    memory.add_message("user", "hi")
-    with pytest.raises(ValueError, match="add the reply first"):
-        memory.add_message("user", "hi again")
+    refusals = []
+    for role, content in [("assistant", "hello"), ("system", "be nice"), ("user", None), ("user", "hi"),
+                          ("user", "hi again")]:
+        try:
+            memory.add_message(role, content)
+        except SettingError as refused:
+            refusals.append((refused.setting, refused.value))
+    assert refusals == [("role", "assistant"), ("role", "system"), ("the user message's content", None),
+                        ("role", "user")]
     assert memory.archive == [{"role": "user", "content": "hi"}]
 
 
 @pytest.mark.parametrize("cls", [SummaryMemory, SummaryBufferMemory])
 def test_constructor_rejects_a_non_callable_summariser(cls):
-    with pytest.raises(ValueError, match="summarise must be a callable"):
+    with pytest.raises(SettingError) as refused:
         cls(SYSTEM, "summarise please")
+    assert refused.value.setting == "summarise"
 
 
 # ----- SummaryBufferMemory ---------------------------------------------------------------------
@@ -297,5 +300,6 @@ def test_loading_checks_kind_and_token_counts(tmp_path):
 
 
 def test_turn_range_stub_refuses_summaries_it_did_not_write():
-    with pytest.raises(ValueError, match="did not write"):
+    with pytest.raises(SettingError) as refused:
         turn_range_stub([], "Chiru earns a lot")
+    assert refused.value.setting == "existing_summary"

@@ -12,6 +12,7 @@ from helpers.memory.schedule import summary_schedule
 from helpers.memory.stubs import turn_range_stub
 from helpers.memory.summary import SummaryMemory
 from helpers.display.lines import schedule_row_line, schedule_text
+from helpers.memory.types import SettingError
 from tests.notebook_core_support import load_core
 
 PUBLISHED_KEEP_2_OF_4 = """\
@@ -69,11 +70,12 @@ def test_every_turn_is_either_summarised_or_verbatim():
         assert list(range(1, row.summarised_up_to + 1)) + list(row.verbatim_turns) == list(range(1, row.turn + 1))
 
 
-@pytest.mark.parametrize("args, message", [((0, 4, 2), "total_turns"), ((10, 4, 4), "turns_to_keep_verbatim"),
+@pytest.mark.parametrize("args, setting", [((0, 4, 2), "total_turns"), ((10, 4, 4), "turns_to_keep_verbatim"),
                                            ((10, 0, 2), "max_turns_before_summary")])
-def test_bad_settings_say_which_setting(args, message):
-    with pytest.raises(ValueError, match=message):
+def test_bad_settings_say_which_setting(args, setting):
+    with pytest.raises(SettingError) as refused:
         summary_schedule(*args)
+    assert refused.value.setting == setting
 
 
 # ----- notebook 01's own schedule() ---------------------------------------------------------------------

@@ -26,3 +26,11 @@ class Explained(Exception):
             return "".join(traceback.format_exception(self)).splitlines()
         self._shown_short = True
         return short_traceback(type(self).__name__, str(self), self.__traceback__)
+
+
+class SettingError(Explained, ValueError):
+    """A setting or an argument is refused; ``setting`` names it, ``value`` is what was given."""
+
+    def __init__(self, setting: str, value: object, message: str) -> None:
+        super().__init__(message)
+        self.setting, self.value = setting, value

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import re
 
+from helpers.base.errors import SettingError
+
 _WORD_LIMIT = re.compile(
     r"(?:at most|no more than|not more than|maximum of|max(?:imum)?\.?|under|within|up to)\s+(\d+)\s+words"
     r"|(\d+)\s+words\s+or\s+(?:fewer|less)"
@@ -38,6 +40,6 @@ def messages_from_lines(lines: list[str]) -> list[dict[str, str]]:
     for text in lines:
         role, separator, content = text.partition(":")
         if not separator or role.strip().lower() not in ("user", "assistant"):
-            raise ValueError(f"expected a line starting 'USER:' or 'ASSISTANT:', got {text[:40]!r}")
+            raise SettingError("lines", text, f"each line must start 'USER:' or 'ASSISTANT:', got {text[:40]!r}")
         messages.append({"role": role.strip().lower(), "content": content.strip()})
     return messages

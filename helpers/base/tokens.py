@@ -17,6 +17,8 @@ from pathlib import Path
 
 import tiktoken
 
+from helpers.base.errors import SettingError
+
 ENCODING_NAME = "o200k_base"
 # The URL tiktoken downloads from and the hash it checks (tiktoken_ext/openai_public.py).
 _SOURCE_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
@@ -91,7 +93,7 @@ def count_tokens(text: str) -> int:
 def filler_text(n_tokens: int) -> str:
     """Placeholder text of exactly ``n_tokens`` tokens, for simulations that assume a length."""
     if n_tokens < 0:
-        raise ValueError(f"n_tokens must be 0 or more, got {n_tokens}")
+        raise SettingError("n_tokens", n_tokens, f"n_tokens must be 0 or more, got {n_tokens}")
     text = ("x" + " x" * (n_tokens - 1)) if n_tokens else ""
     assert count_tokens(text) == n_tokens, "filler text did not tokenise as expected"
     return text

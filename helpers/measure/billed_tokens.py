@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from helpers.base.tokens import count_tokens
 from helpers.lessons.data import lesson3, prompt, published_run
 from helpers.memory.summary import SummaryMemory
+from helpers.memory.types import SettingError
 
 
 @dataclass(frozen=True)
@@ -82,7 +83,8 @@ def fit_overhead(points: Sequence[PromptPoint]) -> Overhead:
     xs = [p.messages for p in points]
     ys = [p.gap for p in points]
     if len(set(xs)) < 2:
-        raise ValueError("fitting a fixed part and a per-message part needs points with different message counts")
+        raise SettingError("points", points,
+                           "fitting a fixed part and a per-message part needs points with different message counts")
     mean_x, mean_y = sum(xs) / len(xs), sum(ys) / len(ys)
     slope = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys)) / sum((x - mean_x) ** 2 for x in xs)
     return Overhead(mean_y - slope * mean_x, slope)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from helpers.base.text import messages_from_lines, word_count
 from helpers.base.tokens import count_tokens
-from helpers.memory.types import Summariser
+from helpers.memory.types import SettingError, Summariser
 
 # Words that keep the force of the user's rule, and words that turn it into a taste.
 RULE_CUES = ("hard rule", "rule", "never", "must not", "must never", "do not", "don't", "does not want",
@@ -81,7 +81,8 @@ def measure(summaries: Sequence[str], batch_tokens: Sequence[int], keyword: str 
             word_limit: int = 80, keyword_label: str = "equity") -> list[CycleMeasure]:
     """Measure a run's summaries, one per cycle, in the same way for every run."""
     if len(summaries) != len(batch_tokens):
-        raise ValueError(f"{len(summaries)} summaries but {len(batch_tokens)} batch sizes")
+        raise SettingError("batch_tokens", batch_tokens,
+                           f"{len(summaries)} summaries but {len(batch_tokens)} batch sizes: give one per summary")
     measures = []
     for cycle, (summary, batch) in enumerate(zip(summaries, batch_tokens), start=1):
         strength, cues = rule_strength(summary, keyword)

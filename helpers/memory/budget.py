@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from helpers.base.tokens import filler_text
 from helpers.memory.stubs import turn_range_stub
 from helpers.memory.summary_buffer import SummaryBufferMemory
+from helpers.memory.types import SettingError
 
 
 @dataclass(frozen=True)
@@ -92,9 +93,10 @@ def analyse_budget(user_messages: Sequence[str], max_buffer_tokens: int, reply_t
     """Run the conversation through ``memory_class`` (lesson 4's ``SummaryBufferMemory``) with replies of
     ``reply_tokens`` tokens."""
     if not user_messages or not all(isinstance(m, str) for m in user_messages):
-        raise ValueError("user_messages must be a non-empty list of texts")
+        raise SettingError("user_messages", user_messages, "user_messages must be a non-empty list of texts")
     if isinstance(reply_tokens, bool) or not isinstance(reply_tokens, int) or reply_tokens < 1:
-        raise ValueError(f"reply_tokens must be a whole number of at least 1, got {reply_tokens!r}")
+        raise SettingError("reply_tokens", reply_tokens,
+                           f"reply_tokens must be a whole number of at least 1, got {reply_tokens!r}")
     reply = _reply_text(reply_tokens)
     contents = [text for message in user_messages for text in (message, reply)]
     return BudgetResult(max_buffer_tokens, reply_tokens, messages_to_compress,
@@ -106,7 +108,8 @@ def analyse_sizes(sizes: Sequence[int], max_buffer_tokens: int, messages_to_comp
     """The same analysis for messages of the given token sizes (user, reply, user, ...), e.g. the sizes
     a real run measured; each message is placeholder text of exactly its size."""
     if not sizes or any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in sizes):
-        raise ValueError(f"sizes must be a non-empty list of whole numbers of at least 1, got {list(sizes)!r}")
+        raise SettingError("sizes", sizes,
+                           f"sizes must be a non-empty list of whole numbers of at least 1, got {list(sizes)!r}")
     contents = [_reply_text(n) for n in sizes]
     return BudgetResult(max_buffer_tokens, None, messages_to_compress,
                         _run(contents, max_buffer_tokens, messages_to_compress, memory_class))

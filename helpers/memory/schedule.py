@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from helpers.memory.stubs import turn_range_stub
 from helpers.memory.summary import SummaryMemory
+from helpers.memory.types import SettingError
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,8 @@ def summary_schedule(total_turns: int, max_turns_before_summary: int, turns_to_k
     """Run ``total_turns`` turns through ``memory_class`` (lesson 3's ``SummaryMemory``) with a stub
     summariser and record each request."""
     if isinstance(total_turns, bool) or not isinstance(total_turns, int) or total_turns < 1:
-        raise ValueError(f"total_turns must be a whole number of at least 1, got {total_turns!r}")
+        raise SettingError("total_turns", total_turns,
+                           f"total_turns must be a whole number of at least 1, got {total_turns!r}")
     memory = memory_class("", turn_range_stub, max_turns_before_summary, turns_to_keep_verbatim)
     rows = []
     for turn in range(1, total_turns + 1):

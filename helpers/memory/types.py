@@ -8,21 +8,13 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from helpers.base.errors import Explained
+from helpers.base.errors import Explained, SettingError  # noqa: F401 (offered here too)
 
 Summariser = Callable[[list[dict[str, str]], "str | None"], str]
 """``summarise(messages_to_fold, existing_summary) -> new summary``: an LLM call, the offline
 stand-in, or ``turn_range_stub`` in the simulations."""
 
 ROLES = ("user", "assistant")
-
-
-class SettingError(Explained, ValueError):
-    """A setting of a memory (or of its defences) is refused; ``setting`` names it, ``value`` is what was given."""
-
-    def __init__(self, setting: str, value: object, message: str) -> None:
-        super().__init__(message)
-        self.setting, self.value = setting, value
 
 
 class StateError(Explained, ValueError):
