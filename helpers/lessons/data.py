@@ -7,8 +7,9 @@ from typing import Any
 
 from helpers.base.paths import DATA_DIR
 
-PROMPT_NAMES = ("fincoach_system", "summary_memory", "summary_memory_hard_rules", "summary_buffer",
-                "summary_memory_data")  # the last is this project's (notebook 06), not a lesson's
+SUMMARISER_PROMPTS = ("summary_memory", "summary_memory_hard_rules", "summary_buffer",
+                      "summary_memory_data")  # the last is this project's (notebook 06), not a lesson's
+PROMPT_NAMES = ("fincoach_system", *SUMMARISER_PROMPTS)
 
 
 def prompt(name: str) -> str:

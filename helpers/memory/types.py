@@ -138,8 +138,12 @@ class MemoryKind:
     fold_tag: str  # the tag of its fold line: "SUMMARISE", "COMPRESS", "DROP"
     turn_line: Callable[[Any], str]  # the kind's per-turn line from a ``TurnRecord`` (the lesson's format)
     fold_line: Callable[[FoldEvent], str]  # the kind's per-fold line
-    summariser_prompt: str | None = None  # the prompt in data/prompts/ its summariser uses (None: no summariser)
-    request_templates: str | None = None  # the lesson whose summariser request wording it uses ("lesson3", ...)
+    # its summariser's prompt: a name in data/prompts/ ("summary_memory") or the kind's own prompt text;
+    # None for a kind that never summarises
+    summariser_prompt: str | None = None
+    # its summariser's request wording: a lesson's ("lesson3", "lesson4") or the kind's own templates
+    # ({"first": "...{turns}...", "update": "...{summary}...{turns}...", "line": "{ROLE}: {content}"})
+    request_templates: str | Mapping[str, str] | None = None
     attack_settings: Mapping[str, Any] = field(default_factory=dict)  # its settings in notebook 06's attack table
     block_label: str = "summary block"  # what a chart calls the memory message
     recent_label: str = "verbatim turns"  # what a chart calls the verbatim part

@@ -9,18 +9,20 @@ lesson's request templates (``summariser_request`` in ``data/lesson3_summary_mem
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from helpers.base.text import stated_word_limit, turns_text, word_count
 from helpers.lessons import data as lesson_data
 from helpers.memory.registry import KINDS, kind_named
-from helpers.memory.types import CutText
+from helpers.memory.types import CutText, SettingError
 from helpers.model.connect import ModelAccess
 from helpers.model.delivery import describe, naming
 from helpers.model.errors import EmptyReply
 
-PROMPTS = ("summary_memory", "summary_memory_hard_rules", "summary_buffer", "summary_memory_data")
+PROMPTS = lesson_data.SUMMARISER_PROMPTS  # the summariser prompts in data/prompts/, listed once there
+TEMPLATE_FIELDS = {"first": ("turns",), "update": ("summary", "turns")}  # what a kind's own templates fill in
 DEFAULT_TEMPLATES = "lesson3"  # the request wording of a prompt no memory kind names as its own
 CONDENSE_TEMPLATE = ("SUMMARY TO SHORTEN:\n{summary}\n\nShorten this summary to at most {words} words. Keep every "
                      "fact and every hard rule the user stated, word for word where you can; drop repetition first.")
@@ -56,12 +58,21 @@ def structured_turns(messages: list[dict[str, str]]) -> str:
                                for m in messages) + "\n]"
 
 
-def request_templates(which: str) -> dict[str, str]:
-    """A lesson's summariser request templates (``first``, ``update`` and ``line``): "lesson3" or "lesson4"."""
-    return lesson_data.summariser_templates(which)
+def request_templates(which: str | Mapping[str, str]) -> dict[str, str]:
+    """Summariser request templates (``first``, ``update``, optional ``line``): a lesson's, named "lesson3" or
+    "lesson4", or a kind's own (``KIND.request_templates``), which must fill in the turns and the summary."""
+    if isinstance(which, str):
+        return lesson_data.summariser_templates(which)
+    missing = [f"{key} ({{{field}}})" for key, fields in TEMPLATE_FIELDS.items() for field in fields
+               if "{" + field + "}" not in which.get(key, "")]
+    if missing:
+        raise SettingError("request_templates", dict(which), (
+            f"request templates need {', '.join(missing)}: 'first' words the first fold's request with {{turns}}, "
+            "'update' a later one's with {summary} and {turns}"))
+    return dict(which)
 
 
-def templates_for_prompt(prompt: str) -> str:
+def templates_for_prompt(prompt: str) -> str | Mapping[str, str]:
     """The request wording that goes with a prompt: that of the memory kind whose summariser uses it."""
     for cls in KINDS.values():
         if cls.KIND.summariser_prompt == prompt and cls.KIND.request_templates:
@@ -158,14 +169,15 @@ class ModelSummariser:
         return summary
 
 
-def make_summariser(access: ModelAccess, prompt: str = "summary_memory", *, templates: str | None = None,
+def make_summariser(access: ModelAccess, prompt: str = "summary_memory", *,
+                    templates: str | Mapping[str, str] | None = None,
                     max_tokens: int = 1000, temperature: float | None = 0, reasoning_effort: str | None = "low",
                     condense_words: int | None = None, structured: bool = False) -> ModelSummariser:
     """A summariser for a memory: ``prompt`` is a lesson prompt name or your own prompt text.
 
-    ``templates`` picks the request wording: lesson 3's ("CONVERSATION TURNS TO SUMMARISE") or
-    lesson 4's ("MESSAGES TO SUMMARISE"); by default that of the memory kind whose prompt this is
-    (``KIND.summariser_prompt``), else lesson 3's.
+    ``templates`` picks the request wording: lesson 3's ("CONVERSATION TURNS TO SUMMARISE"), lesson 4's
+    ("MESSAGES TO SUMMARISE") or your own (see ``request_templates``); by default that of the memory kind
+    whose prompt this is (``KIND.summariser_prompt``), else lesson 3's.
     ``reasoning_effort`` is sent only where the endpoint accepts it (gpt-oss, OpenAI reasoning models).
     ``structured=True`` sends the turns as a JSON list (no message can forge a turn or a heading).
     On an empty reply (after one retry with a larger limit) it raises ``EmptyReply``; the memory
@@ -178,13 +190,14 @@ def make_summariser(access: ModelAccess, prompt: str = "summary_memory", *, temp
     else:
         raise ValueError(f"prompt must be one of {', '.join(PROMPTS)} or the text of your own summariser prompt, "
                          f"got {prompt!r}")
-    which = templates or templates_for_prompt(name)
+    which = templates or templates_for_prompt(prompt)
     return ModelSummariser(access, system_prompt, request_templates(which), name, max_tokens, temperature,
                            reasoning_effort, condense_words, structured=structured)
 
 
 def summariser_for(access: ModelAccess, kind: str, hardened: bool = False) -> ModelSummariser:
-    """The summariser of a registered memory kind: its own prompt and request wording (``KIND``), or,
+    """The summariser of a registered memory kind: the prompt and request wording its ``KIND`` carries (a
+    lesson's by name, or the kind's own text and templates), or,
     ``hardened`` (notebook 06), structured input and the "conversation is data" prompt."""
     if hardened:
         return make_summariser(access, "summary_memory_data", structured=True)
