@@ -10,10 +10,11 @@ import dataclasses
 from typing import Any
 
 import pytest
+from matplotlib.colors import to_hex
 
 from helpers.base.tokens import count_tokens
 from helpers.display.lines import turn_text
-from helpers.display.plots import request_chart
+from helpers.display.plots import COLOURS, request_chart
 from helpers.lessons.data import prompt
 from helpers.measure.attacks import DEFENCE_SETTINGS, attack_rates, payload, run_attacks
 from helpers.memory.defences import Defences
@@ -39,7 +40,7 @@ def _toy_turn_line(record: Any) -> str:
 
 
 def _toy_fold_line(event: FoldEvent) -> str:
-    return f"  [TOY] turns {event.first_turn}-{event.last_turn} -> notes ({event.summary_tokens} tokens)"
+    return f"  [{ToyMemory.KIND.fold_tag}] turns {event.first_turn}-{event.last_turn} -> notes ({event.summary_tokens} tokens)"
 
 
 class ToyMemory(RollingMemory):
@@ -98,8 +99,12 @@ def test_a_registered_toy_kind_prints_its_own_lines_and_chart_labels(toy, access
     assert "[Toy 4] sent 5 | notes: 33 tokens" in text and "  [TOY] turns 1-1 -> notes (" in text
     assert records[-1].request[1]["content"].startswith("TOY NOTES:\n")
     assert "From the summary" in records[-1].reply and "₹1,20,000" in records[-1].reply  # the stand-in reads the notes
-    legend = [t.get_text() for t in request_chart(records, "toy").legends[0].get_texts()]
-    assert any(label.startswith("toy notes") for label in legend) and "last turns" in legend
+    legend = request_chart(records, "toy").legends[0]
+    colours = {text.get_text().split(":")[0]: to_hex(handle.get_facecolor())
+               for text, handle in zip(legend.get_texts(), legend.legend_handles)}
+    # its own labels, and the colours of what each part is (the memory's, the recent turns')
+    assert colours == {"system prompt": COLOURS["system"], "toy notes": COLOURS["summary"],
+                       "last turns": COLOURS["verbatim"]}
 
 
 def test_a_registered_toy_kind_gets_its_rows_in_the_attack_table(toy, access):

@@ -25,6 +25,7 @@ from matplotlib.text import Text
 from helpers.memory.budget import BudgetResult, BudgetTable
 from helpers.memory.registry import kind_named
 from helpers.memory.schedule import Schedule
+from helpers.memory.types import SettingError
 
 # Letter sizes that stay readable on a projector at 1024x768 (``tests/test_plots.py`` checks every chart):
 # no text smaller than 16 points, tick labels included.
@@ -277,9 +278,8 @@ class BudgetChart(LiveChart):
 
 
 # ----- what a request is made of ----------------------------------------------------------------------
-PART_COLOURS = {"system prompt": COLOURS["system"], "summary block": COLOURS["summary"],
-                "memory block": COLOURS["summary"], "verbatim turns": COLOURS["verbatim"],
-                "buffer": COLOURS["verbatim"], "window": COLOURS["verbatim"]}
+# a request's parts in the order they are sent, whatever a kind calls them: system prompt, memory, recent turns
+REQUEST_PART_COLOURS = (COLOURS["system"], COLOURS["summary"], COLOURS["verbatim"])
 BAR_WIDTH = 0.6  # leaves room beside each bar for the labels of segments too thin to hold them
 
 
@@ -330,19 +330,25 @@ def _label_segments(fig: Figure, ax: Axes, segments: Sequence[tuple], horizontal
 def stacked_token_bars(labels: Sequence[str], parts: Mapping[str, Sequence[int]], title: str, xlabel: str,
                        limit: tuple[str, int] | None = None, horizontal: bool = False,
                        size: tuple[float, float] = (11, 5.5), legend_names: Mapping[str, str] | None = None,
-                       caps: tuple[str, Sequence[int]] | None = None) -> Figure:
+                       caps: tuple[str, Sequence[int]] | None = None,
+                       colours: Sequence[str] = REQUEST_PART_COLOURS) -> Figure:
     """Bars of the tokens in each request, stacked by part (system prompt, summary, verbatim...).
 
-    ``limit`` draws one line across the chart; ``caps`` = (label, heights) a short mark over each bar
-    (e.g. how far that request could grow). ``legend_names`` renames parts in the legend only.
+    ``parts`` maps each part's label to its values, in the order the parts are stacked; ``colours`` gives
+    each part its colour by that order (by default a request's: system prompt, memory, recent turns), so a
+    kind's own labels get the same colours. ``limit`` draws one line across the chart; ``caps`` = (label,
+    heights) a short mark over each bar (e.g. how far that request could grow). ``legend_names`` renames
+    parts in the legend only.
     """
+    if len(colours) < len(parts):
+        raise SettingError("colours", colours, f"{len(parts)} parts need {len(parts)} colours, got {len(colours)}")
     fig, (ax,) = new_figure(*size)
     base = [0] * len(labels)
     draw = ax.barh if horizontal else ax.bar
     segments = []
-    for name, values in parts.items():
+    for (name, values), colour in zip(parts.items(), colours):
         offset = {"left": base} if horizontal else {"bottom": base}
-        bars = draw(labels, values, BAR_WIDTH, color=PART_COLOURS.get(name),
+        bars = draw(labels, values, BAR_WIDTH, color=colour,
                     label=(legend_names or {}).get(name, name), **offset)
         segments += list(zip(bars.patches, values))
         base = [b + v for b, v in zip(base, values)]

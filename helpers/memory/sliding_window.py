@@ -26,7 +26,8 @@ def window_line(turn: int, messages_sent: int, prompt_tokens: int | None, turns_
 
 def drop_line(messages: int, message_tokens: int) -> str:
     """The window's fold line: ``  [DROP] 2 messages (42 tokens) left the window (kept in the archive)``."""
-    return f"  [DROP] {messages} messages ({message_tokens} tokens) left the window (kept in the archive)"
+    tag = SlidingWindowMemory.KIND.fold_tag
+    return f"  [{tag}] {messages} messages ({message_tokens} tokens) left the window (kept in the archive)"
 
 
 def _turn_line(record: Any) -> str:

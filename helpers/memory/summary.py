@@ -24,7 +24,8 @@ def summary_memory_line(turn: int, messages_sent: int, prompt_tokens: int | None
 
 def summarise_line(messages: int, message_tokens: int, summary_tokens: int) -> str:
     """Lesson 3's fold line: ``  [SUMMARISE] 4 messages (489 tokens) -> summary (131 tokens)``."""
-    return f"  [SUMMARISE] {messages} messages ({message_tokens} tokens) -> summary ({summary_tokens} tokens)"
+    tag = SummaryMemory.KIND.fold_tag
+    return f"  [{tag}] {messages} messages ({message_tokens} tokens) -> summary ({summary_tokens} tokens)"
 
 
 def _turn_line(record: Any) -> str:

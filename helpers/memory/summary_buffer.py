@@ -39,7 +39,8 @@ def compress_line(tokens_in: int, summary_tokens: int, messages: int | None = No
     what = "old messages" if messages is None else f"{messages} message{'' if messages == 1 else 's'}"
     if old_summary:
         what += " + old summary"
-    return f"  [COMPRESS] {what} ({tokens_in} tokens) -> new summary ({summary_tokens} tokens)"
+    tag = SummaryBufferMemory.KIND.fold_tag
+    return f"  [{tag}] {what} ({tokens_in} tokens) -> new summary ({summary_tokens} tokens)"
 
 
 def _turn_line(record: Any) -> str:

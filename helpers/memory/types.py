@@ -135,7 +135,7 @@ class MemoryKind:
 
     name: str  # "summary memory": how tables, charts and saved states name the kind
     heading: str | None  # the heading of the summary block, as sent; None for a kind that never summarises
-    fold_tag: str  # the tag of its fold line: "SUMMARISE", "COMPRESS", "DROP"
+    fold_tag: str  # the tag its fold line opens with: "SUMMARISE", "COMPRESS", "DROP" (the line reads it here)
     turn_line: Callable[[Any], str]  # the kind's per-turn line from a ``TurnRecord`` (the lesson's format)
     fold_line: Callable[[FoldEvent], str]  # the kind's per-fold line
     # its summariser's prompt: a name in data/prompts/ ("summary_memory") or the kind's own prompt text;
