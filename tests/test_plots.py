@@ -33,7 +33,7 @@ def pixels(data: bytes) -> numpy.ndarray:
 
 
 def test_schedule_chart():
-    fig = plots.schedule_chart(summary_schedule(10, 4, 2))
+    fig = plots.ScheduleChart().update(summary_schedule(10, 4, 2))
     labelled(fig)
     assert "4 summariser calls in 10 turns" in fig.axes[0].get_title()
     assert fig.axes[0].get_xlabel() and fig.axes[0].get_ylabel()

@@ -114,11 +114,6 @@ def cycle_check_line(cycle: CycleMeasure) -> str:
             f"the {cycle.keyword_label} rule survives as: {cycle.strength} ({cues})")
 
 
-def cycle_report(cycles: Sequence[CycleMeasure]) -> str:
-    """Each cycle: the lesson's line, the check line and the summary itself."""
-    return "\n".join(line for c in cycles for line in (cycle_line(c), cycle_check_line(c), "  " + c.summary))
-
-
 def comparison_table(runs: Mapping[str, Sequence[CycleMeasure]]) -> str:
     """Runs side by side per cycle: summary tokens, words, keyword check, rule or preference."""
     width = max([3, *map(len, runs)])

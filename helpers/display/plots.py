@@ -184,11 +184,6 @@ class ScheduleChart(LiveChart):
         return self.fig
 
 
-def schedule_chart(schedule: Schedule) -> Figure:
-    """A new schedule chart for ``schedule``."""
-    return ScheduleChart().update(schedule)
-
-
 # ----- lesson 4: the token budget --------------------------------------------------------------------
 def _bar_labels(ax: Axes, bars: BarContainer, values: Sequence[int]) -> list[Text]:
     return [ax.text(bar.get_x() + bar.get_width() / 2, value, str(value), ha="center", va="bottom",
