@@ -230,8 +230,9 @@ class RollingMemory:
         """
         given = self._defences.fold_input(messages) if self._defences is not None else messages
         summary = self._call_summariser(given, existing)
-        cut, tokens, condensed = getattr(summary, "cut", False), count_tokens(summary), False
-        if self.max_summary_tokens is not None and tokens > self.max_summary_tokens:
+        cut, condensed = getattr(summary, "cut", False), False
+        # counted here only to hold it to the cap: what a fold stores is counted once, in _held
+        if self.max_summary_tokens is not None and (tokens := count_tokens(summary)) > self.max_summary_tokens:
             try:
                 shorter: str | None = self._call_summariser([], summary)
             except SummariserError:
