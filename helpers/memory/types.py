@@ -56,7 +56,7 @@ class CutText(str):
     cut = True
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: made for every message, and made faster by them
 class Message:
     """One chat message with its o200k_base token count, counted once when it was added."""
 
