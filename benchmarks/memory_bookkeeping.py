@@ -1,26 +1,34 @@
-"""Bookkeeping cost per turn of every memory kind over a long scripted conversation, against the floor and,
-where they are installed, the libraries that do the same job.
+"""Bookkeeping cost per turn of the project's memories, the count-once floor and, where they are installed,
+the libraries that do the same job: all in one interleaved run on the same workloads.
 
 Prints figures; asserts nothing. A turn is what ``chat()`` asks of a memory: add the question, build the
-request, add the reply. The summariser is a stub (no model), so the figures are the memory's own work.
+request, add the reply. The summarisers are stubs (no model), so the figures are the memories' own work.
 
-* **Flat**: the cost per turn is shown for each tenth of the run; the memory counts each message once and
-  builds the request from the verbatim slice, so the last tenth costs what the first did (last/first near 1).
+* **One run, interleaved**: in each round every contestant gets a fresh memory, and all of them are fed the
+  same conversation a block of turns at a time, taking turns in an order that rotates from block to block,
+  so a slow spell of the machine lands on all of them alike. Time is this thread's CPU time, so what other
+  processes take is not counted. Each ratio is taken within a round (a library over the project, the
+  project over the floor), and the median of the rounds is shown with its spread (lowest to highest).
+* **The workloads**: lesson 4's 600-token budget and a larger one (2,000 by default); every buffer memory,
+  the project's and the libraries', gets the same budget.
 * **The floor**: the least any memory with exact token counts must do, counting each message once with
   tiktoken (``x floor``).
+* **Flat**: ``last/first`` is the cost of the last tenth of the run over the first.
 * **Libraries**, where installed (none is a dependency of the project): LangChain's legacy
   ``ConversationSummaryBufferMemory``, LlamaIndex's ``ChatSummaryMemoryBuffer`` and langmem's
   ``summarize_messages``, each with a fake model that returns a fixed summary and o200k_base as its token
-  counter, run on the same messages with a token budget like the buffer memory's.
+  counter (``pip install langchain-classic llama-index-core langmem`` in a separate environment).
 
-    python benchmarks/memory_bookkeeping.py [--turns 10000] [--repeat 3] [--budget 2000]
+    python benchmarks/memory_bookkeeping.py [--turns 2000] [--rounds 5] [--budgets 600 2000]
 """
 from __future__ import annotations
 
 import argparse
+import gc
 import statistics
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from helpers.base.tokens import count_tokens, encoding
@@ -54,23 +62,16 @@ def scripted_messages(turns: int) -> list[tuple[str, str]]:
     return messages
 
 
-def time_run(memory: Any, messages: list[tuple[str, str]], tenths: int = 10) -> tuple[float, list[float]]:
-    """Total seconds, and mean microseconds per turn in each tenth of the run."""
-    turns = len(messages) // 2
-    window = max(turns // tenths, 1)
-    per_window, start_all = [], time.perf_counter()
-    for offset in range(0, len(messages), 2 * window):
-        start = time.perf_counter()
-        chunk = messages[offset:offset + 2 * window]
-        for (_, question), (_, reply) in zip(chunk[::2], chunk[1::2]):
-            memory.add_message("user", question)
-            memory.get_messages_for_api()
-            memory.add_message("assistant", reply)
-        per_window.append((time.perf_counter() - start) / (len(chunk) // 2) * 1e6)
-    return time.perf_counter() - start_all, per_window
+def run_turns(memory: Any, turns: list[tuple[str, str]]) -> None:
+    """What ``chat()`` asks of a memory, for each (question, reply): add the question, build the request,
+    add the reply."""
+    for question, reply in turns:
+        memory.add_message("user", question)
+        memory.get_messages_for_api()
+        memory.add_message("assistant", reply)
 
 
-# ----- the libraries, each behind the two calls time_run makes ------------------------------------------
+# ----- the libraries, each behind the two calls run_turns makes ------------------------------------------
 def _tokens(text: str) -> int:
     return count_tokens(text)
 
@@ -158,51 +159,110 @@ LIBRARIES: dict[str, Callable[[int], Any]] = {
 }
 
 
-def best_of(repeat: int, make: Callable[[], Any], messages: list[tuple[str, str]]) -> tuple[float, list[float]]:
-    """The fastest of ``repeat`` runs, after one short run that warms the caches up."""
-    time_run(make(), messages[:400])
-    return min((time_run(make(), messages) for _ in range(repeat)), key=lambda run: run[0])
+@dataclass
+class Contestant:
+    """One memory in the run: how to make a fresh one, and the figures of each round."""
+
+    name: str
+    make: Callable[[], Any]
+    per_turn: list[float] = field(default_factory=list)  # µs per turn, one figure per round
+    last_over_first: list[float] = field(default_factory=list)  # the last tenth of a round over its first
+    missing: str | None = None
+
+
+def available(name: str, make: Callable[[], Any], turns: list[tuple[str, str]]) -> Contestant:
+    """The contestant, warmed up on a short run; a library that is not installed is marked missing."""
+    try:
+        run_turns(make(), turns[:100])
+    except ImportError as error:
+        return Contestant(name, make, missing=error.name or str(error))
+    return Contestant(name, make)
+
+
+def run_round(contestants: list[Contestant], turns: list[tuple[str, str]], block: int = 25) -> None:
+    """One round: a fresh memory per contestant, all fed the conversation ``block`` turns at a time, taking
+    turns in an order that rotates from block to block, so that every contestant runs under the same load
+    from start to end. Timed in this thread's CPU time (time another process takes from it is not counted);
+    the garbage collector runs between rounds, not inside a contestant's block."""
+    memories = [contestant.make() for contestant in contestants]
+    tenths = [[0.0] * 10 for _ in contestants]
+    turns_in = [0] * 10  # turns in each tenth of the run (a block counts in the tenth it starts in)
+    gc.collect()
+    gc.disable()
+    try:
+        for number, start in enumerate(range(0, len(turns), block)):
+            chunk, tenth = turns[start:start + block], start * 10 // len(turns)
+            turns_in[tenth] += len(chunk)
+            for index in [(number + k) % len(contestants) for k in range(len(contestants))]:
+                began = time.thread_time()
+                run_turns(memories[index], chunk)
+                tenths[index][tenth] += time.thread_time() - began
+    finally:
+        gc.enable()
+    for contestant, spent in zip(contestants, tenths):
+        contestant.per_turn.append(sum(spent) / len(turns) * 1e6)
+        contestant.last_over_first.append(spent[-1] / turns_in[-1] / (spent[0] / turns_in[0]))
+
+
+def ratios(top: Contestant, bottom: Contestant) -> list[float]:
+    """``top`` over ``bottom``, round by round (the rounds pair them under the same machine load)."""
+    return [a / b for a, b in zip(top.per_turn, bottom.per_turn)]
+
+
+def spread(values: list[float], digits: int = 1) -> str:
+    """Median, then lowest to highest: ``2.1 (1.9-2.4)``."""
+    return f"{statistics.median(values):.{digits}f} ({min(values):.{digits}f}-{max(values):.{digits}f})"
+
+
+def workloads(budgets: list[int]) -> list[tuple[str, list[tuple[str, Callable[[], Any]]]]]:
+    """The groups of the run: one per budget (the buffer memories), and the kinds that have no budget."""
+    groups = []
+    for budget in budgets:
+        group = [("floor: count each message once", CountOnce),
+                 ("project: summary buffer memory",
+                  lambda b=budget: SummaryBufferMemory("system", turn_range_stub, b))]
+        group += [(name, lambda make=make, b=budget: make(b)) for name, make in LIBRARIES.items()]
+        groups.append((f"{budget:,}-token budget", group))
+    groups.append(("kinds without a budget", [
+        ("floor: count each message once", CountOnce),
+        ("project: summary memory (4, keep 2)", lambda: SummaryMemory("system", turn_range_stub, 4, 2)),
+        ("project: summary memory (40, keep 20)", lambda: SummaryMemory("system", turn_range_stub, 40, 20)),
+        ("project: sliding window (4 turns)", lambda: SlidingWindowMemory("system", 4)),
+    ]))
+    return groups
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--turns", type=int, default=10_000)
-    parser.add_argument("--budget", type=int, default=2000, help="token budget of the buffer memories")
-    parser.add_argument("--repeat", type=int, default=3, help="runs per variant; the fastest is shown")
-    parser.add_argument("--library-turns", type=int, default=1000,
-                        help="turns for the libraries (they are far slower; their cost per turn is what is compared)")
+    parser.add_argument("--turns", type=int, default=2000, help="turns of the conversation, the same for every memory")
+    parser.add_argument("--rounds", type=int, default=5, help="rounds (every memory runs the conversation once in each)")
+    parser.add_argument("--budgets", type=int, nargs="+", default=[600, 2000],
+                        help="token budgets of the buffer memories (the project's and the libraries')")
     args = parser.parse_args()
     encoding()  # load the tokenizer outside the timings
     messages = scripted_messages(args.turns)
-    floor_total, _ = best_of(args.repeat, CountOnce, messages)
-    floor = floor_total / args.turns * 1e6
-    kinds = [
-        ("summary memory (4, keep 2)", lambda: SummaryMemory("system", turn_range_stub, 4, 2)),
-        ("summary memory (40, keep 20)", lambda: SummaryMemory("system", turn_range_stub, 40, 20)),
-        (f"summary buffer memory ({args.budget} tokens)",
-         lambda: SummaryBufferMemory("system", turn_range_stub, args.budget)),
-        ("sliding window (4 turns)", lambda: SlidingWindowMemory("system", 4)),
-    ]
-    print(f"{args.turns:,} turns ({len(messages):,} messages), stub summariser, best of {args.repeat}; "
-          "µs per turn in each tenth of the run")
-    print(f"floor (count each message once): {floor:.1f} µs per turn")
-    header = f"{'memory':<44} {'first':>8} {'last':>8} {'median':>8} {'last/first':>10} {'x floor':>8}"
-    print(header)
-    for name, make in kinds:
-        _, tenths = best_of(args.repeat, make, messages)
-        median = statistics.median(tenths)
-        print(f"{name:<44} {tenths[0]:>8.1f} {tenths[-1]:>8.1f} {median:>8.1f} {tenths[-1] / tenths[0]:>10.2f} "
-              f"{median / floor:>8.2f}")
-    library_messages = messages[:2 * args.library_turns]
-    for name, make_library in LIBRARIES.items():
-        try:
-            _, tenths = best_of(1, lambda: make_library(args.budget), library_messages)
-        except ImportError as missing:
-            print(f"{name:<44} not installed ({missing.name or missing})")
-            continue
-        median = statistics.median(tenths)
-        print(f"{name:<44} {tenths[0]:>8.1f} {tenths[-1]:>8.1f} {median:>8.1f} {tenths[-1] / tenths[0]:>10.2f} "
-              f"{median / floor:>8.2f}  ({args.library_turns:,} turns)")
+    turns = list(zip([content for _, content in messages[::2]], [content for _, content in messages[1::2]]))
+    groups = [(title, [available(name, make, turns) for name, make in group])
+              for title, group in workloads(args.budgets)]
+    running = [c for _, group in groups for c in group if c.missing is None]
+    for _ in range(args.rounds):
+        run_round(running, turns)
+    print(f"{args.turns:,} turns ({len(messages):,} messages) per memory, stub summarisers, {args.rounds} rounds, "
+          "every memory interleaved with every other in each round;\nµs of CPU time per turn; each figure is the "
+          "median of the rounds (lowest-highest); ratios are taken within a round")
+    for title, group in groups:
+        floor, project = group[0], group[1]
+        print(f"\n{title}")
+        print(f"  {'memory':<44} {'µs per turn':>20} {'last/first':>18} {'x floor':>18} {'x project':>20}")
+        for contestant in group:
+            if contestant.missing is not None:
+                print(f"  {contestant.name:<44} not installed ({contestant.missing})")
+                continue
+            ours = contestant.name.startswith("project")
+            versus = spread(ratios(contestant, floor), 2) if ours else ""
+            library = "" if ours or contestant is floor else spread(ratios(contestant, project))
+            print(f"  {contestant.name:<44} {spread(contestant.per_turn):>20} "
+                  f"{spread(contestant.last_over_first, 2):>18} {versus:>18} {library:>20}")
 
 
 if __name__ == "__main__":
