@@ -68,7 +68,7 @@ class Message:
         return {"role": self.role, "content": self.content}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: one is made for every fold, and made faster by them
 class FoldEvent:
     """What one fold did: which turns left the verbatim part and the tokens in and out.
 
