@@ -140,3 +140,20 @@ def test_try_it_runs_an_answer_once_with_a_bound(capsys):
     assert out[:3] == ["A LONG SUMMARY", "[6, 8, 10]", "unwritten is not written yet: write its body, then run this "
                                                        "cell again."]
     assert out[3].startswith("loops: loops was still running after 0.2 seconds")
+
+
+def test_an_answer_not_written_yet_gets_a_hint_to_start_only_on_request(capsys):
+    from helpers.grading.calls import check_calls_formula
+    from helpers.grading.overflows import check_overflows_at
+    from helpers.grading.rule_check import check_rule_check
+    from helpers.grading.summary_cap import check_summary_cap
+
+    def todo(*_):
+        raise NotImplementedError
+
+    for check in (check_calls_formula, check_overflows_at, check_rule_check, check_summary_cap):
+        assert check(todo).status == NOT_DONE
+        assert "hint:" not in capsys.readouterr().out
+        check(todo, hint=True)
+        out = capsys.readouterr().out
+        assert "not done yet" in out and "\n  hint: " in out and not FORMULA.search(out), out

@@ -18,6 +18,8 @@ from helpers.grading.verdict import CORRECT, WRONG, Feedback, show
 from helpers.memory.schedule import summary_schedule
 
 EXERCISE = "1.1"
+START = ("run schedule() above for a few settings and note after which turns the summariser runs: what pattern do "
+         "those turn numbers follow?")
 Setting = tuple[int, int, int]  # (total_turns, max_turns_before_summary, turns_to_keep_verbatim)
 
 # the lesson's three settings, the notebook's "predict first" setting, and a gap that does not divide evenly
@@ -103,7 +105,7 @@ def grade_calls_formula(predicted_calls: Callable[[int, int, int], int]) -> Feed
     answer_fn = quietly(predicted_calls)
     answers = []
     for case in CASES:
-        answer = run_answer(EXERCISE, answer_fn, *case, clock=clock, todo="write the body of predicted_calls")
+        answer = run_answer(EXERCISE, answer_fn, *case, clock=clock, todo="write the body of predicted_calls", start=START)
         if isinstance(answer, Feedback):
             return answer
         if isinstance(answer, bool) or not isinstance(answer, int):

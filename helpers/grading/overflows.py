@@ -22,6 +22,8 @@ from helpers.memory.budget import BudgetStep, analyse_sizes
 from helpers.memory.summary_buffer import SummaryBufferMemory
 
 EXERCISE = "4.1"
+START = ("go through the messages one by one, as the memory does, with a list of the sizes the buffer holds; "
+         "print it at each step of the lesson's run")
 
 
 @dataclass(frozen=True)
@@ -368,7 +370,7 @@ def grade_overflows_at(overflows_at: Callable[[list[int], int, int], list[int]])
     for case in CASES:
         given = list(case.sizes)
         result = run_answer(EXERCISE, answer_fn, given, case.budget, case.compress, clock=clock,
-                            todo="write the body of overflows_at")
+                            todo="write the body of overflows_at", start=START)
         if isinstance(result, Feedback):
             if result.status != WRONG:
                 return result

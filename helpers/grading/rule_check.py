@@ -16,6 +16,7 @@ from helpers.grading.verdict import CORRECT, WRONG, Feedback, show
 from helpers.lessons.data import published_run
 
 EXERCISE = "3.1"
+START = "split the summary into sentences and print them first; then pick the ones about equity"
 RULE_WORDS = ("never", "rule", "allergic", "must not", "no equity")  # what the exercise counts as a rule
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
@@ -144,7 +145,7 @@ def grade_rule_check(rule_kept: Callable[[str], bool]) -> Feedback:
     answer_fn = quietly(rule_kept)
     answers = []
     for summary in CASES:
-        answer = run_answer(EXERCISE, answer_fn, summary, clock=clock, todo="write the body of rule_kept")
+        answer = run_answer(EXERCISE, answer_fn, summary, clock=clock, todo="write the body of rule_kept", start=START)
         if isinstance(answer, Feedback):
             return answer
         if not isinstance(answer, bool):

@@ -45,8 +45,8 @@ def quietly(function: Callable[..., Any], name: str | None = None) -> Callable[.
     return quiet
 
 
-def _not_done(exercise: str, todo: str) -> Feedback:
-    return Feedback(exercise, NOT_DONE, f"{todo}, then run this cell again.")
+def _not_done(exercise: str, todo: str, start: str) -> Feedback:
+    return Feedback(exercise, NOT_DONE, f"{todo}, then run this cell again.", hint=start)
 
 
 def _too_slow(exercise: str, name: str, clock: Clock | None) -> Feedback:
@@ -57,9 +57,11 @@ def _too_slow(exercise: str, name: str, clock: Clock | None) -> Feedback:
 
 
 def run_answer(exercise: str, function: Callable[..., Any], *args: Any, seconds: float = SECONDS,
-               clock: Clock | None = None, todo: str = "write the body of the function", **kwargs: Any) -> Any:
+               clock: Clock | None = None, todo: str = "write the body of the function", start: str = "",
+               **kwargs: Any) -> Any:
     """The student's ``function(*args, **kwargs)`` run with a time bound (``seconds``, or what ``clock``
-    has left), or the ``Feedback`` that replaces its result (not written yet, too slow, too many calls, raised)."""
+    has left), or the ``Feedback`` that replaces its result (not written yet, too slow, too many calls, raised).
+    ``start`` is the hint for an answer not written yet (how to begin), shown when asked for."""
     name = name_of(function)
     bound = clock.seconds() if clock is not None else seconds
     if bound <= 0:
@@ -67,7 +69,7 @@ def run_answer(exercise: str, function: Callable[..., Any], *args: Any, seconds:
     try:
         result = run_bounded(function, *args, seconds=bound, **kwargs)
     except NotImplementedError:
-        return _not_done(exercise, todo)
+        return _not_done(exercise, todo, start)
     except TimedOut as stopped:
         if clock is not None and clock.seconds() <= 0:
             return _too_slow(exercise, name, clock)
@@ -85,7 +87,7 @@ def run_answer(exercise: str, function: Callable[..., Any], *args: Any, seconds:
         return Feedback(exercise, WRONG, f"{name} raised {type(error).__name__}: {error}", hint=(
             "run your function on the case above in a cell of its own and read the traceback: it names the line"))
     if result is Ellipsis:
-        return _not_done(exercise, todo)
+        return _not_done(exercise, todo, start)
     return result
 
 

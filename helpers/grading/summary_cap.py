@@ -22,6 +22,8 @@ from helpers.grading.verdict import CORRECT, NOT_DONE, WRONG, Feedback, show
 from helpers.memory.summary_buffer import SummaryBufferMemory
 
 EXERCISE = "5.1"
+START = ("there are three situations: no cap, a summary within the cap, a summary over it; write what "
+         "happens in each")
 
 FACTS = (
     "Chiru earns ₹1,20,000 a month and spends ₹60,000.", "He is 32 and risk-averse.",
@@ -249,7 +251,7 @@ def grade_summary_cap(cap_summary: Callable[[str, Callable, int | None], str]) -
     for case in CASES:
         summarise = limit_calls(case.summarise, 1, "summarise")
         result = run_answer(EXERCISE, answer_fn, case.summary, summarise, case.cap, clock=clock,
-                            todo="write the body of cap_summary")
+                            todo="write the body of cap_summary", start=START)
         if isinstance(result, WrongCall):
             return Feedback(EXERCISE, WRONG, f"{result} (on {case.describe()}).",
                             "look at how the memory calls its summariser in the class above: which two things does "

@@ -18,6 +18,8 @@ from helpers.memory.stubs import turn_range_stub
 from helpers.memory.summary import SummaryMemory
 
 EXERCISE = "2.1"
+START = ("SummaryMemory's add_message shows where its trigger is: keep the trigger, and where it would summarise, "
+         "only shorten recent_turns")
 Setting = tuple[int, int, int]  # (max_turns_before_summary, turns_to_keep_verbatim, turns)
 Request = list[dict[str, str]]
 
@@ -147,7 +149,7 @@ def grade_window_memory(memory_class: type) -> Feedback:
         for case in CASES:
             counted.calls = 0  # type: ignore[attr-defined]
             run = run_answer(EXERCISE, quietly(_run_window, name_of(memory_class, "your class")), memory_class, *case,
-                             counted, clock=clock, todo="write the body of add_message")
+                             counted, clock=clock, todo="write the body of add_message", start=START)
             if isinstance(run, Feedback):
                 return run
             runs.append(run)
