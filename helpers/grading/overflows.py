@@ -277,19 +277,26 @@ SMALLEST: tuple[tuple[tuple[int, ...], int, int], ...] = (
 
 
 def _random_cases(count: int = 300, seed: int = 41) -> tuple[OverflowCase, ...]:
-    """Conversations of short, medium and long messages; budgets equal to the size of the first few messages
-    (so that exact fits come up), small budgets (long messages over them) and large ones."""
+    """Conversations of short, medium and long messages with budgets equal to the size of the first few
+    messages (so that exact fits come up), small budgets (long messages over them) and large ones; and runs of
+    short turns that fill the budget before a long message (so that an overflow must fold more than
+    messages_to_compress messages, and the fold's last step lands near the budget)."""
     rng = random.Random(seed)
     cases = []
     for index in range(count):
+        kind = index % 4
+        if kind == 3:
+            shorts = [rng.randint(1, 6) for _ in range(rng.randint(6, 16))]
+            budget = sum(shorts) + rng.randint(0, 3)
+            sizes = shorts + [rng.randint(budget // 3, budget)] + [rng.randint(1, 6) for _ in range(rng.randint(0, 5))]
+            cases.append(OverflowCase(tuple(sizes), max(2, budget), rng.choice((4, 6)), ""))
+            continue
         scale = rng.choice((5, 30, 150))
         sizes = [rng.choice((rng.randint(1, scale), rng.randint(scale, 3 * scale), rng.randint(3 * scale, 8 * scale)))
                  for _ in range(rng.randint(2, 20))]
-        compress = rng.choice((2, 2, 4, 4, 6))
-        kind = index % 3
         budget = (sum(sizes[:rng.randint(1, len(sizes))]) if kind == 0 else
                   rng.randint(2, 4 * scale) if kind == 1 else rng.randint(4 * scale, 16 * scale))
-        cases.append(OverflowCase(tuple(sizes), max(2, budget), compress, ""))
+        cases.append(OverflowCase(tuple(sizes), max(2, budget), rng.choice((2, 2, 4, 4, 6)), ""))
     return tuple(cases)
 
 
