@@ -13,7 +13,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from helpers.grading.runner import Clock, quietly, run_answer
+from helpers.grading.runner import Clock, name_of, quietly, run_answer
 from helpers.grading.verdict import CORRECT, WRONG, Feedback, show
 from helpers.memory.schedule import summary_schedule
 
@@ -96,7 +96,8 @@ def _not_a_whole_number(case: Setting, answer: Any) -> str:
 def check_calls_formula(predicted_calls: Callable[[int, int, int], int], *, hint: bool | None = None) -> Feedback:
     """Exercise 1.1: ``predicted_calls(total_turns, threshold, keep)`` against the memory's own schedule.
     Prints the verdict and returns it."""
-    return show(grade_calls_formula(predicted_calls), hint)
+    return show(grade_calls_formula(predicted_calls), hint, "check_calls_formula",
+                name_of(predicted_calls, "predicted_calls"))
 
 
 def grade_calls_formula(predicted_calls: Callable[[int, int, int], int]) -> Feedback:

@@ -366,7 +366,8 @@ def _size(case: OverflowCase) -> tuple[int, int, int]:
 def check_overflows_at(overflows_at: Callable[[list[int], int, int], list[int]], *, hint: bool | None = None) -> Feedback:
     """Exercise 4.1: ``overflows_at(sizes, budget, messages_to_compress)`` must give the numbers of the messages
     (1 = the first) whose storing makes ``SummaryBufferMemory`` overflow. Prints the verdict and returns it."""
-    return show(grade_overflows_at(overflows_at), hint)
+    return show(grade_overflows_at(overflows_at), hint, "check_overflows_at",
+                name_of(overflows_at, "overflows_at"))
 
 
 def grade_overflows_at(overflows_at: Callable[[list[int], int, int], list[int]]) -> Feedback:

@@ -11,7 +11,7 @@ import random
 import re
 from collections.abc import Callable, Sequence
 
-from helpers.grading.runner import Clock, quietly, run_answer
+from helpers.grading.runner import Clock, name_of, quietly, run_answer
 from helpers.grading.verdict import CORRECT, WRONG, Feedback, show
 from helpers.lessons.data import published_run
 
@@ -136,7 +136,8 @@ def _why(summary: str) -> str:
 def check_rule_check(rule_kept: Callable[[str], bool], *, hint: bool | None = None) -> Feedback:
     """Exercise 3.1: ``rule_kept(summary)`` is True only where a sentence about equity still states the rule.
     Prints the verdict and returns it."""
-    return show(grade_rule_check(rule_kept), hint)
+    return show(grade_rule_check(rule_kept), hint, "check_rule_check",
+                name_of(rule_kept, "rule_kept"))
 
 
 def grade_rule_check(rule_kept: Callable[[str], bool]) -> Feedback:

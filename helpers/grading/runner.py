@@ -33,7 +33,9 @@ class Clock:
 
 
 def name_of(function: Any, default: str = "function") -> str:
-    return getattr(function, "__name__", default)
+    """The name a verdict calls the student's function by (``default`` for a lambda or a thing with no name)."""
+    name = getattr(function, "__name__", "")
+    return name if isinstance(name, str) and name.isidentifier() else default
 
 
 def quietly(function: Callable[..., Any], name: str | None = None) -> Callable[..., Any]:

@@ -17,7 +17,7 @@ from typing import Any
 
 from helpers.base.bounded import limit_calls
 from helpers.base.tokens import count_tokens, filler_text
-from helpers.grading.runner import Clock, quietly, run_answer
+from helpers.grading.runner import Clock, name_of, quietly, run_answer
 from helpers.grading.verdict import CORRECT, NOT_DONE, WRONG, Feedback, show
 from helpers.memory.summary_buffer import SummaryBufferMemory
 
@@ -240,7 +240,8 @@ def _wrong_call_returned(cap_summary: Callable[..., Any]) -> Callable[..., Any]:
 def check_summary_cap(cap_summary: Callable[[str, Callable, int | None], str], *, hint: bool | None = None) -> Feedback:
     """Exercise 5.1: ``cap_summary(summary, summarise, max_summary_tokens)`` must keep what the memory's
     ``max_summary_tokens`` keeps, calling ``summarise`` at most once, only over the cap. Prints the verdict."""
-    return show(grade_summary_cap(cap_summary), hint)
+    return show(grade_summary_cap(cap_summary), hint, "check_summary_cap",
+                name_of(cap_summary, "cap_summary"))
 
 
 def grade_summary_cap(cap_summary: Callable[[str, Callable, int | None], str]) -> Feedback:

@@ -39,24 +39,27 @@ class Feedback:
         """The same verdict with another hint (a check's own hint replaces the runner's general one)."""
         return dataclasses.replace(self, hint=hint)
 
-    def shown(self, hint: bool) -> str:
-        """The text a notebook prints: the verdict, and the hint when ``hint`` is true."""
+    def shown(self, hint: bool, ask: str = "hint=True") -> str:
+        """The text a notebook prints: the verdict, and the hint when ``hint`` is true (``ask`` is how to ask
+        for it, e.g. ``check_overflows_at(overflows_at, hint=True)``)."""
         if self.status == CORRECT or not self.hint:
             return str(self)
         if hint:
             return f"{self}\n  hint: {self.hint}"
         if self.status == WRONG:
-            return f"{self}\n  (fix what you can and run the check again; a hint comes with the next try, or now with hint=True)"
+            return f"{self}\n  (a hint comes with the next try, or now with {ask})"
         return str(self)
 
 
-def show(verdict: Feedback, hint: bool | None = None) -> Feedback:
+def show(verdict: Feedback, hint: bool | None = None, check: str = "", answer: str = "") -> Feedback:
     """Print ``verdict`` and return it. The hint is printed when ``hint`` is true, or (``hint=None``)
-    when this exercise has already failed once in this kernel."""
+    when this exercise has already failed once in this kernel; ``check`` and ``answer`` name the call that
+    asks for it."""
     earlier = _failures.get(verdict.exercise, 0)
     if verdict.status == WRONG:
         _failures[verdict.exercise] = earlier + 1
-    print(verdict.shown(bool(hint) if hint is not None else verdict.status == WRONG and earlier > 0))
+    ask = f"{check}({answer}, hint=True)" if check else "hint=True"
+    print(verdict.shown(bool(hint) if hint is not None else verdict.status == WRONG and earlier > 0, ask))
     return verdict
 
 

@@ -127,7 +127,8 @@ MISTAKES: tuple[tuple[str, Callable[[int, int, int], list[Request]], str, str], 
 def check_window_memory(memory_class: type, *, hint: bool | None = None) -> Feedback:
     """Exercise 2.1: a memory with summary memory's trigger that drops the old turns instead of summarising.
     Prints the verdict and returns it."""
-    return show(grade_window_memory(memory_class), hint)
+    return show(grade_window_memory(memory_class), hint, "check_window_memory",
+                name_of(memory_class, "your class"))
 
 
 def grade_window_memory(memory_class: type) -> Feedback:
