@@ -106,6 +106,7 @@ def test_run_answer_turns_each_way_of_failing_into_a_verdict():
     assert many.status == WRONG and "called the summariser more than 3 times" in many.message
     error = run_answer("9.9", raises)
     assert error.status == WRONG and "IndexError" in error.message
+    assert (hang.mistake, many.mistake, error.mistake) == ("never ends", "too many calls", "raises")
     for verdict in (hang, many, error):
         assert_teaches(verdict)
     assert run_answer("9.9", lambda a, b: a * b, 6, 7) == 42

@@ -216,8 +216,8 @@ WRONG_WINDOWS = {
         "message = {'role': role, 'content': content}\nself.recent_turns.append(message)\nself.archive.insert(0, message)\n"
         + TRIGGER + "    self.recent_turns = self.recent_turns[-2 * self.turns_to_keep_verbatim:]", "archive differs"),
     "loops forever": (APPEND + TRIGGER + "    while len(self.recent_turns) > 2 * self.turns_to_keep_verbatim:\n"
-                                          "        self.recent_turns[1:]", None),
-    "raises": (APPEND + "self.recent_turns = self.recent_turns[99]", None),
+                                          "        self.recent_turns[1:]", "never ends"),
+    "raises": (APPEND + "self.recent_turns = self.recent_turns[99]", "raises"),
 }
 
 

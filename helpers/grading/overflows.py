@@ -382,7 +382,8 @@ def grade_overflows_at(overflows_at: Callable[[list[int], int, int], list[int]])
         if isinstance(result, Feedback):
             if result.status != WRONG:
                 return result
-            return Feedback(EXERCISE, WRONG, f"{result.message.rstrip('.')} (on {case.describe()}).", result.hint)
+            return Feedback(EXERCISE, WRONG, f"{result.message.rstrip('.')} (on {case.describe()}).", result.hint,
+                            mistake=result.mistake)
         if given != list(case.sizes):
             return Feedback(EXERCISE, WRONG, (
                 f"{name_of(overflows_at)} changed the list it was given: sizes was {list(case.sizes)} and is "

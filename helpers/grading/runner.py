@@ -55,7 +55,8 @@ def _too_slow(exercise: str, name: str, clock: Clock | None) -> Feedback:
     total = clock.total if clock is not None else TOTAL_SECONDS
     return Feedback(exercise, WRONG, (
         f"{name} took more than {total:g} seconds for the cases so far, so the check stopped; a right answer needs "
-        "far less than a second for all of them."), hint="is there a loop that runs many more times than it needs?")
+        "far less than a second for all of them."), hint="is there a loop that runs many more times than it needs?",
+        mistake="too slow")
 
 
 def run_answer(exercise: str, function: Callable[..., Any], *args: Any, seconds: float = SECONDS,
@@ -79,15 +80,17 @@ def run_answer(exercise: str, function: Callable[..., Any], *args: Any, seconds:
             f"{name} was still running after {stopped.seconds:g} seconds, so the check stopped it: a loop that "
             "never ends?"), hint=(
             "in a while loop, the value the loop tests must change on every pass, or the loop never ends; a for "
-            "loop over a fixed number of steps always does"))
+            "loop over a fixed number of steps always does"), mistake="never ends")
     except TooManyCalls as stopped:
         return Feedback(exercise, WRONG, (
             f"{name} called {stopped.what} more than {stopped.limit} time{'s' if stopped.limit != 1 else ''}, "
             "so the check stopped it. Each call is a model call that costs time and money."), hint=(
-            "work out what to hand over first, then make the call, and keep what it returns in a variable"))
+            "work out what to hand over first, then make the call, and keep what it returns in a variable"),
+            mistake="too many calls")
     except Exception as error:  # a student's code may raise anything; say what it was
         return Feedback(exercise, WRONG, f"{name} raised {type(error).__name__}: {error}", hint=(
-            "run your function on the case above in a cell of its own and read the traceback: it names the line"))
+            "run your function on the case above in a cell of its own and read the traceback: it names the line"),
+            mistake="raises")
     if result is Ellipsis:
         return _not_done(exercise, todo, start)
     return result

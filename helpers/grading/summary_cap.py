@@ -272,7 +272,8 @@ def grade_summary_cap(cap_summary: Callable[[str, Callable, int | None], str]) -
                     f"{result.message.rstrip('.')} with max_summary_tokens=None. None means no cap."),
                     "what must happen before a comparison with max_summary_tokens, when it can be None?",
                     mistake="forgets None")
-            return Feedback(EXERCISE, WRONG, f"{result.message.rstrip('.')} (on {case.describe()}).", result.hint)
+            return Feedback(EXERCISE, WRONG, f"{result.message.rstrip('.')} (on {case.describe()}).", result.hint,
+                            mistake=result.mistake)
         problem = _problem(case, result, summarise.calls)
         if problem is not None:
             wrong.append((case, problem))
