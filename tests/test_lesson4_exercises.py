@@ -351,7 +351,7 @@ WRONG_OVERFLOW_ANSWERS = {
     greater_or_equal: ("overflows on the budget", "exactly"),
     strictly_under_the_budget: ("overflows on the budget", "exactly"),
     folds_until_below_the_budget: ("folds below the budget", "the fold stops"),
-    store_then_test: ("stores, then tests", "tests before storing"),
+    store_then_test: ("stores, then tests", "stores the message first"),
     folds_a_waiting_question: ("folds a waiting question", "without its reply"),
     extra_step_breaks_turns: ("folds more one message at a time", "half way through a turn"),
     extra_step_of_compress: ("folds more messages_to_compress at a time", "another messages_to_compress"),

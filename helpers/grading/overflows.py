@@ -173,8 +173,7 @@ MISTAKES: tuple[Mistake, ...] = (
             "messages, and one where the memory counts nothing although the buffer is over the budget"),
     Mistake("stops at messages_to_compress", lambda case: _numbers(memory_steps(case, _StopsAtCompress)),
             "your rule is the page's: it stops after messages_to_compress messages, even when that leaves too "
-            "little room for the message. The memory goes on folding whole turns, in the same overflow, until "
-            "the message fits.",
+            "little room for the message; in the case above the memory folds more, in the same overflow.",
             "play the smallest case by hand: after the first messages_to_compress messages leave, does the "
             "message fit yet?"),
     Mistake("counts a fold of nothing", lambda case: _numbers(memory_steps(case), lambda s: s.would_reach > case.budget),
@@ -199,7 +198,7 @@ MISTAKES: tuple[Mistake, ...] = (
             "the budget?"),
     Mistake("stores, then tests", _from_sizes(_stores_first),
             "your rule stores the message first and tests afterwards, so a fold can take the message itself "
-            "(and a reply with its question). The memory tests before storing, then stores the message.",
+            "(and a reply with its question).",
             "would the buffer plus the message about to be stored pass the budget? The answer decides the fold, "
             "before the message is in the buffer"),
     Mistake("tests without the message", lambda case: _numbers(memory_steps(case, _IgnoresTheMessage)),
@@ -207,20 +206,21 @@ MISTAKES: tuple[Mistake, ...] = (
             "stored too.",
             "a long message arriving at a buffer that is still under the budget: does it fit?"),
     Mistake("folds a waiting question", _from_sizes(_fold_by(1, whole_turns=False)),
-            "your rule folds messages one by one, so a question can leave the buffer without its reply. Only "
-            "whole turns (a question and its reply) are folded.", _WHOLE_TURNS),
+            "your rule folds messages one by one, so a question can leave the buffer without its reply.",
+            _WHOLE_TURNS),
     Mistake("folds more one message at a time", _from_sizes(_fold_by(1, whole_turns=True)),
             "the first messages_to_compress messages your rule folds are whole turns, but when it folds more it "
-            "goes one message at a time, so it can stop half way through a turn. Every fold keeps whole turns.",
+            "goes one message at a time, so it can stop half way through a turn and leave a reply without its "
+            "question.",
             _WHOLE_TURNS),
     Mistake("folds more messages_to_compress at a time", _from_sizes(_fold_by(0, whole_turns=True)),
-            "when messages_to_compress messages are not enough, your rule folds another messages_to_compress. "
-            "The memory folds more one whole turn at a time, and stops as soon as the message fits.",
+            "when messages_to_compress messages are not enough, your rule folds another messages_to_compress at "
+            "once, and so folds more than the memory does in the case above.",
             "in the smallest case, count how many messages the memory folds at the message named, and how many "
             "yours does"),
     Mistake("folds every whole turn", lambda case: _numbers(memory_steps(case, _FoldsEverything)),
-            "an overflow of yours folds every whole turn in the buffer. The memory folds the oldest "
-            "messages_to_compress messages, and more only while the message still does not fit.",
+            "an overflow of yours folds every whole turn in the buffer; in the case above the memory folds fewer "
+            "and keeps the recent ones word for word.",
             "the recent turns are the ones the next reply needs word for word: how many must leave?"),
     Mistake("each turn folded is an overflow", _folds_per_overflow,
             "your rule counts each turn folded past messages_to_compress as another overflow. All the turns "
