@@ -344,8 +344,9 @@ def test_every_named_rule_mistake_is_named_as_itself(mistake):
     assert grade_rule_check(lambda s: mistake[1](s, rule_check.sentences)).mistake == mistake[0]
 
 
-def test_rule_check_says_not_done():
+def test_rule_check_says_not_done_and_tries_hundreds_of_summaries():
     assert check_rule_check(todo).status == NOT_DONE
+    assert len(rule_check.CASES) >= 200 and rule_check.CASES == tuple(rule_check.cases())  # fixed seed
 
 
 def test_the_exercises_rule_agrees_with_the_drift_measure_on_every_case():

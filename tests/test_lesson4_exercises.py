@@ -419,7 +419,7 @@ def test_every_named_mistake_is_told_apart_from_the_memory_and_named_as_itself(m
     assert verdict.mistake == mistake.name, verdict
 
 
-def test_each_smallest_case_separates_a_mistake_that_no_smaller_case_does():
+def test_each_smallest_case_separates_a_named_mistake():
     for sizes, budget, compress in SMALLEST:
         case = OverflowCase(sizes, budget, compress)
         assert any(m.rule(case) != memory_overflows_at(case) for m in OVERFLOW_MISTAKES), case

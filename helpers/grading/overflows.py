@@ -268,8 +268,8 @@ def _fixed_cases() -> tuple[OverflowCase, ...]:
 
 
 # The smallest cases (fewest messages, then smallest sizes) on which each named mistake parts from the memory,
-# found by an exhaustive search over small conversations; tests/test_lesson4_exercises.py checks that each one
-# still separates its mistake, so the smallest case shown to a student is this small.
+# found by an exhaustive search over conversations of up to 6 messages of 1 to 4 tokens (the last one, which
+# needs 10 messages, by hand); tests/test_lesson4_exercises.py checks that each still separates a mistake.
 SMALLEST: tuple[tuple[tuple[int, ...], int, int], ...] = (
     ((3,), 2, 2), ((1, 2), 2, 2), ((1, 1, 1), 2, 2), ((1, 1, 1), 3, 2), ((1, 1, 1, 1), 2, 2), ((1, 1, 1, 1, 3), 4, 2),
     ((1, 1, 1, 1, 3, 1), 4, 2), ((1, 1, 1, 1, 2, 1), 4, 2), ((1, 1, 1, 1, 1, 2), 4, 2),
