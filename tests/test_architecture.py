@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 HELPERS = Path(__file__).resolve().parent.parent / "helpers"
-LAYERS = ("base", "lessons", "memory", "measure", "display", "model", "setup")
+LAYERS = ("base", "lessons", "memory", "measure", "display", "grading", "model", "setup")
 MODEL_ONLY = ("openai", "httpx2", "httpx")
 
 
@@ -116,8 +116,10 @@ def test_the_checker_finds_a_cycle_and_an_upward_import():
     ["helpers.memory.summary", "helpers.memory.summary_buffer", "helpers.memory.schedule", "helpers.memory.budget"],
     ["helpers.measure.drift", "helpers.measure.audit"],
     ["helpers.display.lines", "helpers.display.plots", "helpers.display.widgets", "helpers.display.reference"],
+    ["helpers.grading.calls", "helpers.grading.window", "helpers.grading.rule_check", "helpers.grading.overflows",
+     "helpers.grading.summary_cap"],
 ])
-def test_importing_the_memory_measurement_or_display_does_not_load_the_sdk(modules):
+def test_importing_the_memory_measurement_display_or_grading_does_not_load_the_sdk(modules):
     code = ("import sys\n" + "".join(f"import {m}\n" for m in modules)
             + f"print(sorted(m for m in {MODEL_ONLY!r} if m in sys.modules))")
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,

@@ -1,23 +1,60 @@
-"""The exercise checker gives three distinct, deterministic verdicts, and stops an answer that hangs or loops."""
+"""The grading layer's runner and verdicts: three distinct, deterministic verdicts; an answer that hangs or loops
+is stopped; the hint is held back until a second failure or a request; an exercise cell can try an answer with
+a bound (``try_it``)."""
+import re
 import time
 
 import pytest
 
 from helpers.base.bounded import TimedOut, TooManyCalls, limit_calls, run_bounded
-from helpers.display.exercise import CORRECT, NOT_DONE, WRONG, Feedback, feedback, judge, run_answer
+from helpers.grading.runner import Clock, run_answer, try_it
+from helpers.grading.verdict import CORRECT, NOT_DONE, WRONG, Feedback, forget_failures, show
+
+# What no verdict may say: code that would be the answer (a formula, a slice, a comparison to copy)
+FORMULA = re.compile(r"//|>=|<=|\blen\(|\bmin\(|\bmax\(|\bsum\(|re\.split|\.lower\(\)|\+=|\[-|\bis None\b|"
+                     r"\bceil\b|\bbuffer\[|\brange\(")
 
 
-def test_an_untouched_answer_is_not_done():
-    assert judge("1", ..., 3, right="yes", hint="h").status == NOT_DONE
-    assert judge("1", None, 3, right="yes", hint="h").status == NOT_DONE
+def assert_teaches(verdict: Feedback) -> None:
+    """A wrong verdict says what is wrong, holds a hint for later, and gives away no formula or algorithm."""
+    assert verdict.status == WRONG and verdict.message and verdict.hint, verdict
+    for text in (verdict.message, verdict.hint):
+        quoted = re.sub(r"\[[\d, .]*\]|'[^']*'|\"[^\"]*\"", "", text)  # cases and quoted sentences may hold anything
+        assert not FORMULA.search(quoted), f"{FORMULA.search(quoted).group()!r} in {text!r}"
 
 
-def test_a_right_answer_is_correct_and_a_wrong_one_says_what_was_wrong(capsys):
-    assert feedback("2", 3, 3, right="three calls", hint="count again").status == CORRECT
-    wrong = feedback("2", 4, 3, right="three calls", hint="count again", explain=lambda a: f"you said {a} calls")
-    assert wrong.status == WRONG and "you said 4 calls" in str(wrong) and "count again" in str(wrong)
-    printed = capsys.readouterr().out.splitlines()
-    assert printed == ["[exercise 2] correct: three calls", str(wrong)]
+@pytest.fixture(autouse=True)
+def fresh_kernel():
+    forget_failures()
+
+
+def wrong(exercise="9.9"):
+    return Feedback(exercise, WRONG, "your answer is 4, the memory makes 3.", hint="count the calls by hand")
+
+
+def test_the_first_failure_says_what_is_wrong_and_the_second_brings_the_hint(capsys):
+    show(wrong())
+    first = capsys.readouterr().out
+    assert first.startswith("[exercise 9.9] not yet: your answer is 4") and "count the calls by hand" not in first
+    assert "hint=True" in first  # it says how to ask for the hint
+    show(wrong())
+    assert "  hint: count the calls by hand" in capsys.readouterr().out
+    show(wrong("8.8"))  # another exercise starts afresh
+    assert "count the calls by hand" not in capsys.readouterr().out
+
+
+def test_a_hint_on_request_and_none_when_refused(capsys):
+    show(wrong(), hint=True)
+    assert "hint: count the calls by hand" in capsys.readouterr().out
+    show(wrong(), hint=False)
+    assert "hint:" not in capsys.readouterr().out
+
+
+def test_a_right_answer_shows_no_hint_and_is_deterministic(capsys):
+    right = Feedback("9.9", CORRECT, "three calls", hint="never shown")
+    show(right, hint=True)
+    show(right)
+    assert capsys.readouterr().out.splitlines() == ["[exercise 9.9] correct: three calls"] * 2
 
 
 # ----- running a student's answer with bounds --------------------------------------------------------
@@ -69,4 +106,55 @@ def test_run_answer_turns_each_way_of_failing_into_a_verdict():
     assert many.status == WRONG and "called the summariser more than 3 times" in many.message
     error = run_answer("9.9", raises)
     assert error.status == WRONG and "IndexError" in error.message
+    assert (hang.mistake, many.mistake, error.mistake) == ("never ends", "too many calls", "raises")
+    for verdict in (hang, many, error):
+        assert_teaches(verdict)
     assert run_answer("9.9", lambda a, b: a * b, 6, 7) == 42
+
+
+def test_a_check_has_a_clock_for_all_its_calls():
+    clock = Clock(per_call=5.0, total=0.3)
+    assert 0 < clock.seconds() <= 0.3
+    time.sleep(0.35)
+    verdict = run_answer("9.9", lambda: 1, clock=clock)
+    assert verdict.status == WRONG and "took more than 0.3 seconds" in verdict.message
+
+
+def test_try_it_runs_an_answer_once_with_a_bound(capsys):
+    def cap_summary(summary, summarise, cap):
+        return summarise([], summary)
+
+    def unwritten(summary):
+        return ...
+
+    def loops(summary):
+        while True:
+            pass
+
+    try_it(cap_summary, "a long summary", lambda messages, summary: summary.upper(), 3)
+    try_it(lambda sizes: [6, 8, 10], [1, 2])
+    try_it(unwritten, "x")
+    started = time.monotonic()
+    try_it(loops, "x", seconds=0.2)
+    assert time.monotonic() - started < 30
+    out = capsys.readouterr().out.splitlines()
+    assert out[:3] == ["A LONG SUMMARY", "[6, 8, 10]", "unwritten is not written yet: write its body, then run this "
+                                                       "cell again."]
+    assert out[3].startswith("loops: loops was still running after 0.2 seconds")
+
+
+def test_an_answer_not_written_yet_gets_a_hint_to_start_only_on_request(capsys):
+    from helpers.grading.calls import check_calls_formula
+    from helpers.grading.overflows import check_overflows_at
+    from helpers.grading.rule_check import check_rule_check
+    from helpers.grading.summary_cap import check_summary_cap
+
+    def todo(*_):
+        raise NotImplementedError
+
+    for check in (check_calls_formula, check_overflows_at, check_rule_check, check_summary_cap):
+        assert check(todo).status == NOT_DONE
+        assert "hint:" not in capsys.readouterr().out
+        check(todo, hint=True)
+        out = capsys.readouterr().out
+        assert "not done yet" in out and "\n  hint: " in out and not FORMULA.search(out), out

@@ -1,6 +1,6 @@
 """Lesson 3's exercise checks, tried on lists of right answers (written in different styles) and of wrong ones
-(the mistakes a student makes): every right one passes, every wrong one fails with words that name its
-mistake, a hang or a runaway loop becomes a verdict."""
+(the mistakes a student makes): every right one passes, every wrong one fails, a known slip by its name, and
+no message gives the formula or the algorithm; a hang or a runaway loop becomes a verdict."""
 from __future__ import annotations
 
 import math
@@ -8,33 +8,42 @@ import re
 
 import pytest
 
-from helpers.display.exercise import CORRECT, NOT_DONE, WRONG
-from helpers.display.lesson3_exercises import (
+from helpers.grading import calls, rule_check, window
+from helpers.grading.calls import check_calls_formula, grade_calls_formula
+from helpers.grading.rule_check import (
+    EQUITY_MENTIONS,
     EQUITY_PREFERENCES,
     EQUITY_RULES,
     OTHER_FACTS,
     OTHER_RULES,
     RULE_WORDS,
-    check_calls_formula,
     check_rule_check,
-    check_window_memory,
-    rule_cases,
-    schedule_cases,
+    grade_rule_check,
     states_rule,
 )
+from helpers.grading.verdict import CORRECT, NOT_DONE, WRONG, forget_failures
+from helpers.grading.window import check_window_memory, grade_window_memory
 from helpers.measure.drift import rule_strength
 from helpers.memory.schedule import summary_schedule
 from tests.notebook_core_support import load_core
+from tests.test_exercise import assert_teaches
+
+
+@pytest.fixture(autouse=True)
+def fresh_kernel():
+    forget_failures()
 
 
 def todo(*_):
     raise NotImplementedError
 
 
-def assert_named(check, answer, words):
-    """The check says "not yet" to a wrong answer, in words that name its mistake."""
-    verdict = check(answer)
-    assert verdict.status == WRONG and words in verdict.message, verdict.message
+def assert_named(grade, answer, mistake, words=""):
+    """The check says "not yet" to a wrong answer, names its mistake (None: a slip it has no name for), says what
+    is wrong in ``words``, and gives no formula away."""
+    verdict = grade(answer)
+    assert verdict.status == WRONG and verdict.mistake == mistake and words in verdict.message, verdict
+    assert_teaches(verdict)
     return verdict
 
 
@@ -65,48 +74,70 @@ def calls_range_length(total_turns, max_turns_before_summary, turns_to_keep_verb
     return len(range(max_turns_before_summary, total_turns + 1, max_turns_before_summary - turns_to_keep_verbatim))
 
 
-RIGHT_CALLS = [calls_formula, calls_loop, calls_ceil_plus_one, calls_from_kept, calls_range_length]
+def calls_while(t, n, k):
+    calls, next_call = 0, n
+    while next_call <= t:
+        calls, next_call = calls + 1, next_call + n - k
+    return calls
+
+
+RIGHT_CALLS = [calls_formula, calls_loop, calls_ceil_plus_one, calls_from_kept, calls_range_length, calls_while]
 WRONG_CALLS = {
-    "rounds up": (lambda t, n, k: 0 if t < n else 1 + math.ceil((t - n) / (n - k)), "Round down, with //"),
-    "no first call": (lambda t, n, k: 0 if t < n else (t - n) // (n - k), "one call short"),
-    "no guard": (lambda t, n, k: 1 + (t - n) // (n - k), "no call at all"),
-    "every threshold": (lambda t, n, k: t // n, "threshold - keep turns later"),
-    "every gap": (lambda t, n, k: t // (n - k), "start counting after turn `threshold`"),
-    "true division": (lambda t, n, k: 0 if t < n else 1 + (t - n) / (n - k), "use // (floor division)"),
-    "off by one": (lambda t, n, k: 0 if t <= n else 1 + (t - n) // (n - k), "differ"),
+    "rounds up": (lambda t, n, k: 0 if t < n else 1 + math.ceil((t - n) / (n - k)), "rounds up"),
+    "no first call": (lambda t, n, k: 0 if t < n else (t - n) // (n - k), "misses the first call"),
+    "no guard": (lambda t, n, k: 1 + (t - n) // (n - k), "counts calls before the threshold"),
+    "every threshold": (lambda t, n, k: t // n, "one call every threshold turns"),
+    "every gap": (lambda t, n, k: t // (n - k), "one call every gap from the start"),
+    "off by one": (lambda t, n, k: 0 if t <= n else 1 + (t - n) // (n - k), "misses the call at the threshold"),
+    "gap of keep": (lambda t, n, k: 0 if t < n else 1 + (t - n) // k, "a gap of keep turns"),
+    "gap one too long": (lambda t, n, k: 0 if t < n else 1 + (t - n) // (n - k + 1), None),
+    "keep plus one": (lambda t, n, k: max(0, (t - k - 1) // (n - k)), None),
+    "max instead of guard": (lambda t, n, k: max(1, 1 + (t - n) // (n - k)), None),
+    "loop that counts turns": (lambda t, n, k: sum(1 for turn in range(n, t + 1) if (turn - n) % (n - k) == 0) + 1,
+                               None),
 }
 
 
-# Answers that count right but hand back something other than a number: the check must say so, not send the
+# Answers that count right but hand back something other than an int: the check must say so, not send the
 # student to count the calls again.
 WRONG_CALL_TYPES = {
     "prints instead of returning": (lambda t, n, k: print(calls_formula(t, n, k)), "did you forget `return`?"),
     "returns a text": (lambda t, n, k: f"{calls_formula(t, n, k)} calls", "'4 calls' for 10 turns"),
     "returns the turns of the calls": (lambda t, n, k: list(range(n, t + 1, n - k)), "not a number"),
+    "true division": (lambda t, n, k: 0 if t < n else 1 + (t - n) / (n - k), "a float"),
+    "a whole float": (lambda t, n, k: float(calls_formula(t, n, k)), "returned 4.0 for"),
+    "a bool": (lambda t, n, k: calls_formula(t, n, k) > 0, "not a number"),
 }
 
 
 @pytest.mark.parametrize("name", WRONG_CALL_TYPES)
-def test_a_calls_answer_that_is_not_a_number_is_told_so(name):
-    verdict = assert_named(check_calls_formula, *WRONG_CALL_TYPES[name])
-    assert "Count it by hand" not in verdict.message
+def test_a_calls_answer_that_is_not_an_int_is_told_so(name):
+    answer, words = WRONG_CALL_TYPES[name]
+    assert_named(grade_calls_formula, answer, "not an int", words)
 
 
 @pytest.mark.parametrize("answer", RIGHT_CALLS, ids=lambda f: f.__name__)
 def test_every_style_of_right_calls_answer_passes(answer):
-    assert [answer(*case) for case in schedule_cases()] == [summary_schedule(*case).calls for case in schedule_cases()]
+    assert [answer(*case) for case in calls.CASES] == [summary_schedule(*case).calls for case in calls.CASES]
     assert check_calls_formula(answer).status == CORRECT
 
 
 @pytest.mark.parametrize("name", WRONG_CALLS)
 def test_each_wrong_calls_answer_fails_and_is_named(name):
-    verdict = assert_named(check_calls_formula, *WRONG_CALLS[name])
-    assert "the memory makes" in verdict.message  # and it shows a setting where the answer is wrong
+    answer, mistake = WRONG_CALLS[name]
+    verdict = assert_named(grade_calls_formula, answer, mistake, "The smallest: for ")
+    smallest = min(case for case in calls.CASES if answer(*case) != calls.memory_calls(*case))
+    assert f"for {calls._setting(smallest)}," in verdict.message  # the smallest case that shows it
 
 
-def test_the_calls_check_has_cases_where_ceil_and_floor_differ():
-    divisible = [(t - n) % (n - k) == 0 for t, n, k in schedule_cases() if t >= n]
-    assert not all(divisible)
+@pytest.mark.parametrize("mistake", calls.MISTAKES, ids=lambda m: m[0])
+def test_every_named_calls_mistake_is_named_as_itself(mistake):
+    assert grade_calls_formula(mistake[1]).mistake == mistake[0]
+
+
+def test_the_calls_check_tries_every_small_setting_and_hundreds_in_all():
+    small = {(t, n, k) for t in range(1, 9) for n in range(2, 6) for k in range(1, n)}
+    assert small <= set(calls.CASES) and len(calls.CASES) >= 140
 
 
 def test_calls_check_says_not_done_and_stops_a_loop_that_never_ends():
@@ -160,27 +191,33 @@ RIGHT_WINDOWS = {
 }
 WRONG_WINDOWS = {
     "keeps messages, not turns": (APPEND + TRIGGER + "    self.recent_turns = self.recent_turns[-self.turns_to_keep_verbatim:]",
-                                  "a turn is two messages"),
+                                  "keeps messages, not turns"),
     "drops from the archive too": (APPEND + TRIGGER + "    self.recent_turns = self.recent_turns[-2 * self.turns_to_keep_verbatim:]\n"
                                    "    self.archive = self.archive[-2 * self.turns_to_keep_verbatim:]",
-                                   "never the archive"),
-    "summarises after all": ("super().add_message(role, content)", "called summarise_turns"),
+                                   "drops from the archive"),
+    "summarises after all": ("super().add_message(role, content)", "summarises"),
     "keeps the summary": (APPEND + TRIGGER + "    self.current_summary = 'older turns dropped'\n"
                           "    self.recent_turns = self.recent_turns[-2 * self.turns_to_keep_verbatim:]",
-                          "leave it as None"),
+                          "writes a summary"),
     "keeps the oldest": (APPEND + TRIGGER + "    self.recent_turns = self.recent_turns[:2 * self.turns_to_keep_verbatim]",
-                         "keep the oldest turns"),
+                         "keeps the oldest turns"),
     "waits one turn": (APPEND + TRIGGER.replace(">=", ">") + "    self.recent_turns = self.recent_turns[-2 * self.turns_to_keep_verbatim:]",
-                       "the trigger is `>=`"),
+                       "waits one turn too long"),
     "counts messages as turns": (APPEND + TRIGGER.replace(" // 2", "")
                                  + "    self.recent_turns = self.recent_turns[-2 * self.turns_to_keep_verbatim:]",
-                                 "you send"),
+                                 "counts messages as turns"),
+    "drops every turn": (APPEND + TRIGGER + "    self.recent_turns = []", "drops every turn"),
+    "keeps one turn too many": (APPEND + TRIGGER + "    self.recent_turns = self.recent_turns[-2 * self.turns_to_keep_verbatim - 2:]",
+                                None),
     "forgets the archive": ("message = {'role': role, 'content': content}\nself.recent_turns.append(message)\n" + TRIGGER
                             + "    self.recent_turns = self.recent_turns[-2 * self.turns_to_keep_verbatim:]",
-                            "never the archive"),
+                            "drops from the archive"),
+    "archive copies, not in order": (
+        "message = {'role': role, 'content': content}\nself.recent_turns.append(message)\nself.archive.insert(0, message)\n"
+        + TRIGGER + "    self.recent_turns = self.recent_turns[-2 * self.turns_to_keep_verbatim:]", "archive differs"),
     "loops forever": (APPEND + TRIGGER + "    while len(self.recent_turns) > 2 * self.turns_to_keep_verbatim:\n"
-                                          "        self.recent_turns[1:]", "still running"),
-    "raises": (APPEND + "self.recent_turns = self.recent_turns[99]", "raised IndexError"),
+                                          "        self.recent_turns[1:]", "never ends"),
+    "raises": (APPEND + "self.recent_turns = self.recent_turns[99]", "raises"),
 }
 
 
@@ -191,8 +228,15 @@ def test_every_style_of_right_window_passes(notebook, name):
 
 @pytest.mark.parametrize("name", WRONG_WINDOWS)
 def test_each_wrong_window_fails_and_is_named(notebook, name):
-    body, words = WRONG_WINDOWS[name]
-    assert_named(check_window_memory, window_class(notebook, body), words)
+    body, mistake = WRONG_WINDOWS[name]
+    assert_named(grade_window_memory, window_class(notebook, body), mistake)
+
+
+def test_a_hanging_or_crashing_window_is_told_what_happened(notebook):
+    hang = grade_window_memory(window_class(notebook, WRONG_WINDOWS["loops forever"][0]))
+    assert "still running" in hang.message
+    crash = grade_window_memory(window_class(notebook, WRONG_WINDOWS["raises"][0]))
+    assert "raised IndexError" in crash.message
 
 
 def test_window_check_says_not_done_and_never_calls_a_model(notebook):
@@ -252,22 +296,35 @@ def every_equity_sentence(summary):
     return bool(about) and all(any(word in sentence for word in RULE_WORDS) for sentence in about)
 
 
-RIGHT_RULES = [rule_by_split, rule_by_dots, rule_by_regex, rule_with_a_flag]
+def rule_by_findall(summary):
+    return any("equit" in s.lower() and any(w in s.lower() for w in RULE_WORDS)
+               for s in re.findall(r"[^.!?]+[.!?]?", summary))
+
+
+RIGHT_RULES = [rule_by_split, rule_by_dots, rule_by_regex, rule_with_a_flag, rule_by_findall]
 WRONG_RULES = {
-    "keyword only": (lambda s: "equit" in s.lower(), "keyword check"),
-    "anywhere": (lambda s: any(w in s.lower() for w in RULE_WORDS), "only in the sentences that mention equity"),
-    "case": (lambda s: any(w in x for x in s.split(". ") if "equit" in x for w in RULE_WORDS), "lower case"),
-    "equity, not equit": (lambda s: any(w in x.lower() for x in s.split(". ") if "equity" in x.lower()
-                                        for w in RULE_WORDS), "'equit'"),
-    "only 'never'": (lambda s: any("never" in x.lower() for x in s.split(". ") if "equit" in x.lower()), "differ"),
+    "keyword only": (lambda s: "equit" in s.lower(), "the keyword check"),
+    "anywhere": (lambda s: any(w in s.lower() for w in RULE_WORDS), "rule words anywhere"),
+    "case": (lambda s: any(w in x for x in re.split(r"(?<=[.!?])\s+", s) if "equit" in x for w in RULE_WORDS),
+             "upper and lower case"),
+    "equity, not equit": (lambda s: any(w in x.lower() for x in re.split(r"(?<=[.!?])\s+", s)
+                                        if "equity" in x.lower() for w in RULE_WORDS), "'equity' misses 'equities'"),
+    "a negation word added": (lambda s: any("equit" in x and any(w in x for w in RULE_WORDS + ("not",))
+                                            for x in re.split(r"(?<=[.!?])\s+", s.lower())), "a negation word added"),
+    "'no' and 'not' added": (lambda s: any("equit" in x and any(w in x for w in RULE_WORDS + ("no", "not"))
+                                           for x in re.split(r"(?<=[.!?])\s+", s.lower())),
+                             "a negation word added ('no')"),
+    "only 'never'": (lambda s: any("never" in x.lower() for x in s.split(". ") if "equit" in x.lower()), None),
     "only '.' ends a sentence": (lambda s: any("equit" in x and any(w in x for w in RULE_WORDS)
-                                               for x in s.lower().split(".")), "Split after '!' and '?' too"),
-    "the first sentence about equity only": (first_equity_sentence_only, "holds 'never'"),
-    "every sentence about equity": (every_equity_sentence, "holds 'never'"),
+                                               for x in s.lower().split(".")), "only '.' ends a sentence"),
+    "the first sentence about equity only": (first_equity_sentence_only, None),
+    "every sentence about equity": (every_equity_sentence, None),
     "cuts at commas too": (lambda s: any("equit" in x and any(w in x for w in RULE_WORDS)
-                                         for x in re.split(r"[.,!?]", s.lower())), "holds 'never'"),
-    "no return": (lambda s: None, "forget `return`"),
-    "a string": (lambda s: "rule", "not True or False"),
+                                         for x in re.split(r"[.,!?]", s.lower())), None),
+    "whole words only": (lambda s: any("equit" in x and any(w in x.split() for w in RULE_WORDS)
+                                       for x in re.split(r"(?<=[.!?])\s+", s.lower())), None),
+    "no return": (lambda s: None, "not a bool"),
+    "a string": (lambda s: "rule", "not a bool"),
 }
 
 
@@ -278,18 +335,26 @@ def test_every_style_of_right_rule_check_passes(answer):
 
 @pytest.mark.parametrize("name", WRONG_RULES)
 def test_each_wrong_rule_check_fails_and_is_named(name):
-    assert_named(check_rule_check, *WRONG_RULES[name])
+    answer, mistake = WRONG_RULES[name]
+    assert_named(grade_rule_check, answer, mistake)
 
 
-def test_rule_check_says_not_done():
+@pytest.mark.parametrize("mistake", rule_check.MISTAKES, ids=lambda m: m[0])
+def test_every_named_rule_mistake_is_named_as_itself(mistake):
+    assert grade_rule_check(lambda s: mistake[1](s, rule_check.sentences)).mistake == mistake[0]
+
+
+def test_rule_check_says_not_done_and_tries_hundreds_of_summaries():
     assert check_rule_check(todo).status == NOT_DONE
+    assert len(rule_check.CASES) >= 200 and rule_check.CASES == tuple(rule_check.cases())  # fixed seed
 
 
 def test_the_exercises_rule_agrees_with_the_drift_measure_on_every_case():
     """What exercise 3.1 calls a rule is what notebook 03's measure calls one, on every case it tries."""
-    for summary in rule_cases():
+    for summary in rule_check.CASES:
         assert states_rule(summary) == (rule_strength(summary)[0] == "rule"), summary
     assert all(rule_strength(s)[0] == "rule" for s in EQUITY_RULES)
     assert all(rule_strength(s)[0] == "preference" for s in EQUITY_PREFERENCES)
+    assert all(rule_strength(s)[0] == "mentioned" for s in EQUITY_MENTIONS)
     assert all(rule_strength(s)[0] == "absent" for s in OTHER_RULES + OTHER_FACTS)
-    assert any(not states_rule(s) and any(w in s.lower() for w in RULE_WORDS) for s in rule_cases())
+    assert any(not states_rule(s) and any(w in s.lower() for w in RULE_WORDS) for s in rule_check.CASES)

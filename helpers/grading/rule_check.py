@@ -1,0 +1,173 @@
+"""Exercise 3.1 (notebook 03): a rule check that reads the sentence about equity.
+
+The right answer is the exercise's own definition (``states_rule``: a sentence that mentions equity holds
+one of ``RULE_WORDS``), which a test keeps equal to notebook 03's measure (``helpers.measure.drift``) on
+every case. The named mistakes are small functions, each with the sentence split the answer uses
+(after ``.``, ``!`` and ``?``, or at ``.`` only), so a mistake is named whichever split the answer has.
+"""
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Callable, Sequence
+
+from helpers.grading.runner import Clock, name_of, quietly, run_answer
+from helpers.grading.verdict import CORRECT, WRONG, Feedback, show
+from helpers.lessons.data import published_run
+
+EXERCISE = "3.1"
+START = "split the summary into sentences and print them first; then pick the ones about equity"
+RULE_WORDS = ("never", "rule", "allergic", "must not", "no equity")  # what the exercise counts as a rule
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+
+# Sentences the random summaries are made of. Each pool is what its name says, by the exercise's definition
+# and by helpers.measure.drift.rule_strength alike (the tests check both).
+EQUITY_RULES = ("One hard rule: he is allergic to equity instruments.", "He must never be offered equity funds.",
+                "Never suggest equities to him.", "Equity products must not be suggested to him.",
+                "He wants no equity in his portfolio.")
+EQUITY_PREFERENCES = ("He avoids equities, preferring fixed-income.", "He would rather stay out of equity funds.",
+                      "He prefers fixed deposits to equity.", "He is wary of equities.")
+EQUITY_MENTIONS = ("He is not sure about equities yet.", "He has no view on equity funds.",
+                   "His father did not hold equities.", "He asked what an equity fund is.")
+OTHER_RULES = ("He will never touch his emergency fund.", "His one rule for spending is to save first.",
+               "He must not miss a PPF deposit.", "He says he is allergic to loans.")
+OTHER_FACTS = ("Chiru earns ₹1,20,000 a month.", "He is 32 and wants to retire by 55.",
+               "He holds an FD of ₹50,000 maturing in three months.", "He will open a PPF account this month.")
+
+
+def sentences(summary: str) -> list[str]:
+    """The sentences of a summary (split after . ! or ?)."""
+    return [part for part in _SENTENCE.split(summary.strip()) if part]
+
+
+def _full_stops(summary: str) -> list[str]:
+    """The summary cut at every '.', the split that misses the sentences ending in '!' or '?'."""
+    return summary.split(".")
+
+
+def _rule_in(summary: str, split: Callable[[str], list[str]], words: Sequence[str] = RULE_WORDS,
+             about: str = "equit", lower: bool = True) -> bool:
+    fold = str.lower if lower else str
+    return any(word in fold(sentence) for sentence in split(summary) if about in fold(sentence) for word in words)
+
+
+def states_rule(summary: str) -> bool:
+    """The exercise's answer: a sentence that mentions equity holds one of ``RULE_WORDS``."""
+    return _rule_in(summary, sentences)
+
+
+def cases(count: int = 200, seed: int = 7) -> list[str]:
+    """The lesson's three summaries, hand-written cases, and ``count`` random summaries from the pools above."""
+    lesson = [cycle["summary"] for cycle in published_run(3)["drift_run"]["cycles"]]
+    fixed = ["He avoids equities, preferring fixed-income. He will never touch his emergency fund.",
+             "Never suggest equities to him. He is 32.",
+             "Chiru earns ₹1,20,000 a month and is risk-averse. His one rule for spending is to save first.",
+             "[offline stand-in summary] User: One hard rule: I am allergic to equity instruments, never suggest them.",
+             # where splitting at '.' only, reading one sentence about equity, needing all of them, cutting at
+             # commas or adding a negation word gives another answer than reading every sentence
+             "He avoids equities! He will never touch his emergency fund.",
+             "Does he want equities? He must not miss a PPF deposit.",
+             "He prefers fixed deposits to equity. Never suggest equities to him.",
+             "Never suggest equities to him. He is wary of equities.",
+             "Equity funds are out for him, never to be suggested.",
+             "He is not sure about equities yet.", "He has no view on equity funds.", "Never equity."]
+    rng = random.Random(seed)
+    generated = []
+    for _ in range(count):
+        pool = rng.choice((EQUITY_RULES, EQUITY_PREFERENCES, EQUITY_MENTIONS, ()))
+        parts = rng.sample(OTHER_RULES + OTHER_FACTS, rng.randint(1, 3)) + ([rng.choice(pool)] if pool else [])
+        rng.shuffle(parts)
+        generated.append(" ".join(parts))
+    return [*lesson, *fixed, *generated]
+
+
+CASES = tuple(cases())
+
+Split = Callable[[str], list[str]]
+# (name, the answer it gives with a split, what is wrong, hint); never the code of the right answer
+MISTAKES: tuple[tuple[str, Callable[[str, Split], bool], str, str], ...] = (
+    ("the keyword check", lambda s, split: "equit" in s.lower(),
+     "that is the lesson's keyword check: it says True for \"He avoids equities, preferring fixed-income.\", where "
+     "the rule has become a preference", "what must a sentence about equity hold to still be a rule?"),
+    ("rule words anywhere", lambda s, split: any(word in s.lower() for word in RULE_WORDS),
+     "you look for the rule words anywhere in the summary: in \"He avoids equities, preferring fixed-income. He "
+     "will never touch his emergency fund.\" the 'never' is about his emergency fund",
+     "which sentences may hold the rule word?"),
+    ("upper and lower case", lambda s, split: _rule_in(s, split, lower=False),
+     "your check misses \"Never suggest equities to him.\": it starts with a capital N, and 'Equity' can too",
+     "how do you compare texts whatever their case?"),
+    ("'equity' misses 'equities'", lambda s, split: _rule_in(s, split, about="equity"),
+     "\"He avoids equities\" and \"Never suggest equities\" do not contain 'equity': the word changes",
+     "which letters do 'equity' and 'equities' share?"),
+    ("a negation word added", lambda s, split: _rule_in(s, split, RULE_WORDS + ("not",)),
+     "your check calls \"He is not sure about equities yet.\" a rule: a 'not' alone is no rule (the rule words are "
+     "the ones in RULE_WORDS)", "print RULE_WORDS and compare with the words your check looks for"),
+    ("a negation word added ('no')", lambda s, split: _rule_in(s, split, RULE_WORDS + ("no",)),
+     "your check calls \"He has no view on equity funds.\" a rule: a 'no' alone is no rule (the rule words are the "
+     "ones in RULE_WORDS)", "print RULE_WORDS and compare with the words your check looks for"),
+    ("only '.' ends a sentence", lambda s, split: _rule_in(s, _full_stops),
+     "you split only at '.': in \"He avoids equities! He will never touch his emergency fund.\" the '!' ends the "
+     "sentence about equity, and the 'never' is in the next one", "which marks end a sentence?"),
+)
+
+
+def _mistake(answers: Sequence[bool]) -> tuple[str, str, str] | None:
+    """The known mistake the answers show exactly (with either split), if any: (name, what is wrong, hint)."""
+    for split in (sentences, _full_stops):
+        for name, rule, says, hint in MISTAKES:
+            if all(rule(summary, split) == answer for summary, answer in zip(CASES, answers)):
+                if split is _full_stops and name != "only '.' ends a sentence":
+                    says += "; and you split only at '.', so a sentence ending in '!' or '?' runs into the next"
+                return name, says, hint
+    return None
+
+
+def _why(summary: str) -> str:
+    about = [sentence for sentence in sentences(summary) if "equit" in sentence.lower()]
+    if not about:
+        return "no sentence of it mentions equity"
+    holding = [(s, w) for s in about for w in RULE_WORDS if w in s.lower()]
+    if holding:
+        sentence, word = holding[0]
+        return f"its sentence {sentence!r} holds {word!r}"
+    return f"its sentence about equity, {about[0]!r}, holds none of the rule words"
+
+
+def check_rule_check(rule_kept: Callable[[str], bool], *, hint: bool | None = None) -> Feedback:
+    """Exercise 3.1: ``rule_kept(summary)`` is True only where a sentence about equity still states the rule.
+    Prints the verdict and returns it."""
+    return show(grade_rule_check(rule_kept), hint, "check_rule_check",
+                name_of(rule_kept, "rule_kept"))
+
+
+def grade_rule_check(rule_kept: Callable[[str], bool]) -> Feedback:
+    """The verdict on an answer to 3.1, without printing it."""
+    clock = Clock()
+    answer_fn = quietly(rule_kept)
+    answers = []
+    for summary in CASES:
+        answer = run_answer(EXERCISE, answer_fn, summary, clock=clock, todo="write the body of rule_kept", start=START)
+        if isinstance(answer, Feedback):
+            return answer
+        if not isinstance(answer, bool):
+            return Feedback(EXERCISE, WRONG, (
+                f"rule_kept returned {answer!r} for {summary[:60]!r}, not True or False"
+                + (": did you forget `return`?" if answer is None else ".")),
+                "a test such as `word in sentence` is already True or False", mistake="not a bool")
+        answers.append(answer)
+    expected = [states_rule(summary) for summary in CASES]
+    if answers == expected:
+        return Feedback(EXERCISE, CORRECT, (
+            f"all {len(CASES)} summaries right, the lesson's among them: True for cycles 1 and 2, False for cycle 3 "
+            "('avoids ... preferring'). Your check sees the drift the keyword check misses."))
+    wrong = [(summary, mine) for summary, mine, right in zip(CASES, answers, expected) if mine != right]
+    summary, mine = min(wrong, key=lambda item: len(item[0]))
+    example = (f"{len(wrong)} of {len(CASES)} summaries differ. The smallest: for {summary!r} you say {mine}, but "
+               f"{_why(summary)}")
+    known = _mistake(answers)
+    if known:
+        name, says, hint = known
+        return Feedback(EXERCISE, WRONG, f"{example}. {says[0].upper()}{says[1:]}.", hint, mistake=name)
+    return Feedback(EXERCISE, WRONG, f"{example}.", (
+        "print the sentences your check finds in the smallest summary, and which of them it reads as being about "
+        "equity"))

@@ -1,0 +1,109 @@
+"""Running a student's answer: bounded in time (each call, and the whole check) and in calls.
+
+``run_answer`` is what a check calls for each case: the answer's result, or, instead of it, the
+``Feedback`` that says it is not written yet, ran too long, called something too often, or raised.
+``try_it`` is what an exercise cell calls to try the function once, so that no cell of an exercise
+runs a student's code without a bound.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import time
+from collections.abc import Callable
+from typing import Any
+
+from helpers.base.bounded import TimedOut, TooManyCalls, run_bounded
+from helpers.grading.verdict import NOT_DONE, WRONG, Feedback
+
+SECONDS = 2.0  # per call of the student's function: far more than a right answer needs
+TOTAL_SECONDS = 30.0  # for all the calls of one check together
+
+
+class Clock:
+    """The time a check has left: each call gets at most ``per_call`` seconds, all of them ``total``."""
+
+    def __init__(self, per_call: float = SECONDS, total: float = TOTAL_SECONDS) -> None:
+        self.per_call, self.total = per_call, total
+        self.ends = time.monotonic() + total
+
+    def seconds(self) -> float:
+        """The bound for the next call (0 when the check has used all its time)."""
+        return max(0.0, min(self.per_call, self.ends - time.monotonic()))
+
+
+def name_of(function: Any, default: str = "function") -> str:
+    """The name a verdict calls the student's function by (``default`` for a lambda or a thing with no name)."""
+    name = getattr(function, "__name__", "")
+    return name if isinstance(name, str) and name.isidentifier() else default
+
+
+def quietly(function: Callable[..., Any], name: str | None = None) -> Callable[..., Any]:
+    """``function`` with its printing swallowed (a check runs it hundreds of times), under the name a verdict uses."""
+    def quiet(*args: Any, **kwargs: Any) -> Any:
+        with contextlib.redirect_stdout(io.StringIO()):
+            return function(*args, **kwargs)
+    quiet.__name__ = name or name_of(function)
+    return quiet
+
+
+def _not_done(exercise: str, todo: str, start: str) -> Feedback:
+    return Feedback(exercise, NOT_DONE, f"{todo}, then run this cell again.", hint=start)
+
+
+def _too_slow(exercise: str, name: str, clock: Clock | None) -> Feedback:
+    total = clock.total if clock is not None else TOTAL_SECONDS
+    return Feedback(exercise, WRONG, (
+        f"{name} took more than {total:g} seconds for the cases so far, so the check stopped; a right answer needs "
+        "far less than a second for all of them."), hint="is there a loop that runs many more times than it needs?",
+        mistake="too slow")
+
+
+def run_answer(exercise: str, function: Callable[..., Any], *args: Any, seconds: float = SECONDS,
+               clock: Clock | None = None, todo: str = "write the body of the function", start: str = "",
+               **kwargs: Any) -> Any:
+    """The student's ``function(*args, **kwargs)`` run with a time bound (``seconds``, or what ``clock``
+    has left), or the ``Feedback`` that replaces its result (not written yet, too slow, too many calls, raised).
+    ``start`` is the hint for an answer not written yet (how to begin), shown when asked for."""
+    name = name_of(function)
+    bound = clock.seconds() if clock is not None else seconds
+    if bound <= 0:
+        return _too_slow(exercise, name, clock)
+    try:
+        result = run_bounded(function, *args, seconds=bound, **kwargs)
+    except NotImplementedError:
+        return _not_done(exercise, todo, start)
+    except TimedOut as stopped:
+        if clock is not None and clock.seconds() <= 0:
+            return _too_slow(exercise, name, clock)
+        return Feedback(exercise, WRONG, (
+            f"{name} was still running after {stopped.seconds:g} seconds, so the check stopped it: a loop that "
+            "never ends?"), hint=(
+            "in a while loop, the value the loop tests must change on every pass, or the loop never ends; a for "
+            "loop over a fixed number of steps always does"), mistake="never ends")
+    except TooManyCalls as stopped:
+        return Feedback(exercise, WRONG, (
+            f"{name} called {stopped.what} more than {stopped.limit} time{'s' if stopped.limit != 1 else ''}, "
+            "so the check stopped it. Each call is a model call that costs time and money."), hint=(
+            "work out what to hand over first, then make the call, and keep what it returns in a variable"),
+            mistake="too many calls")
+    except Exception as error:  # a student's code may raise anything; say what it was
+        return Feedback(exercise, WRONG, f"{name} raised {type(error).__name__}: {error}", hint=(
+            "run your function on the case above in a cell of its own and read the traceback: it names the line"),
+            mistake="raises")
+    if result is Ellipsis:
+        return _not_done(exercise, todo, start)
+    return result
+
+
+def try_it(function: Callable[..., Any], *args: Any, seconds: float = SECONDS, **kwargs: Any) -> None:
+    """Call the student's ``function(*args, **kwargs)`` once, with a time bound, and print what it returned,
+    or that it is not written yet, ran too long or raised: what an exercise cell uses to try an answer."""
+    verdict = run_answer("try", function, *args, seconds=seconds, todo=f"{name_of(function)} is not written yet",
+                         **kwargs)
+    if not isinstance(verdict, Feedback):
+        print(repr(verdict) if not isinstance(verdict, str) else verdict)
+    elif verdict.status == NOT_DONE:
+        print(f"{name_of(function)} is not written yet: write its body, then run this cell again.")
+    else:
+        print(f"{name_of(function)}: {verdict.message}")

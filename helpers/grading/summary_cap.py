@@ -1,0 +1,286 @@
+"""Exercise 5.1 (notebook 05): a cap on the summary.
+
+The right answer is what ``SummaryBufferMemory(max_summary_tokens=...)`` keeps after a fold (the class is
+run on each case). The summarisers the check hands over are its own, with no model: they shorten the
+summary in different ways, one comes back longer, one empty, one in Hindi (fewer words, more tokens); each
+is limited to one call.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import random
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from helpers.base.bounded import limit_calls
+from helpers.base.tokens import count_tokens, filler_text
+from helpers.grading.runner import Clock, name_of, quietly, run_answer
+from helpers.grading.verdict import CORRECT, NOT_DONE, WRONG, Feedback, show
+from helpers.memory.summary_buffer import SummaryBufferMemory
+
+EXERCISE = "5.1"
+START = ("there are three situations: no cap, a summary within the cap, a summary over it; write what "
+         "happens in each")
+
+FACTS = (
+    "Chiru earns ₹1,20,000 a month and spends ₹60,000.", "He is 32 and risk-averse.",
+    "He holds an FD of ₹50,000 maturing in 3 months.", "His goal is to retire by 55 with a comfortable corpus.",
+    "He asked how PPF and NPS differ for retirement.", "FinCoach suggested ₹25,000 a month into PPF and NPS.",
+    "He has no other investments.", "He wants to keep ₹1,80,000 as an emergency fund.",
+    "He pays ₹18,500 rent and ₹4,200 for utilities.", "He asked about ELSS under the old tax regime.",
+)
+LONG_SUMMARY = " ".join(FACTS[:4])
+# LONG_SUMMARY in Hindi: fewer words and fewer characters, more o200k_base tokens (a test checks all three)
+HINDI_SUMMARY = ("चिरु की मासिक आय ₹1,20,000 और खर्च ₹60,000 है। वह 32 वर्ष का और जोखिम-विमुख है। उसकी ₹50,000 "
+                 "की FD तीन महीने में परिपक्व होगी। लक्ष्य: 55 तक सेवानिवृत्ति।")
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:36] + "...'"
+
+
+class WrongCall(Exception):
+    """The student called the summariser with arguments a shortening call does not take."""
+
+
+def _summariser_shape(messages: Any = None, existing_summary: Any = None) -> None:
+    """The parameters of a summariser (the memory's): the new messages, then the summary so far."""
+
+
+def _shortener(name: str, shorten: Callable[[str], str]) -> Callable[..., str]:
+    """A summariser for the check: shortens ``existing_summary`` when called as ``summarise([], summary)``."""
+    def summarise(*args: Any, **kwargs: Any) -> str:
+        try:  # bound by hand: a TypeError of Python's own would name this function's insides
+            bound = inspect.signature(_summariser_shape).bind(*args, **kwargs)
+        except TypeError:
+            given = [_short(a) for a in args] + [f"{key}={_short(value)}" for key, value in kwargs.items()]
+            raise WrongCall(f"summarise was called as summarise({', '.join(given)}), but a summariser takes the new "
+                            "messages and the summary so far, summarise(messages, existing_summary)") from None
+        messages, existing_summary = bound.args + (None,) * (2 - len(bound.args))
+        if messages != [] or not isinstance(existing_summary, str) or not existing_summary:
+            raise WrongCall(f"summarise was called with messages={_short(messages)} and existing_summary="
+                            f"{_short(existing_summary)}; to shorten a summary there are no new messages, and the "
+                            "summary so far is the one to shorten")
+        return shorten(existing_summary)
+    summarise.__name__ = name
+    return summarise
+
+
+def first_words(n: int) -> Callable[..., str]:
+    return _shortener(f"keeps the first {n} words", lambda text: " ".join(text.split()[:n]))
+
+
+def drops_last_sentence() -> Callable[..., str]:
+    return _shortener("drops the last sentence",
+                      lambda text: " ".join(re.findall(r"[^.!?]+[.!?]", text)[:-1]) or text)
+
+
+def comes_back_longer() -> Callable[..., str]:
+    return _shortener("comes back longer", lambda text: f"{text} In short: all of the above still applies.")
+
+
+def answers_in_hindi() -> Callable[..., str]:
+    """A model asked to summarise an Indian user's chat may answer in Hindi: shorter to the eye, more tokens."""
+    return _shortener("answers in Hindi", lambda text: HINDI_SUMMARY)
+
+
+def comes_back_empty() -> Callable[..., str]:
+    return _shortener("comes back empty", lambda text: "")
+
+
+@dataclass(frozen=True)
+class CapCase:
+    """A summary, the summariser the check hands over, and the cap."""
+
+    summary: str
+    summarise: Callable[..., str]
+    cap: int | None
+    about: str
+
+    def describe(self) -> str:
+        cap = "None (no cap)" if self.cap is None else self.cap
+        return (f"{self.about}: a {count_tokens(self.summary)}-token summary of {len(self.summary.split())} words, "
+                f"max_summary_tokens={cap}, a summariser that {self.summarise.__name__}")
+
+
+@functools.lru_cache(maxsize=256)
+def memory_keeps(case: CapCase) -> str:
+    """What ``SummaryBufferMemory(max_summary_tokens=case.cap)`` keeps when a fold writes ``case.summary``.
+
+    The class refuses a cap of 0 as a setting; the exercise's function takes it (every summary is over it),
+    and it is run here with a cap of 1, which every summary of the cases passes too.
+    """
+    def summarise(messages: list, existing: str | None) -> str:
+        return case.summarise(messages, existing) if not messages else case.summary
+
+    cap = case.cap if case.cap != 0 else 1
+    memory = SummaryBufferMemory("s", summarise, max_buffer_tokens=60, messages_to_compress_on_overflow=2,
+                                 max_summary_tokens=cap)
+    for role in ("user", "assistant", "user"):  # the third message overflows: one fold of the first turn
+        memory.add_message(role, filler_text(30))
+    return memory.summary or ""
+
+
+def _fixed_cases() -> tuple[CapCase, ...]:
+    tokens, words = count_tokens(LONG_SUMMARY), len(LONG_SUMMARY.split())
+    return (
+        CapCase(LONG_SUMMARY, first_words(12), tokens + 20, "a summary under the cap"),
+        CapCase(LONG_SUMMARY, first_words(12), words - 4, "a summary over the cap"),
+        CapCase(LONG_SUMMARY, first_words(12), tokens, "a summary of exactly max_summary_tokens tokens"),
+        CapCase(LONG_SUMMARY, first_words(12), (words + tokens) // 2,
+                "a summary under the cap in words but over it in tokens (₹ amounts are several tokens each)"),
+        CapCase(LONG_SUMMARY, comes_back_longer(), words - 4, "a 'shorter' summary that came back longer"),
+        CapCase(LONG_SUMMARY, comes_back_empty(), words - 4, "a summariser that returns nothing"),
+        CapCase(LONG_SUMMARY, answers_in_hindi(), words - 4,
+                "a 'shorter' summary in fewer words and characters, but more tokens"),
+        CapCase(LONG_SUMMARY, drops_last_sentence(), None, "no cap at all"),
+        CapCase(LONG_SUMMARY, drops_last_sentence(), 10, "a cap even the shorter summary cannot meet"),
+        CapCase(LONG_SUMMARY, first_words(12), 0, "a cap of 0 tokens, which every summary is over"),
+        CapCase(FACTS[1], first_words(3), 0, "a short summary and a cap of 0"),
+    )
+
+
+def _random_cases(count: int = 60, seed: int = 51) -> tuple[CapCase, ...]:
+    rng = random.Random(seed)
+    cases = []
+    for index in range(count):
+        summary = " ".join(rng.sample(FACTS, rng.randint(2, len(FACTS))))
+        tokens = count_tokens(summary)
+        cap = rng.choice((None, 0, tokens, rng.randint(5, tokens - 1), rng.randint(tokens + 1, tokens + 60)))
+        summarise = rng.choice((first_words(rng.randint(4, 30)), drops_last_sentence(), comes_back_longer(),
+                                comes_back_empty(), answers_in_hindi()))
+        cases.append(CapCase(summary, summarise, cap, f"random case {index + 1}"))
+    return tuple(cases)
+
+
+CASES: tuple[CapCase, ...] = _fixed_cases() + _random_cases()
+
+
+def _problem(case: CapCase, answer: Any, calls: int) -> tuple[str, str, str] | None:
+    """What is wrong with one answer, as (mistake, what is wrong, hint); None if it is right."""
+    tokens = count_tokens(case.summary)
+    within = case.cap is not None and tokens <= case.cap
+    if not isinstance(answer, str):
+        if answer is None:
+            return "no return", "cap_summary returned None: did you forget `return`?", \
+                "a print shows a value, but only return hands it back to the caller"
+        return "wrong type", f"cap_summary returned {_short(answer)}, not the summary to keep (a str)", \
+            "return one of the two texts, the old summary or the new one"
+    if case.cap is None:
+        if calls:
+            return "calls with no cap", "max_summary_tokens is None (no cap), yet summarise was called", \
+                "what is there to shorten when there is no cap?"
+        if answer != case.summary:
+            return "changes with no cap", "max_summary_tokens is None (no cap), yet the summary changed", \
+                "with no cap the summary stays as it is"
+        return None
+    if within and calls:
+        if case.cap == tokens:
+            return "at the cap is over", (f"the summary has exactly {tokens} tokens and the cap is {case.cap}: that "
+                                          "is within the cap, yet summarise was called"), \
+                "compare the two sides of your test when they are equal: is a summary of exactly the cap over it?"
+        return "calls within the cap", (f"the summary has {tokens} tokens, within the cap of {case.cap}, yet "
+                                        "summarise was called"), \
+            "a summary within the cap costs no model call: when do you need one?"
+    if not within and not calls:
+        if case.cap == 0 and answer == case.summary:
+            return "a cap of 0 is no cap", (f"with max_summary_tokens=0 your function kept the {tokens}-token summary "
+                                            "without a call: a cap of 0 is a cap (every summary is over it), not "
+                                            "'no cap'"), \
+                "which values of max_summary_tokens mean 'no cap'? Test for exactly those: 0 is a number, not None"
+        if answer != case.summary:
+            return "cuts the text", ("summarise was never called, yet the summary changed: a summary over the cap is "
+                                     "shortened by one summariser call, not cut by hand (a cut can stop mid-sentence "
+                                     "or drop a figure)"), "the summariser writes the shorter version; you choose"
+        if len(case.summary.split()) <= case.cap:
+            return "counts words", (f"the summary has {len(case.summary.split())} words but {tokens} tokens, over "
+                                    f"the cap of {case.cap}, and summarise was not called"), \
+                "the cap is in tokens: how does the notebook count tokens? (a ₹ amount is one word, several tokens)"
+        return "never calls", f"the summary has {tokens} tokens, over the cap of {case.cap}, but summarise was not called", \
+            "what does your function do when the summary is over the cap?"
+    expected = memory_keeps(case)
+    if answer == expected:
+        return None
+    shorter = case.summarise([], case.summary).strip()
+    if not shorter and not answer.strip():
+        return "keeps an empty summary", ("the summariser returned an empty text and yours kept it: an empty summary "
+                                          "would lose every earlier turn"), \
+            "when the new text is empty, what is left to keep?"
+    if shorter and count_tokens(shorter) >= tokens and answer.strip() == shorter:
+        looks_shorter = len(shorter) < len(case.summary) and len(shorter.split()) < len(case.summary.split())
+        return "keeps the longer one", (
+            f"the 'shorter' summary came back with {count_tokens(shorter)} tokens, more than the {tokens} it "
+            "replaces, and yours kept it" + (" (it has fewer characters and words, but more tokens)"
+                                             if looks_shorter else "")), \
+            "a summariser can fail to shorten: compare the two texts the way the cap counts them"
+    if answer == case.summary:
+        return "keeps the long one", (f"the summariser returned a shorter summary ({count_tokens(shorter)} tokens "
+                                      f"against {tokens}) and yours kept the long one"), \
+            "after the call you hold two texts: which one does the cap want?"
+    return "another text", f"yours returned {answer[:60]!r}..., the memory keeps {expected[:60]!r}...", \
+        "return one of the two texts as they are, the old summary or the summariser's"
+
+
+def _wrong_call_returned(cap_summary: Callable[..., Any]) -> Callable[..., Any]:
+    """``cap_summary`` returning the ``WrongCall`` its summariser raised, so the check says what was wrong with
+    the call in its own words (not as an error named after the check's code)."""
+    def attempt(*args: Any) -> Any:
+        try:
+            return cap_summary(*args)
+        except WrongCall as wrong:
+            return wrong
+    attempt.__name__ = getattr(cap_summary, "__name__", "cap_summary")
+    return attempt
+
+
+def check_summary_cap(cap_summary: Callable[[str, Callable, int | None], str], *, hint: bool | None = None) -> Feedback:
+    """Exercise 5.1: ``cap_summary(summary, summarise, max_summary_tokens)`` must keep what the memory's
+    ``max_summary_tokens`` keeps, calling ``summarise`` at most once, only over the cap. Prints the verdict."""
+    return show(grade_summary_cap(cap_summary), hint, "check_summary_cap",
+                name_of(cap_summary, "cap_summary"))
+
+
+def grade_summary_cap(cap_summary: Callable[[str, Callable, int | None], str]) -> Feedback:
+    """The verdict on an answer to 5.1, without printing it."""
+    clock = Clock()
+    answer_fn = _wrong_call_returned(quietly(cap_summary))
+    wrong: list[tuple[CapCase, tuple[str, str, str]]] = []
+    for case in CASES:
+        summarise = limit_calls(case.summarise, 1, "summarise")
+        result = run_answer(EXERCISE, answer_fn, case.summary, summarise, case.cap, clock=clock,
+                            todo="write the body of cap_summary", start=START)
+        if isinstance(result, WrongCall):
+            return Feedback(EXERCISE, WRONG, f"{result} (on {case.describe()}).",
+                            "look at how the memory calls its summariser in the class above: which two things does "
+                            "it hand over?", mistake="calls the summariser wrongly")
+        if isinstance(result, Feedback):
+            if result.status == NOT_DONE:
+                return result
+            if summarise.calls > 1:
+                return Feedback(EXERCISE, WRONG, (
+                    f"summarise was called a second time, so the check stopped it (on {case.describe()}). Each call "
+                    "is a model call, and a summariser cannot always get under the cap: calling it until the "
+                    "summary fits can go on for ever."),
+                    "one call, and its answer kept in a variable: what does the cap ask you to do with it?",
+                    mistake="calls more than once")
+            if case.cap is None and "TypeError" in result.message:
+                return Feedback(EXERCISE, WRONG, (
+                    f"{result.message.rstrip('.')} with max_summary_tokens=None. None means no cap."),
+                    "what must happen before a comparison with max_summary_tokens, when it can be None?",
+                    mistake="forgets None")
+            return Feedback(EXERCISE, WRONG, f"{result.message.rstrip('.')} (on {case.describe()}).", result.hint,
+                            mistake=result.mistake)
+        problem = _problem(case, result, summarise.calls)
+        if problem is not None:
+            wrong.append((case, problem))
+    if not wrong:
+        return Feedback(EXERCISE, CORRECT, (
+            f"all {len(CASES)} cases keep what the memory's max_summary_tokens keeps: a summary within the cap "
+            "untouched (no call), one call over it, the shorter text kept, never an empty or a longer one."))
+    case, (mistake, says, hint) = wrong[0]  # the hand-made cases come first: each shows one edge
+    return Feedback(EXERCISE, WRONG, f"{len(wrong)} of {len(CASES)} cases differ. The first: {case.describe()}. "
+                                     f"{says[0].upper()}{says[1:]}.", hint, mistake=mistake)
