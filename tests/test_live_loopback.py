@@ -16,9 +16,10 @@ from helpers.memory.summary_buffer import SummaryBufferMemory
 from helpers.model import connect as llm
 from helpers.model.chat import chat
 from helpers.model.connect import ModelUnavailable, connect
+from helpers.model.errors import Reason
 from helpers.model.recordings import recording_path
 from helpers.model.summarisers import make_summariser
-from helpers.memory.state import to_dict
+from helpers.memory.state import save, to_dict
 from tests.support.errors import assert_fields
 from tests.support.loopback import KEY, connect_to
 
@@ -93,6 +94,37 @@ def test_a_wrong_key_over_http_names_the_variable(server):
                 quiet=True).complete([{"role": "user", "content": "hi"}], max_tokens=10)
     assert_fields(raised.value, reason="rejected key", status=401, setting="LLM_API_KEY", retry_can_help=False)
     assert "wrong-key-123456" not in str(raised.value)
+
+
+@pytest.mark.parametrize("listed", [["stand-in"], None], ids=["lists models", "no list"])
+@pytest.mark.parametrize("model", [None, "stand-in"], ids=["LLM_MODEL unset", "LLM_MODEL set"])
+@pytest.mark.parametrize("key", ["wrong-key-123456", None], ids=["wrong key", "no key"])
+def test_a_key_refused_at_the_list_of_models_is_said_as_a_rejected_key_whatever_llm_model_is(server, listed, model,
+                                                                                              key):
+    server.models = listed
+    with pytest.raises(ModelUnavailable) as raised:
+        connect("live", base_url=server.base_url, model=model, api_key=key, load_env=False, quiet=True)
+    assert_fields(raised.value, reason=Reason.REJECTED_KEY, status=401, setting="LLM_API_KEY", retry_can_help=False)
+    assert [r["path"] for r in server.received] == ["/v1/models"]  # said at connect(), before any chat call
+    assert (key or "no-key-needed") not in str(raised.value)
+    assert ("LLM_API_KEY is not set" in str(raised.value)) is (key is None)
+
+
+def test_a_model_file_path_never_reaches_an_output_a_recording_or_a_saved_state(server, capsys, tmp_path):
+    folder = "/home/teacher/models/"
+    server.models, server.echo_model = [folder + "gemma-3-270m-it-Q4_K_M.gguf"], True  # as llama-cpp-python lists it
+    recorder = to(server, "record", recording="run", model=None, quiet=False)  # LLM_MODEL unset, as the README says
+    memory, records = run_lesson3(recorder)
+    save(memory, tmp_path / "state.json")
+    options = recorder.request_options(memory.get_messages_for_api(), max_tokens=10)
+    shown = [capsys.readouterr().out, recorder.label, str(options), recording_path("run").read_text(encoding="utf-8"),
+             (tmp_path / "state.json").read_text(encoding="utf-8"), *("\n".join(turn_lines(r)) for r in records),
+             *(r.model for r in records)]
+    assert not [text for text in shown if folder in text]
+    assert recorder.model == "gemma-3-270m-it-Q4_K_M" and {r.model for r in records} == {recorder.model}
+    assert {r["body"]["model"] for r in server.chat_requests} == {folder + "gemma-3-270m-it-Q4_K_M.gguf"}
+    replayed = [turn_lines(r) for r in run_lesson3(connect("replay", recording="run", load_env=False, quiet=True))[1]]
+    assert replayed == [turn_lines(r) for r in records]  # the recording answers by the file name
 
 
 def test_a_stopped_server_is_a_connection_error_with_what_to_do(server):
