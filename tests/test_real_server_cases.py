@@ -402,6 +402,31 @@ def test_a_summariser_request_that_can_never_fit_is_marked_as_one_a_retry_cannot
     assert len(memory.archive) == 4 and memory.summary is None  # nothing lost, nothing folded
 
 
+def test_a_fold_that_can_never_fit_is_sent_once_not_after_every_reply_and_said_once(server):
+    access = to(server)
+    memory = SummaryMemory(SYSTEM, make_summariser(access), 2, 1)
+    server.context_tokens, server.cut_at = 1100, 12  # replies fit; a summariser request (max_tokens=1000) never
+    records = [chat(memory, text, access, max_tokens=40) for text in TURNS[:5]]
+
+    def summariser_calls() -> int:
+        return sum(r["body"]["messages"][0]["content"] == prompt("summary_memory") for r in server.model_calls)
+
+    assert summariser_calls() == 1 and memory.summary is None and len(memory.archive) == 10  # one try, nothing lost
+    assert [bool(r.notes) for r in records] == [False, True, False, False, False]  # said once, at the failed fold
+    note = records[1].notes[0]
+    assert "fold not retried until something changes" in note and "retried later" not in note
+    assert "Nothing was lost" in note and "Nothing was stored" not in note  # one account of what was kept
+    assert memory.fold_waits
+    memory.max_turns_before_summary = 3  # a change of settings could make it fit: tried once more
+    chat(memory, TURNS[5], access, max_tokens=40)
+    assert summariser_calls() == 2 and memory.fold_waits
+    server.context_tokens = None  # the server restarted with a larger context; a new summariser is tried at once
+    memory.summarise = make_summariser(to(server))
+    memory.add_message("user", "One more question.")
+    memory.add_message("assistant", "One more reply.")
+    assert summariser_calls() == 3 and memory.summary is not None and not memory.fold_waits
+
+
 def test_an_unknown_model_is_reported_with_the_names_the_server_lists(server):
     served = "/models/gemma-3-270m-q4_k_m.gguf"  # llama-cpp-python lists the path it loaded
     server.models = [served]
