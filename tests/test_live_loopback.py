@@ -16,12 +16,14 @@ from helpers.memory.summary_buffer import SummaryBufferMemory
 from helpers.model import connect as llm
 from helpers.model.chat import chat
 from helpers.model.connect import ModelUnavailable, connect
+from helpers.model import served
 from helpers.model.errors import Reason
 from helpers.model.recordings import recording_path
 from helpers.model.summarisers import make_summariser
 from helpers.memory.state import save, to_dict
 from tests.support.errors import assert_fields
 from tests.support.loopback import KEY, connect_to
+from tests.support.openai_compatible_server import OpenAICompatibleServer
 
 SYSTEM = prompt("fincoach_system")
 SALARY = lesson3()["summary_run"]["salary_marker"]
@@ -165,3 +167,38 @@ def test_record_before_class_then_a_rate_limited_or_dead_endpoint_is_answered_fr
     memory, records = run_lesson3(offline_class, lesson3()["summary_run"]["user_turns"][:2])
     assert [turn_lines(r) for r in records] == [turn_lines(r) for r in recorded[:2]]
     assert all("connection error" in notice for notice in offline_class.notices)
+
+
+@pytest.mark.parametrize("model_id, shown", [
+    ("/home/teacher/models/gemma-3-270m-it-Q4_K_M.gguf", "gemma-3-270m-it-Q4_K_M"),  # llama-cpp-python
+    ("C:\\Users\\teacher\\models\\Llama-3.2-1B.Q4_K_M.gguf", "Llama-3.2-1B.Q4_K_M"),  # the same on Windows
+    ("./models/phi-3-mini.gguf", "phi-3-mini"), ("models/phi-3-mini.gguf", "phi-3-mini"),
+    ("/srv/vllm/Qwen2.5-1.5B-Instruct", "Qwen2.5-1.5B-Instruct"),  # vLLM given a folder
+    ("~/models/tiny.gguf", "tiny"),
+    ("llama3.2:latest", "llama3.2:latest"), ("Qwen/Qwen2.5-1.5B-Instruct", "Qwen/Qwen2.5-1.5B-Instruct"),
+    ("gpt-4o-mini", "gpt-4o-mini"), ("hf.co/bartowski/Llama-3.2-1B-Instruct-GGUF:Q4_K_M",
+                                     "hf.co/bartowski/Llama-3.2-1B-Instruct-GGUF:Q4_K_M"),
+])
+def test_a_model_id_is_shown_by_its_file_name_only_when_it_is_a_path(model_id, shown):
+    assert served.shown(model_id) == shown
+    assert served.is_file_path(model_id) is (shown != model_id)
+
+
+def test_llm_model_set_to_the_listed_path_is_used_by_its_file_name_and_sent_as_the_path(server):
+    path = "/home/teacher/models/gemma-3-270m-it-Q4_K_M.gguf"
+    server.models = [path]
+    access = to(server, model=path)  # copied from the server's /v1/models
+    assert access.model == "gemma-3-270m-it-Q4_K_M" and path not in access.label
+    access.complete([{"role": "user", "content": "hello"}], max_tokens=10)
+    assert server.model_calls[-1]["body"]["model"] == path
+
+
+def test_a_key_refused_with_403_at_the_list_of_models_is_a_rejected_key_too():
+    class Forbidding(OpenAICompatibleServer):
+        def _answer(self, method, path, headers, content):
+            return 403, {"error": {"message": "Forbidden", "type": "permission_denied"}}, {}
+
+    with Forbidding() as forbidding:
+        with pytest.raises(ModelUnavailable) as raised:
+            connect("live", base_url=forbidding.base_url, api_key="k", load_env=False, quiet=True)
+    assert_fields(raised.value, reason=Reason.REJECTED_KEY, status=403, setting="LLM_API_KEY", retry_can_help=False)
