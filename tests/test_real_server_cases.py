@@ -19,6 +19,7 @@ from helpers.lessons.data import lesson3, prompt
 from helpers.memory.summary import SummaryMemory
 from helpers.memory.summary_buffer import SummaryBufferMemory
 from helpers.memory.types import SummariserError
+from helpers.memory.types import SettingError
 from helpers.model import connect as llm
 from helpers.model.chat import chat
 from helpers.model.connect import (
@@ -147,14 +148,16 @@ def test_a_timed_out_attempt_that_the_sdk_retries_is_announced_with_what_to_chan
 @pytest.mark.parametrize("value", ["nan", "inf", "1e400", "-5", "0", "soon"])
 def test_a_timeout_that_bounds_nothing_is_refused_naming_llm_timeout(monkeypatch, value):
     monkeypatch.setenv("LLM_TIMEOUT", value)
-    with pytest.raises(ValueError, match="LLM_TIMEOUT"):  # the setting to fix
+    with pytest.raises(SettingError) as raised:
         connect("offline", load_env=False, quiet=True)
+    assert (raised.value.setting, raised.value.value) == ("LLM_TIMEOUT", value)  # the setting to fix
 
 
 def test_a_timeout_argument_is_checked_too():
     for value in (math.nan, math.inf, -1.0):
-        with pytest.raises(ValueError, match="^timeout must be"):  # the argument, not the variable
+        with pytest.raises(SettingError) as raised:
             connect("offline", timeout=value, load_env=False, quiet=True)
+        assert raised.value.setting == "timeout"  # the argument, not the variable
 
 
 def test_a_long_retry_after_gives_the_real_attempts_and_the_real_wait(server):
@@ -346,9 +349,10 @@ def test_a_recording_save_that_fails_leaves_the_previous_file_whole(monkeypatch)
                   secrets=[])
     good = path.read_bytes()
     monkeypatch.setattr(os, "fsync", lambda fd: (_ for _ in ()).throw(OSError(28, "No space left on device")))
-    with pytest.raises(OSError, match="No space"):
+    with pytest.raises(OSError) as full:
         recording.add("/v1/chat/completions", {"messages": [{"role": "user", "content": "more"}]}, {"choices": []},
                       status=200, endpoint="http://x/v1", secrets=[])
+    assert full.value.errno == 28
     assert path.read_bytes() == good and [p.name for p in path.parent.iterdir()] == ["run.json"]
 
 
