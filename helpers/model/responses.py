@@ -126,7 +126,7 @@ def parse_completion(content: bytes, where: str, secrets: Iterable[str] = ()) ->
     if problem is None:
         return payload
     raise BadResponse(scrub_text(
-        f"{where} answered 200, but not with a chat completion: {problem}. An HTML page or "
+        f"{where} answered 200, but not with a chat completion: {problem}. Nothing was stored. An HTML page or "
         "text usually means a captive portal (log in to the network in a browser), a proxy, or an LLM_BASE_URL "
         "that is not an OpenAI-compatible /v1 endpoint; a malformed completion means the server is not "
         "compatible. Run the cell again; or run without the network: LLM_MODE=replay (recorded answers) or "
@@ -192,8 +192,7 @@ class CheckedTransport(httpx2.BaseTransport):
         if asked is not None and 0 < asked <= MAX_RETRY_AFTER_SECONDS:
             wait = f"{asked:g} seconds, as the server asked (Retry-After)"
         else:  # the SDK's backoff: 0.5 s doubled each retry, at most 8 s, less up to a quarter
-            backoff = min(0.5 * 2 ** taken, 8.0)
-            wait = f"about {backoff:g} second{'' if backoff == 1 else 's'}"
+            wait = f"about {min(0.5 * 2 ** taken, 8.0):g} seconds"
         self.notify(f"attempt {taken + 1} of {self.max_retries + 1}: {self.where} {what}; the SDK tries again in "
                     f"{wait} (LLM_MAX_RETRIES={self.max_retries} sets how often)")
 
