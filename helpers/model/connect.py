@@ -286,8 +286,9 @@ def _missing_key(endpoint: _Endpoint, mode: str) -> MissingKey:
         f"{mode} mode needs an API key for {endpoint.name}, and {endpoint.key_env} is not set. Put "
         f"{endpoint.key_env}=... in a file named .env at the repository root (copy .env.example; .env is "
         "git-ignored) or export it in your shell, then run the cell again. For a local server (Ollama, vLLM, "
-        "LM Studio) set LLM_BASE_URL instead (and LLM_MODEL if it serves several models). Or run without a key: LLM_MODE=replay (recorded "
-        "answers) or LLM_MODE=offline (the deterministic stand-in).", setting=endpoint.key_env)
+        "LM Studio) set LLM_BASE_URL instead (and LLM_MODEL if it serves several models). Or run without a key: "
+        "LLM_MODE=replay (recorded answers) or LLM_MODE=offline (the deterministic stand-in).",
+        setting=endpoint.key_env)
 
 
 _Built = tuple[openai.OpenAI, str, str, str, str]  # client, model, label, endpoint, provider
