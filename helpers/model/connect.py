@@ -237,12 +237,12 @@ class ModelAccess:
                 raise EmptyReply(
                     f"The model returned an empty {purpose} twice (finish_reason='length' at "
                     f"{self.token_limit_parameter}={max_tokens} and {max_tokens * 2}): a reasoning model such as "
-                    "gpt-oss spent the whole limit on hidden reasoning. Nothing was stored. Raise max_tokens, lower "
+                    "gpt-oss spent the whole limit on hidden reasoning. Raise max_tokens, lower "
                     "reasoning_effort, or switch to LLM_MODE=replay / LLM_MODE=offline.",
                     reason="empty reply cut", attempts=2, setting=self.token_limit_parameter, retry_can_help=False)
         if not _text(response).strip():
-            raise EmptyReply(f"The model returned an empty {purpose} (finish_reason={_finish(response)!r}). Nothing "
-                             "was stored. Run the cell again, or switch to LLM_MODE=replay / LLM_MODE=offline.")
+            raise EmptyReply(f"The model returned an empty {purpose} (finish_reason={_finish(response)!r}). "
+                             "Run the cell again, or switch to LLM_MODE=replay / LLM_MODE=offline.")
         return response
 
     def _create(self, messages: list[dict[str, Any]], limit: int, *, temperature: float | None,
