@@ -43,6 +43,7 @@ from helpers.model.errors import (
     MissingKey,
     ModelAccessError,
     ModelUnavailable,
+    Reason,
     RecordingMissing,
     UnknownModel,
 )
@@ -239,7 +240,7 @@ class ModelAccess:
                     f"{self.token_limit_parameter}={max_tokens} and {max_tokens * 2}): a reasoning model such as "
                     "gpt-oss spent the whole limit on hidden reasoning. Raise max_tokens, lower "
                     "reasoning_effort, or switch to LLM_MODE=replay / LLM_MODE=offline.",
-                    reason="empty reply cut", attempts=2, setting=self.token_limit_parameter, retry_can_help=False)
+                    reason=Reason.EMPTY_REPLY_CUT, attempts=2, setting=self.token_limit_parameter, retry_can_help=False)
         if not _text(response).strip():
             raise EmptyReply(f"The model returned an empty {purpose} (finish_reason={_finish(response)!r}). "
                              "Run the cell again, or switch to LLM_MODE=replay / LLM_MODE=offline.")
