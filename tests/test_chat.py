@@ -199,8 +199,11 @@ def test_a_failing_summariser_is_a_note_the_turn_goes_on_and_nothing_empty_is_fo
     assert "[NOTE]" in turn_lines(records[3])[-1]
     assert memory.summary is None and memory.summary_count == 0
     assert len(memory.verbatim) == 8  # every message kept word for word
+    assert "fold not retried until something changes" in records[3].notes[0]  # empty twice at the limit: for good
     failing["on"] = False
-    record = chat(memory, L3_TURNS[4], access)
+    assert not chat(memory, L3_TURNS[4], access).folds_after and memory.fold_waits  # so the next reply does not try
+    memory.summarise = make_summariser(access, "summary_memory", max_tokens=2000)  # a change that may help
+    record = chat(memory, L3_TURNS[5], access)
     assert memory.summary_count == 1 and record.folds_after  # the fold is retried and works
     assert "₹1,20,000" in memory.summary
 

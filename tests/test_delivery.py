@@ -11,6 +11,7 @@ import pytest
 from helpers.display.lines import turn_line
 from helpers.lessons.data import lesson3, prompt
 from helpers.memory.summary import SummaryMemory
+from helpers.memory.types import SettingError
 from helpers.model.chat import chat
 from helpers.model.connect import connect
 from helpers.model.delivery import adapt, shape
@@ -151,8 +152,10 @@ def test_a_recording_holds_the_request_as_written_so_replay_needs_no_setting(ser
 
 def test_a_bad_value_of_the_setting_names_the_values(monkeypatch):
     monkeypatch.setenv("LLM_SYSTEM_MESSAGES", "squash")
-    with pytest.raises(ValueError, match="LLM_SYSTEM_MESSAGES must be one of as-written, merge, user"):
+    with pytest.raises(SettingError) as raised:
         connect("offline", load_env=False, quiet=True)
+    assert (raised.value.setting, raised.value.value) == ("LLM_SYSTEM_MESSAGES", "squash")
+    assert "as-written, merge, user" in str(raised.value)  # the values to choose from: the message is the help
 
 
 # ----- replay and offline say nothing only a live server could say ----------------------------------------

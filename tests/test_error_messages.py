@@ -7,7 +7,9 @@ import pytest
 from helpers.memory.summary import SummaryMemory
 from helpers.memory.summary_buffer import SummaryBufferMemory
 from helpers.memory.types import SummariserError
-from helpers.model.connect import ModelUnavailable, connect
+from helpers.model.connect import ContextOverflow, ModelUnavailable, connect
+from helpers.model.errors import Reason
+from helpers.model.explain import duration
 from tests.support.mock_api import Scripted, status
 
 SYSTEM = "You are a test assistant."
@@ -53,3 +55,31 @@ def test_no_configured_secret_reaches_an_explanation_whatever_its_length(monkeyp
     message = str(raised.value)
     assert "tiny" not in message and "sk-x9" not in message and "GROQKEY" not in message
     assert "bad key [REDACTED], [REDACTED] and [REDACTED]" in message  # the server's words, each secret replaced
+
+
+@pytest.mark.parametrize("answer, reason", [(status(500, "busy"), Reason.SERVER_ERROR),
+                                            (status(401, "Invalid API Key"), Reason.REJECTED_KEY),
+                                            (status(418, "teapot"), Reason.HTTP_ERROR)])
+def test_explaining_an_error_the_project_already_explained_says_it_once(answer, reason):
+    access = connect("live", api_key="k", transport=Scripted(answer).transport(), load_env=False, quiet=True,
+                     max_retries=0)
+    with pytest.raises(ModelUnavailable) as raised:
+        access.complete([{"role": "user", "content": "hi"}], max_tokens=5)
+    assert raised.value.reason is reason
+    once = str(raised.value)
+    assert access.explain(raised.value) == once and access.explain(raised.value) == once  # no text doubled
+    assert " or or " not in once and ".." not in once
+    wrapped = SummariserError(f"the summariser raised ModelUnavailable while folding 2 messages: {once}")
+    assert access.explain(wrapped) == str(wrapped)  # the memory's own explanation, not a second one around it
+
+
+def test_a_context_overflow_is_not_told_to_run_again_and_a_wait_of_one_second_is_singular():
+    overflow = status(400, "This model's maximum context length is 512 tokens. However, you requested 1566 tokens "
+                      "(542 in the messages, 1024 in the completion).")
+    access = connect("live", api_key="k", transport=Scripted(overflow).transport(), load_env=False, quiet=True,
+                     max_retries=0)
+    with pytest.raises(ContextOverflow) as raised:
+        access.complete([{"role": "user", "content": "hi"}], max_tokens=5)
+    assert raised.value.reason is Reason.CONTEXT_OVERFLOW and raised.value.retry_can_help is False
+    assert "run again" not in str(raised.value).lower() and "Nothing was stored" not in str(raised.value)
+    assert duration(1) == "1 second" and duration(30) == "30 seconds"

@@ -16,11 +16,14 @@ from helpers.memory.summary_buffer import SummaryBufferMemory
 from helpers.model import connect as llm
 from helpers.model.chat import chat
 from helpers.model.connect import ModelUnavailable, connect
+from helpers.model import served
+from helpers.model.errors import Reason
 from helpers.model.recordings import recording_path
 from helpers.model.summarisers import make_summariser
-from helpers.memory.state import to_dict
+from helpers.memory.state import save, to_dict
 from tests.support.errors import assert_fields
 from tests.support.loopback import KEY, connect_to
+from tests.support.openai_compatible_server import OpenAICompatibleServer
 
 SYSTEM = prompt("fincoach_system")
 SALARY = lesson3()["summary_run"]["salary_marker"]
@@ -95,6 +98,37 @@ def test_a_wrong_key_over_http_names_the_variable(server):
     assert "wrong-key-123456" not in str(raised.value)
 
 
+@pytest.mark.parametrize("listed", [["stand-in"], None], ids=["lists models", "no list"])
+@pytest.mark.parametrize("model", [None, "stand-in"], ids=["LLM_MODEL unset", "LLM_MODEL set"])
+@pytest.mark.parametrize("key", ["wrong-key-123456", None], ids=["wrong key", "no key"])
+def test_a_key_refused_at_the_list_of_models_is_said_as_a_rejected_key_whatever_llm_model_is(server, listed, model,
+                                                                                              key):
+    server.models = listed
+    with pytest.raises(ModelUnavailable) as raised:
+        connect("live", base_url=server.base_url, model=model, api_key=key, load_env=False, quiet=True)
+    assert_fields(raised.value, reason=Reason.REJECTED_KEY, status=401, setting="LLM_API_KEY", retry_can_help=False)
+    assert [r["path"] for r in server.received] == ["/v1/models"]  # said at connect(), before any chat call
+    assert (key or "no-key-needed") not in str(raised.value)
+    assert ("LLM_API_KEY is not set" in str(raised.value)) is (key is None)
+
+
+def test_a_model_file_path_never_reaches_an_output_a_recording_or_a_saved_state(server, capsys, tmp_path):
+    folder = "/home/teacher/models/"
+    server.models, server.echo_model = [folder + "gemma-3-270m-it-Q4_K_M.gguf"], True  # as llama-cpp-python lists it
+    recorder = to(server, "record", recording="run", model=None, quiet=False)  # LLM_MODEL unset, as the README says
+    memory, records = run_lesson3(recorder)
+    save(memory, tmp_path / "state.json")
+    options = recorder.request_options(memory.get_messages_for_api(), max_tokens=10)
+    shown = [capsys.readouterr().out, recorder.label, str(options), recording_path("run").read_text(encoding="utf-8"),
+             (tmp_path / "state.json").read_text(encoding="utf-8"), *("\n".join(turn_lines(r)) for r in records),
+             *(r.model for r in records)]
+    assert not [text for text in shown if folder in text]
+    assert recorder.model == "gemma-3-270m-it-Q4_K_M" and {r.model for r in records} == {recorder.model}
+    assert {r["body"]["model"] for r in server.chat_requests} == {folder + "gemma-3-270m-it-Q4_K_M.gguf"}
+    replayed = [turn_lines(r) for r in run_lesson3(connect("replay", recording="run", load_env=False, quiet=True))[1]]
+    assert replayed == [turn_lines(r) for r in records]  # the recording answers by the file name
+
+
 def test_a_stopped_server_is_a_connection_error_with_what_to_do(server):
     access = to(server, max_retries=0)
     server.stop()
@@ -133,3 +167,38 @@ def test_record_before_class_then_a_rate_limited_or_dead_endpoint_is_answered_fr
     memory, records = run_lesson3(offline_class, lesson3()["summary_run"]["user_turns"][:2])
     assert [turn_lines(r) for r in records] == [turn_lines(r) for r in recorded[:2]]
     assert all("connection error" in notice for notice in offline_class.notices)
+
+
+@pytest.mark.parametrize("model_id, shown", [
+    ("/home/teacher/models/gemma-3-270m-it-Q4_K_M.gguf", "gemma-3-270m-it-Q4_K_M"),  # llama-cpp-python
+    ("C:\\Users\\teacher\\models\\Llama-3.2-1B.Q4_K_M.gguf", "Llama-3.2-1B.Q4_K_M"),  # the same on Windows
+    ("./models/phi-3-mini.gguf", "phi-3-mini"), ("models/phi-3-mini.gguf", "phi-3-mini"),
+    ("/srv/vllm/Qwen2.5-1.5B-Instruct", "Qwen2.5-1.5B-Instruct"),  # vLLM given a folder
+    ("~/models/tiny.gguf", "tiny"),
+    ("llama3.2:latest", "llama3.2:latest"), ("Qwen/Qwen2.5-1.5B-Instruct", "Qwen/Qwen2.5-1.5B-Instruct"),
+    ("gpt-4o-mini", "gpt-4o-mini"), ("hf.co/bartowski/Llama-3.2-1B-Instruct-GGUF:Q4_K_M",
+                                     "hf.co/bartowski/Llama-3.2-1B-Instruct-GGUF:Q4_K_M"),
+])
+def test_a_model_id_is_shown_by_its_file_name_only_when_it_is_a_path(model_id, shown):
+    assert served.shown(model_id) == shown
+    assert served.is_file_path(model_id) is (shown != model_id)
+
+
+def test_llm_model_set_to_the_listed_path_is_used_by_its_file_name_and_sent_as_the_path(server):
+    path = "/home/teacher/models/gemma-3-270m-it-Q4_K_M.gguf"
+    server.models = [path]
+    access = to(server, model=path)  # copied from the server's /v1/models
+    assert access.model == "gemma-3-270m-it-Q4_K_M" and path not in access.label
+    access.complete([{"role": "user", "content": "hello"}], max_tokens=10)
+    assert server.model_calls[-1]["body"]["model"] == path
+
+
+def test_a_key_refused_with_403_at_the_list_of_models_is_a_rejected_key_too():
+    class Forbidding(OpenAICompatibleServer):
+        def _answer(self, method, path, headers, content):
+            return 403, {"error": {"message": "Forbidden", "type": "permission_denied"}}, {}
+
+    with Forbidding() as forbidding:
+        with pytest.raises(ModelUnavailable) as raised:
+            connect("live", base_url=forbidding.base_url, api_key="k", load_env=False, quiet=True)
+    assert_fields(raised.value, reason=Reason.REJECTED_KEY, status=403, setting="LLM_API_KEY", retry_can_help=False)

@@ -95,6 +95,7 @@ def test_a_notebooks_own_sdk_call_explains_its_error_first_and_tb_prints_the_who
 
     with OpenAICompatibleServer(expected_key="the-right-key") as server:
         server.echo_key_in_401 = True
+        server.public_models = True  # connect() reads the list; the notebook's own call gets the 401
         book = nbformat.v4.new_notebook()
         book.cells = [nbformat.v4.new_code_cell(source, id=f"cell-{n}") for n, source in enumerate([
             f"import sys; sys.path.insert(0, {str(REPO_ROOT)!r})\nfrom helpers.model.connect import connect\n"

@@ -19,6 +19,7 @@ from helpers.lessons.data import lesson3, prompt
 from helpers.memory.summary import SummaryMemory
 from helpers.memory.summary_buffer import SummaryBufferMemory
 from helpers.memory.types import SummariserError
+from helpers.memory.types import SettingError
 from helpers.model import connect as llm
 from helpers.model.chat import chat
 from helpers.model.connect import (
@@ -147,14 +148,16 @@ def test_a_timed_out_attempt_that_the_sdk_retries_is_announced_with_what_to_chan
 @pytest.mark.parametrize("value", ["nan", "inf", "1e400", "-5", "0", "soon"])
 def test_a_timeout_that_bounds_nothing_is_refused_naming_llm_timeout(monkeypatch, value):
     monkeypatch.setenv("LLM_TIMEOUT", value)
-    with pytest.raises(ValueError, match="LLM_TIMEOUT"):  # the setting to fix
+    with pytest.raises(SettingError) as raised:
         connect("offline", load_env=False, quiet=True)
+    assert (raised.value.setting, raised.value.value) == ("LLM_TIMEOUT", value)  # the setting to fix
 
 
 def test_a_timeout_argument_is_checked_too():
     for value in (math.nan, math.inf, -1.0):
-        with pytest.raises(ValueError, match="^timeout must be"):  # the argument, not the variable
+        with pytest.raises(SettingError) as raised:
             connect("offline", timeout=value, load_env=False, quiet=True)
+        assert raised.value.setting == "timeout"  # the argument, not the variable
 
 
 def test_a_long_retry_after_gives_the_real_attempts_and_the_real_wait(server):
@@ -205,7 +208,9 @@ def test_a_key_echoed_in_a_401_never_reaches_the_message(server, key):
 @pytest.mark.parametrize("key", ["gsk_" + "ECHOEDKEY0123456789abcdefgh", "k3y"])
 def test_a_key_echoed_in_a_401_never_reaches_a_notebooks_own_call_or_its_summariser_error(server, key):
     server.echo_key_in_401 = True
+    server.expected_key = key
     access = to(server, api_key=key)
+    server.expected_key = "another-key"  # the key is revoked after connect(): the calls themselves get the 401
 
     def summarise(messages, existing_summary=None):  # as notebook 05 writes it: the SDK called directly
         response = access.client.chat.completions.create(model=access.model, messages=HELLO, max_tokens=10)
@@ -344,9 +349,10 @@ def test_a_recording_save_that_fails_leaves_the_previous_file_whole(monkeypatch)
                   secrets=[])
     good = path.read_bytes()
     monkeypatch.setattr(os, "fsync", lambda fd: (_ for _ in ()).throw(OSError(28, "No space left on device")))
-    with pytest.raises(OSError, match="No space"):
+    with pytest.raises(OSError) as full:
         recording.add("/v1/chat/completions", {"messages": [{"role": "user", "content": "more"}]}, {"choices": []},
                       status=200, endpoint="http://x/v1", secrets=[])
+    assert full.value.errno == 28
     assert path.read_bytes() == good and [p.name for p in path.parent.iterdir()] == ["run.json"]
 
 
@@ -400,21 +406,46 @@ def test_a_summariser_request_that_can_never_fit_is_marked_as_one_a_retry_cannot
     assert len(memory.archive) == 4 and memory.summary is None  # nothing lost, nothing folded
 
 
+def test_a_fold_that_can_never_fit_is_sent_once_not_after_every_reply_and_said_once(server):
+    access = to(server)
+    memory = SummaryMemory(SYSTEM, make_summariser(access), 2, 1)
+    server.context_tokens, server.cut_at = 1100, 12  # replies fit; a summariser request (max_tokens=1000) never
+    records = [chat(memory, text, access, max_tokens=40) for text in TURNS[:5]]
+
+    def summariser_calls() -> int:
+        return sum(r["body"]["messages"][0]["content"] == prompt("summary_memory") for r in server.model_calls)
+
+    assert summariser_calls() == 1 and memory.summary is None and len(memory.archive) == 10  # one try, nothing lost
+    assert [bool(r.notes) for r in records] == [False, True, False, False, False]  # said once, at the failed fold
+    note = records[1].notes[0]
+    assert "fold not retried until something changes" in note and "retried later" not in note
+    assert "Nothing was lost" in note and "Nothing was stored" not in note  # one account of what was kept
+    assert memory.fold_waits
+    memory.max_turns_before_summary = 3  # a change of settings could make it fit: tried once more
+    chat(memory, TURNS[5], access, max_tokens=40)
+    assert summariser_calls() == 2 and memory.fold_waits
+    server.context_tokens = None  # the server restarted with a larger context; a new summariser is tried at once
+    memory.summarise = make_summariser(to(server))
+    memory.add_message("user", "One more question.")
+    memory.add_message("assistant", "One more reply.")
+    assert summariser_calls() == 3 and memory.summary is not None and not memory.fold_waits
+
+
 def test_an_unknown_model_is_reported_with_the_names_the_server_lists(server):
     served = "/models/gemma-3-270m-q4_k_m.gguf"  # llama-cpp-python lists the path it loaded
     server.models = [served]
     with pytest.raises(UnknownModel) as raised:
         to(server)  # asks for "stand-in"
     assert_fields(raised.value, reason="unknown model", setting="LLM_MODEL", retry_can_help=False)
-    assert raised.value.listed == (served,) and repr(served) in str(raised.value)
+    assert raised.value.listed == ("gemma-3-270m-q4_k_m",) and "/models/" not in str(raised.value)  # by file name
     by_file_name = connect("live", base_url=server.base_url, model="gemma-3-270m-q4_k_m", api_key=KEY,
                            load_env=False, quiet=True)
-    assert f"| gemma-3-270m-q4_k_m (served as {served}) |" in by_file_name.label
+    assert by_file_name.model == "gemma-3-270m-q4_k_m" and "| gemma-3-270m-q4_k_m |" in by_file_name.label
     only_one = connect("live", base_url=server.base_url, api_key=KEY, load_env=False, quiet=True)  # LLM_MODEL unset
-    assert only_one.model == served and "(the one model the server lists)" in only_one.label
+    assert only_one.model == "gemma-3-270m-q4_k_m" and "(the one model the server lists" in only_one.label
     server.models = ["llama3.2:latest", "qwen2.5:7b"]
-    assert connect("live", base_url=server.base_url, model="llama3.2", api_key=KEY, load_env=False,
-                   quiet=True).model == "llama3.2"  # Ollama's tag left off
+    ollama = connect("live", base_url=server.base_url, model="llama3.2", api_key=KEY, load_env=False, quiet=True)
+    assert ollama.model == "llama3.2" and "llama3.2 (served as llama3.2:latest)" in ollama.label  # the tag left off
     with pytest.raises(UnknownModel) as unset:
         connect("live", base_url=server.base_url, api_key=KEY, load_env=False, quiet=True)
     assert unset.value.listed == ("llama3.2:latest", "qwen2.5:7b")

@@ -7,6 +7,7 @@ from helpers.base.text import messages_from_lines
 from helpers.base.tokens import count_tokens
 from helpers.lessons.data import lesson3, prompt
 from helpers.memory.summary import SummaryMemory
+from helpers.memory.types import SettingError
 from helpers.model import connect as llm
 from helpers.model.connect import EmptyReply, connect
 from helpers.model.summarisers import make_summariser
@@ -57,8 +58,9 @@ def test_prompts_by_name_or_text_and_a_clear_error_for_a_typo():
     assert "hard rules the user stated" in hard.system_prompt
     custom = make_summariser(access, "You summarise chats in at most 30 words.", templates="lesson4")
     assert custom.name == "custom" and custom.request(TURNS)[1]["content"].startswith("MESSAGES TO SUMMARISE:")
-    with pytest.raises(ValueError, match="summary_memory_hard_rules"):
+    with pytest.raises(SettingError) as raised:
         make_summariser(access, "summary_mem")
+    assert (raised.value.setting, raised.value.value) == ("prompt", "summary_mem")
 
 
 def test_an_empty_summary_is_retried_once_then_raises_and_is_never_returned():
@@ -75,8 +77,9 @@ def test_condensing_an_over_long_summary_asks_for_fewer_words_and_the_memory_use
     summarise = make_summariser(access, "summary_memory")
     request = summarise.request([], "word " * 60)
     assert "SUMMARY TO SHORTEN:" in request[1]["content"] and "at most 40 words" in request[1]["content"]
-    with pytest.raises(ValueError, match="nothing to summarise"):
+    with pytest.raises(SettingError) as raised:
         summarise.request([], None)
+    assert raised.value.setting == "messages"
     # a memory whose cap the first fold passes: it condenses through the same summariser
     memory = SummaryMemory("You are FinCoach.", summarise, max_turns_before_summary=2, turns_to_keep_verbatim=1,
                            max_summary_tokens=40)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 from helpers.base.tokens import count_tokens
 from helpers.memory.placement import shows_nothing
@@ -43,6 +43,14 @@ def _sentence(text: str) -> str:
     return text if text.endswith((".", "!", "?")) else text + "."
 
 
+class _DoomedFold(NamedTuple):
+    """A fold that failed in a way a retry cannot fix, and what it was tried with."""
+
+    conditions: tuple[Any, ...]  # RollingMemory._fold_conditions() at the time
+    summarise: Summariser | None
+    message_tokens: int
+
+
 class RollingMemory:
     """Archive, verbatim suffix, summary and the one fold that every memory kind uses."""
 
@@ -63,6 +71,7 @@ class RollingMemory:
         self._verbatim_tokens = 0
         self.fold_events: list[FoldEvent] = []
         self._summary: str | None = None
+        self._doomed: _DoomedFold | None = None  # the last fold that failed for good
         self.defences = defences  # None: the lessons' design; else helpers.memory.defences.Defences
 
     @classmethod
@@ -200,15 +209,37 @@ class RollingMemory:
         self._archive.append(message)
         self._verbatim_tokens += message.tokens
 
-    def _fold(self, n_messages: int) -> FoldEvent:
+    def _fold_conditions(self) -> tuple[Any, ...]:
+        """What a fold's request depends on besides the folded messages and the summariser: if none of it
+        changes, a fold that failed for good fails again."""
+        return self._summary, self.settings(), self._defences
+
+    @property
+    def fold_waits(self) -> bool:
+        """True while the next fold is one that failed in a way a retry cannot fix (a request too long for the
+        server's context, say): it is not tried again until the summary, the settings, the defences or the
+        summariser (another object) change, or fewer tokens are to be folded."""
+        doomed = self._doomed
+        return (doomed is not None and doomed.summarise is self.summarise
+                and doomed.conditions == self._fold_conditions())
+
+    def _fold(self, n_messages: int) -> FoldEvent | None:
         """Fold the oldest ``n_messages`` verbatim messages: one summariser call (or a drop, for a window).
 
-        On failure nothing changes and ``SummariserError`` is raised.
+        On failure nothing changes and ``SummariserError`` is raised. A fold at least as large as one that failed
+        for good (``will_retry`` False) is not attempted while ``fold_waits``: None, and nothing changes.
         """
         start = self._verbatim_start
         old = self._archive[start:start + n_messages]
-        summary, condensed, cut, findings = self._new_summary([m.to_api() for m in old], self._summary)
         message_tokens = sum(m.tokens for m in old)
+        if self.fold_waits and message_tokens >= self._doomed.message_tokens:  # type: ignore[union-attr]
+            return None
+        try:
+            summary, condensed, cut, findings = self._new_summary([m.to_api() for m in old], self._summary)
+        except SummariserError as error:
+            if not error.will_retry:
+                self._doomed = _DoomedFold(self._fold_conditions(), self.summarise, message_tokens)
+            raise
         held = self._held(self._defences, summary, pinned=False)
         tokens = held["_summary_tokens"]
         event = FoldEvent(first_turn=start // 2 + 1, last_turn=(start + n_messages) // 2, messages_folded=n_messages,
@@ -281,7 +312,10 @@ class RollingMemory:
                 "summary and see the findings on the fold line.", findings=error.findings, kept_role=role)
         later = ("The fold will be tried again on a later message. Fix the summariser (or switch to replay/offline "
                  "mode) and go on." if error.will_retry else
-                 "Trying the same fold again cannot help (the summariser's error says so): fix what it names first.")
+                 "Trying the same fold again cannot help (the summariser's error says so), so the memory does not try "
+                 "it again until the summary, the memory's settings or its summariser change: fix what the error "
+                 "names, then give the memory a summariser from a new connect() (memory.summarise = ...) or run the "
+                 "notebook again.")
         return SummariserError(f"{_sentence(str(error))} {kept} {later}", problem=error.problem, kept_role=role,
                                will_retry=error.will_retry)
 
@@ -290,7 +324,8 @@ class RollingMemory:
     def transaction(self) -> Iterator[None]:
         """Undo every change made inside the block if it raises: a failed model call changes nothing.
 
-        Every attribute is put back as it was. The lists (the archive, the fold events) are only appended
+        Every attribute is put back as it was, except the record of a fold that failed for good (``fold_waits``):
+        that is a fact about the server, not the turn. The lists (the archive, the fold events) are only appended
         to, or replaced whole (by ``forget``), so they are cut back to their old lengths, not copied.
         """
         saved = dict(vars(self))
@@ -300,8 +335,9 @@ class RollingMemory:
         except BaseException:
             for name, length in lengths.items():
                 del saved[name][length:]
+            doomed = self._doomed  # what a failed fold taught about the server outlives the undone turn
             vars(self).clear()
-            vars(self).update(saved)
+            vars(self).update(saved, _doomed=doomed)
             raise
 
     def settings(self) -> dict[str, Any]:

@@ -7,7 +7,8 @@ the reply. ``helpers.display.lines.turn_text(record)`` prints it in the lessons'
 
 A failed model call changes nothing: the turn runs inside ``memory.transaction()``. A failed
 summariser call does not abort the turn: the memory keeps the message verbatim and retries the
-fold later, and the record carries a note saying so.
+fold later (or, if the error says a retry cannot help, not until something changes), and the
+record carries a note saying which.
 """
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ def _add(memory: ConversationMemory, role: str, content: str, notes: list[str]) 
     except SummaryRefused as error:
         notes.append(f"summary refused by the check while storing the {role} message; kept verbatim: {error}")
     except SummariserError as error:
-        notes.append(f"summariser failed while storing the {role} message; kept verbatim, fold retried later: {error}")
+        later = "fold retried later" if error.will_retry else "fold not retried until something changes"
+        notes.append(f"summariser failed while storing the {role} message; kept verbatim, {later}: {error}")
 
 
 def message_names(request: list[dict[str, str]], summary: str | None) -> dict[str, str]:

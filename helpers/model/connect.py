@@ -21,7 +21,6 @@ repository's ``.env`` file (see ``.env.example``), never from a prompt, and are 
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Callable
@@ -35,6 +34,7 @@ from dotenv import dotenv_values
 from openai.types.chat import ChatCompletion
 
 from helpers.base.paths import REPO_ROOT
+from helpers.memory.types import SettingError
 from helpers.model.delivery import ADAPTED, DeliveryTransport
 from helpers.model.errors import (
     BadResponse,
@@ -43,6 +43,7 @@ from helpers.model.errors import (
     MissingKey,
     ModelAccessError,
     ModelUnavailable,
+    Reason,
     RecordingMissing,
     UnknownModel,
 )
@@ -60,11 +61,14 @@ from helpers.model.recordings import (
 )
 from helpers.model.responses import CallTrace, CheckedTransport
 from helpers.model.secrets import configured_secrets, public_url, url_credentials
+from helpers.model.served import MODELS_TIMEOUT, ModelFileTransport, ServedModel, listed_models, served_model
 from helpers.model.settings import (
     CUSTOM_KEY_ENV,
     DEFAULT_MAX_RETRIES,
+    DEFAULT_PROVIDER,
     DEFAULT_TIMEOUT,
     PROVIDERS,
+    default_provider,
     env,
     max_retries as max_retries_setting,
     system_message_mode,
@@ -76,10 +80,10 @@ __all__ = ["MODES", "ModelAccess", "connect", "BadResponse", "ContextOverflow", 
 
 MODES = ("live", "record", "replay", "offline")
 ENV_FILE = REPO_ROOT / ".env"
-MODELS_TIMEOUT = 10.0  # seconds for the server's list of models; a server that takes longer is not asked
 _REPLAY_URL = "http://replay.invalid/v1"  # never contacted: the replay transport answers
 _OFFLINE_URL = "http://offline-stand-in.invalid/v1"  # never contacted: the stand-in answers in process
 _NO_KEY_NEEDED = "no-key-needed"  # the SDK insists on a key; local servers ignore it
+DEFAULT_KEY_ENV = PROVIDERS[DEFAULT_PROVIDER].key_env  # the key a replay or offline client would name
 
 
 @dataclass(frozen=True)
@@ -112,19 +116,17 @@ def _resolve_endpoint(provider: str | None, base_url: str | None, model: str | N
     base_url = base_url or env("LLM_BASE_URL")
     model = model or env("LLM_MODEL")
     if provider not in (None, *PROVIDERS, "custom"):
-        raise ValueError(f"unknown provider {provider!r}: use {', '.join(map(repr, PROVIDERS))}, or 'custom' with a "
-                         "base URL")
+        raise SettingError("LLM_PROVIDER", provider, f"unknown provider {provider!r}: use "
+                           f"{', '.join(map(repr, PROVIDERS))}, or 'custom' with a base URL")
     if provider == "custom" or (provider is None and base_url):
         if not base_url:
-            raise ValueError("a custom provider needs its base URL: set LLM_BASE_URL (e.g. "
-                             "http://localhost:11434/v1 for Ollama) or pass base_url=")
+            raise SettingError("LLM_BASE_URL", base_url, "a custom provider needs its base URL: set LLM_BASE_URL "
+                               "(e.g. http://localhost:11434/v1 for Ollama) or pass base_url=")
         key = api_key or env(CUSTOM_KEY_ENV)
         source = "argument" if api_key else (CUSTOM_KEY_ENV if key else "no key needed")
         return _Endpoint("custom", "OpenAI-compatible server", base_url.rstrip("/"), model,
                          key or _NO_KEY_NEEDED, source, CUSTOM_KEY_ENV)
-    if provider is None:
-        # Groq, the lessons' provider, unless only an OpenAI key is set (a key passed in means Groq)
-        provider = "openai" if (not api_key and env("OPENAI_API_KEY") and not env("GROQ_API_KEY")) else "groq"
+    provider = provider or default_provider(key_passed=bool(api_key))
     known = PROVIDERS[provider]
     key = api_key or env(known.key_env)
     source = "argument" if api_key else known.key_env
@@ -186,7 +188,7 @@ class ModelAccess:
     token_limit_parameter: str = "max_tokens"
     accepts_temperature: bool = True
     max_retries: int = DEFAULT_MAX_RETRIES
-    key_env: str = "GROQ_API_KEY"
+    key_env: str = DEFAULT_KEY_ENV
     notices: list[str] = field(default_factory=list)
     quiet: bool = False
     timeout: float = DEFAULT_TIMEOUT
@@ -236,12 +238,12 @@ class ModelAccess:
                 raise EmptyReply(
                     f"The model returned an empty {purpose} twice (finish_reason='length' at "
                     f"{self.token_limit_parameter}={max_tokens} and {max_tokens * 2}): a reasoning model such as "
-                    "gpt-oss spent the whole limit on hidden reasoning. Nothing was stored. Raise max_tokens, lower "
+                    "gpt-oss spent the whole limit on hidden reasoning. Raise max_tokens, lower "
                     "reasoning_effort, or switch to LLM_MODE=replay / LLM_MODE=offline.",
-                    reason="empty reply cut", attempts=2, setting=self.token_limit_parameter, retry_can_help=False)
+                    reason=Reason.EMPTY_REPLY_CUT, attempts=2, setting=self.token_limit_parameter, retry_can_help=False)
         if not _text(response).strip():
-            raise EmptyReply(f"The model returned an empty {purpose} (finish_reason={_finish(response)!r}). Nothing "
-                             "was stored. Run the cell again, or switch to LLM_MODE=replay / LLM_MODE=offline.")
+            raise EmptyReply(f"The model returned an empty {purpose} (finish_reason={_finish(response)!r}). "
+                             "Run the cell again, or switch to LLM_MODE=replay / LLM_MODE=offline.")
         return response
 
     def _create(self, messages: list[dict[str, Any]], limit: int, *, temperature: float | None,
@@ -285,57 +287,9 @@ def _missing_key(endpoint: _Endpoint, mode: str) -> MissingKey:
         f"{mode} mode needs an API key for {endpoint.name}, and {endpoint.key_env} is not set. Put "
         f"{endpoint.key_env}=... in a file named .env at the repository root (copy .env.example; .env is "
         "git-ignored) or export it in your shell, then run the cell again. For a local server (Ollama, vLLM, "
-        "LM Studio) set LLM_BASE_URL and LLM_MODEL instead. Or run without a key: LLM_MODE=replay (recorded "
-        "answers) or LLM_MODE=offline (the deterministic stand-in).", setting=endpoint.key_env)
-
-
-def listed_models(base_url: str, transport: httpx2.BaseTransport, api_key: str | None) -> tuple[str, ...] | None:
-    """The model ids a server lists at ``/models``, or None when it lists none (no such path, an error, no JSON)."""
-    headers = {"authorization": f"Bearer {api_key}"} if api_key else {}
-    try:
-        with httpx2.Client(transport=transport) as client:
-            response = client.get(base_url.rstrip("/") + "/models", headers=headers)
-        payload = json.loads(response.content) if response.status_code == 200 else None
-    except Exception:  # noqa: BLE001 - a server that cannot list its models is simply not checked
-        return None
-    data = payload.get("data") if isinstance(payload, dict) else None
-    if not isinstance(data, list):
-        return None
-    names = tuple(item["id"] for item in data if isinstance(item, dict) and isinstance(item.get("id"), str))
-    return names or None
-
-
-def _served_as(model: str, listed: tuple[str, ...]) -> str | None:
-    """The listed model that ``model`` names: the same id, Ollama's ``:latest`` tag left off, or a model file's
-    name (llama.cpp lists the path it loaded) with or without its extension; None if it names none."""
-    for name in listed:
-        file_name = name.replace("\\", "/").rsplit("/", 1)[-1]
-        if model in (name, name.removesuffix(":latest"), file_name, file_name.rsplit(".", 1)[0]):
-            return name
-    return None
-
-
-def _model_for(endpoint: _Endpoint, listed: tuple[str, ...] | None) -> tuple[str, str]:
-    """The model to ask a custom server for and how the label names it: ``LLM_MODEL`` if the server lists it (or
-    lists nothing), else its only model when ``LLM_MODEL`` is unset; else ``UnknownModel`` with what it lists."""
-    where = endpoint.public_url
-    if endpoint.model and listed is None:
-        return endpoint.model, endpoint.model
-    served = _served_as(endpoint.model, listed) if endpoint.model and listed else None
-    if endpoint.model and served:
-        return endpoint.model, endpoint.model if served == endpoint.model else f"{endpoint.model} (served as {served})"
-    if not endpoint.model and listed and len(listed) == 1:
-        return listed[0], f"{listed[0]} (the one model the server lists)"
-    shown = ", ".join(repr(name) for name in (listed or ())[:12]) + (" ..." if listed and len(listed) > 12 else "")
-    if not endpoint.model:
-        found = (f"; it lists {shown}" if listed else f"; it listed none at {where}/models (no such path, or no "
-                 f"answer within {MODELS_TIMEOUT:g} seconds: a busy local server may still be working on a request)")
-        raise UnknownModel(f"name the model your server at {where} serves: set LLM_MODEL (e.g. LLM_MODEL=llama3.2 for "
-                           f"Ollama) or pass model={found}", listed=listed or ())
-    raise UnknownModel(f"the server at {where} does not serve LLM_MODEL={endpoint.model!r}: it lists {shown}. Set "
-                       "LLM_MODEL to one of those (in .env or your environment, then restart the kernel); a server "
-                       "that answers any name would otherwise label every reply with the name you typed.",
-                       listed=listed or ())
+        "LM Studio) set LLM_BASE_URL instead (and LLM_MODEL if it serves several models). Or run without a key: "
+        "LLM_MODE=replay (recorded answers) or LLM_MODE=offline (the deterministic stand-in).",
+        setting=endpoint.key_env)
 
 
 _Built = tuple[openai.OpenAI, str, str, str, str]  # client, model, label, endpoint, provider
@@ -353,7 +307,7 @@ def _recorded_provider(path: Path | None) -> str:
     """The provider a recording was made against, so a replay sends the parameters the recording holds."""
     endpoint = Recording.load(path).endpoint if path is not None and path.exists() else None
     if not endpoint:
-        return "groq"
+        return DEFAULT_PROVIDER
     known = [name for name, provider in PROVIDERS.items() if endpoint.rstrip("/") == provider.base_url]
     return known[0] if known else "custom"
 
@@ -364,7 +318,7 @@ def _replay(path: Path | None, model: str | None, sdk: dict[str, Any], trace: Ca
                                "recording='02_summary_memory_run') reads data/recordings/02_summary_memory_run.json")
     saved = Recording.load(path)
     # the recorded model wins over LLM_MODEL (which may name a local server's model)
-    model_name = model or (saved.models[0] if saved.models else None) or PROVIDERS["groq"].default_model
+    model_name = model or (saved.models[0] if saved.models else None) or PROVIDERS[DEFAULT_PROVIDER].default_model
     checked = CheckedTransport(ReplayTransport(saved), timeout=sdk["timeout"], where=display_path(path), trace=trace)
     client = openai.OpenAI(api_key="replay", base_url=_REPLAY_URL, http_client=httpx2.Client(transport=checked),
                            **sdk)
@@ -374,23 +328,37 @@ def _replay(path: Path | None, model: str | None, sdk: dict[str, Any], trace: Ca
     return client, model_name, label, display_path(path), "replay"
 
 
+def _served(endpoint: _Endpoint, network: httpx2.BaseTransport, timeout: float) -> ServedModel:
+    """The model a custom server serves, checked against the list it gives (a key it refuses there is said so)."""
+    where = endpoint.public_url
+    lister = CheckedTransport(network, timeout=min(timeout, MODELS_TIMEOUT), where=f"{where} (its list of models)",
+                              secrets=endpoint.secrets)
+    key = endpoint.api_key if endpoint.api_key != _NO_KEY_NEEDED else None
+    listed = listed_models(endpoint.base_url, lister, key, key_env=endpoint.key_env, where=where)
+    return served_model(endpoint.model, listed, where)
+
+
 def _live(mode: str, endpoint: _Endpoint, path: Path | None, transport: httpx2.BaseTransport | None,
           notify: Callable[[str], None], sdk: dict[str, Any], trace: CallTrace, system_messages: str) -> _Built:
     """Live or record: the real endpoint, wrapped to record, or to fall back on the recording."""
     if not endpoint.configured:
         raise _missing_key(endpoint, mode)
+    if mode == "record" and path is None:
+        raise SettingError("recording", None, "record mode needs the name of a recording: connect('record', "
+                           "recording='02_summary_memory_run') writes data/recordings/02_summary_memory_run.json")
     network = transport or httpx2.HTTPTransport(proxy=_proxy_for(endpoint.base_url))
     custom = endpoint.provider == "custom"
-    model = shown = endpoint.model or "?"  # a custom server's model is known once it has listed its models
+    model = shown = endpoint.model or "?"
+    if custom:  # a custom server's model is known once it has listed its models
+        served = _served(endpoint, network, sdk["timeout"])
+        model, shown = served.name, served.label
+        if served.wire != served.name:  # a model file's path: sent, but never held above this transport
+            network = ModelFileTransport(network, served.name, served.wire)
 
     def checked(**options: Any) -> CheckedTransport:
         return CheckedTransport(network, where=f"{endpoint.public_url} (model {model})", secrets=endpoint.secrets,
                                 **options)
 
-    if custom:
-        key = endpoint.api_key if endpoint.api_key != _NO_KEY_NEEDED else None
-        listed = listed_models(endpoint.base_url, checked(timeout=min(sdk["timeout"], MODELS_TIMEOUT)), key)
-        model, shown = _model_for(endpoint, listed)
     key_text = f"key from {endpoint.key_source}" if endpoint.key_source != "no key needed" else "no key"
     label = f"Model: {mode} | {endpoint.name} {endpoint.public_url} | {shown} | {key_text}"
     if system_messages in ADAPTED:
@@ -399,10 +367,6 @@ def _live(mode: str, endpoint: _Endpoint, path: Path | None, transport: httpx2.B
         checked(timeout=sdk["timeout"], trace=trace, notify=notify, max_retries=sdk["max_retries"]),
         probe=checked(timeout=sdk["timeout"]), mode=system_messages, check=custom, notify=notify, trace=trace)
     if mode == "record":
-        if path is None:
-            raise ValueError("record mode needs the name of a recording: connect('record', "
-                             "recording='02_summary_memory_run') writes data/recordings/02_summary_memory_run.json")
-
         wrapped = RecordTransport(wrapped, Recording.load(path, missing_ok=True), endpoint=endpoint.public_url,
                                   secrets=endpoint.secrets)
         label += f" | saving exchanges to {display_path(path)}"
@@ -412,6 +376,23 @@ def _live(mode: str, endpoint: _Endpoint, path: Path | None, transport: httpx2.B
     http_client = openai.DefaultHttpxClient(transport=wrapped)
     client = openai.OpenAI(api_key=endpoint.api_key, base_url=endpoint.base_url, http_client=http_client, **sdk)
     return client, model, label, endpoint.public_url, endpoint.provider
+
+
+def _chosen_mode(mode: str | None, endpoint: _Endpoint | None, path: Path | None) -> tuple[str, str]:
+    """The mode (the argument, else ``LLM_MODE``, else decided here) and, when decided here, why (for the label)."""
+    chosen = (mode or env("LLM_MODE") or "").lower() or None
+    if chosen is not None and chosen not in MODES:
+        raise SettingError("LLM_MODE", chosen, f"unknown mode {chosen!r}: use one of {', '.join(MODES)} (argument "
+                           "or env LLM_MODE)")
+    if chosen is not None:
+        return chosen, ""
+    assert endpoint is not None  # no endpoint setting failed (else only offline or replay was possible)
+    if endpoint.configured:
+        source = "LLM_BASE_URL" if endpoint.provider == "custom" else endpoint.key_source
+        return "live", f" (LLM_MODE not set: {source} is set)"
+    if path is not None and path.exists():
+        return "replay", f" (LLM_MODE not set: no key set, {display_path(path)} exists)"
+    return "offline", " (LLM_MODE not set: no key set" + (f", no recording {display_path(path)})" if path else ")")
 
 
 def connect(mode: str | None = None, *, provider: str | None = None, base_url: str | None = None,
@@ -431,29 +412,15 @@ def connect(mode: str | None = None, *, provider: str | None = None, base_url: s
     """
     if load_env:
         load_env_file(None if load_env is True else load_env)
-    chosen = (mode or env("LLM_MODE") or "").lower() or None
-    if chosen is not None and chosen not in MODES:
-        raise ValueError(f"unknown mode {chosen!r}: use one of {', '.join(MODES)} (argument or env LLM_MODE)")
     path = recording_path(recording, recordings_dir) if recording else None
     try:
         endpoint: _Endpoint | None = _resolve_endpoint(provider, base_url, model, api_key)
-        endpoint_error: ValueError | None = None
-    except ValueError as error:  # a bad live setting matters only if we go live
+        endpoint_error: SettingError | None = None
+    except SettingError as error:  # a bad live setting matters only if we go live
         endpoint, endpoint_error = None, error
+    chosen, why = _chosen_mode(mode, endpoint, path)
     if endpoint is None and chosen not in ("offline", "replay"):
         raise endpoint_error  # type: ignore[misc]
-    key_env = endpoint.key_env if endpoint else "GROQ_API_KEY"
-    why = ""
-    if chosen is None:
-        assert endpoint is not None
-        if endpoint.configured:
-            source = "LLM_BASE_URL" if endpoint.provider == "custom" else endpoint.key_source
-            chosen, why = "live", f"{source} is set"
-        elif path is not None and path.exists():
-            chosen, why = "replay", f"no key set, {display_path(path)} exists"
-        else:
-            chosen, why = "offline", "no key set" + (f", no recording {display_path(path)}" if path else "")
-        why = f" (LLM_MODE not set: {why})"
     notices: list[str] = []  # shared with the ModelAccess: transports report fallbacks and retries here
 
     def notify(line: str) -> None:
@@ -465,24 +432,22 @@ def connect(mode: str | None = None, *, provider: str | None = None, base_url: s
     sent_as = system_message_mode(system_messages)
     trace = CallTrace()
     if chosen == "offline":
-        built = _offline(sdk)
+        client, model_name, label, where, provider_name = _offline(sdk)
     elif chosen == "replay":
-        built = _replay(path, model, sdk, trace)
+        client, model_name, label, where, provider_name = _replay(path, model, sdk, trace)
     else:
         assert endpoint is not None
-        built = _live(chosen, endpoint, path, transport, notify, sdk, trace, sent_as)
-    client, model_name, label, access_endpoint, provider_name = built
-    label += why
-
-    traits_from = _recorded_provider(path) if chosen == "replay" else provider_name
-    reasoning, limit_parameter, temperature_ok = _model_traits(model_name, traits_from)
-    access = ModelAccess(client=client, model=model_name, mode=chosen, label=label, endpoint=access_endpoint,
-                         provider=provider_name, recording_path=path, accepts_reasoning_effort=reasoning,
-                         token_limit_parameter=limit_parameter, accepts_temperature=temperature_ok,
-                         max_retries=sdk["max_retries"], key_env=key_env, notices=notices, quiet=quiet,
-                         timeout=sdk["timeout"], trace=trace, secrets=endpoint.secrets() if endpoint else [],
+        client, model_name, label, where, provider_name = _live(chosen, endpoint, path, transport, notify, sdk,
+                                                                trace, sent_as)
+    traits = _model_traits(model_name, _recorded_provider(path) if chosen == "replay" else provider_name)
+    access = ModelAccess(client=client, model=model_name, mode=chosen, label=label + why, endpoint=where,
+                         provider=provider_name, recording_path=path, accepts_reasoning_effort=traits[0],
+                         token_limit_parameter=traits[1], accepts_temperature=traits[2],
+                         max_retries=sdk["max_retries"], key_env=endpoint.key_env if endpoint else DEFAULT_KEY_ENV,
+                         notices=notices, quiet=quiet, timeout=sdk["timeout"], trace=trace,
+                         secrets=endpoint.secrets() if endpoint else [],
                          system_messages=sent_as if chosen in ("live", "record") else "as-written")
     explain_in_notebooks(str(client.base_url), access.explain)  # a notebook's own SDK calls explain their errors
     if not quiet:
-        print(label, flush=True)
+        print(access.label, flush=True)
     return access

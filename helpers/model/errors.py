@@ -9,6 +9,7 @@ unchanged (the SDK re-raises its own error type as it is, with no retry and no w
 """
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import ClassVar
 
 import openai
@@ -16,23 +17,46 @@ import openai
 from helpers.base.errors import Explained
 
 
+class Reason(StrEnum):
+    """What went wrong in a model call: the closed set of ``ModelAccessError.reason`` (each equal to its text)."""
+
+    FAILED = "model access failed"  # the base class's: nothing more specific is known
+    UNAVAILABLE = "unavailable"
+    TIMEOUT = "timeout"
+    NO_CONNECTION = "no connection"
+    RATE_LIMIT = "rate limit"
+    SERVER_ERROR = "server error"
+    HTTP_ERROR = "http error"  # another status the server answered
+    REJECTED_KEY = "rejected key"
+    REJECTED_REQUEST = "rejected request"
+    NOT_FOUND = "not found"
+    CONTEXT_OVERFLOW = "context overflow"
+    BAD_RESPONSE = "bad response"
+    MISSING_KEY = "missing key"
+    UNKNOWN_MODEL = "unknown model"
+    NO_RECORDING = "no recording"
+    EMPTY_REPLY = "empty reply"
+    EMPTY_REPLY_CUT = "empty reply cut"  # empty twice, at the token limit: a larger limit is the fix
+    SDK_ERROR = "sdk error"  # an SDK error of no known kind
+
+
 class ModelAccessError(Explained, openai.OpenAIError):
     """Base of every model-access error in this project.
 
-    Fields: ``reason`` (a short fixed name of what went wrong, e.g. "rate limit"), ``status`` (the HTTP
+    Fields: ``reason`` (a ``Reason``: what went wrong, e.g. ``Reason.RATE_LIMIT``), ``status`` (the HTTP
     status of the failed answer, None when none came), ``attempts`` (attempts made, the SDK's retries
     included), ``retry_after`` (seconds the server asked to wait), ``setting`` (the setting or variable to
     change, e.g. "LLM_TIMEOUT"), ``retry_can_help`` (whether sending the same request again may work).
     """
 
-    default_reason: ClassVar[str] = "model access failed"
+    default_reason: ClassVar[Reason] = Reason.FAILED
     default_retry_can_help: ClassVar[bool] = True
 
-    def __init__(self, message: str, *, reason: str | None = None, status: int | None = None,
+    def __init__(self, message: str, *, reason: Reason | None = None, status: int | None = None,
                  attempts: int | None = None, retry_after: float | None = None, setting: str | None = None,
                  retry_can_help: bool | None = None) -> None:
         super().__init__(message)
-        self.reason = reason or self.default_reason
+        self.reason = Reason(reason) if reason else self.default_reason
         self.status = status
         self.attempts = attempts
         self.retry_after = retry_after
@@ -49,7 +73,7 @@ class ModelAccessError(Explained, openai.OpenAIError):
 class ModelUnavailable(ModelAccessError):
     """The endpoint could not answer (no network, rate limit, server error, rejected request)."""
 
-    default_reason = "unavailable"
+    default_reason = Reason.UNAVAILABLE
 
 
 class ContextOverflow(ModelUnavailable):
@@ -59,7 +83,7 @@ class ContextOverflow(ModelUnavailable):
     request, as the server reported them (None where it did not say).
     """
 
-    default_reason = "context overflow"
+    default_reason = Reason.CONTEXT_OVERFLOW
     default_retry_can_help = False
 
     def __init__(self, message: str, *, context_tokens: int | None = None, prompt_tokens: int | None = None,
@@ -72,20 +96,20 @@ class ContextOverflow(ModelUnavailable):
 class BadResponse(ModelUnavailable):
     """The endpoint answered 200 with something that is not a usable chat completion (HTML, bad JSON, no choices)."""
 
-    default_reason = "bad response"
+    default_reason = Reason.BAD_RESPONSE
 
 
 class MissingKey(ModelAccessError):
     """Live or record mode was chosen but no API key is set (``setting`` names the variable to set)."""
 
-    default_reason = "missing key"
+    default_reason = Reason.MISSING_KEY
     default_retry_can_help = False
 
 
 class UnknownModel(ModelAccessError):
     """No model is named for a server, or the server does not list the model named (``listed``: what it lists)."""
 
-    default_reason = "unknown model"
+    default_reason = Reason.UNKNOWN_MODEL
     default_retry_can_help = False
 
     def __init__(self, message: str, *, listed: tuple[str, ...] = (), **fields: object) -> None:
@@ -97,11 +121,11 @@ class UnknownModel(ModelAccessError):
 class RecordingMissing(ModelAccessError):
     """Replay mode found no recorded answer for a request (or no recording file at all)."""
 
-    default_reason = "no recording"
+    default_reason = Reason.NO_RECORDING
     default_retry_can_help = False
 
 
 class EmptyReply(ModelAccessError):
     """The model returned no text, even after one retry with a larger ``max_tokens``."""
 
-    default_reason = "empty reply"
+    default_reason = Reason.EMPTY_REPLY

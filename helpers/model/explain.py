@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import openai
 
-from helpers.model.errors import ContextOverflow, ModelUnavailable
+from helpers.base.errors import Explained
+from helpers.model.errors import ContextOverflow, ModelAccessError, ModelUnavailable, Reason
 from helpers.model.responses import CallTrace
 from helpers.model.secrets import configured_secrets, scrub_text
 
@@ -43,16 +46,21 @@ _CONTEXT_NUMBERS = (re.compile(r"maximum context length is (\d+)", re.I), re.com
 _PROMPT_NUMBERS = (re.compile(r"(\d+) in the messages", re.I), re.compile(r"n_prompt_tokens\W+(\d+)", re.I))
 
 
-def model_error(error: BaseException, access: ModelAccess) -> ModelUnavailable:
-    """The project's error for an SDK error from a call through ``access`` (message and fields, secrets scrubbed)."""
-    built = _error_for(error, access)
-    message = scrub_text(str(built), [*access.secrets, *configured_secrets()])
-    built.args = (message,)
+def model_error(error: BaseException, access: ModelAccess) -> ModelAccessError:
+    """The project's error for an SDK error from a call through ``access`` (message and fields, secrets scrubbed).
+
+    An error the project already built is returned as it is: explaining it twice would say everything twice.
+    """
+    built = error if isinstance(error, ModelAccessError) else _error_for(error, access)
+    built.args = (scrub_text(str(built), [*access.secrets, *configured_secrets()]),)
     return built
 
 
 def explain_error(error: BaseException, access: ModelAccess) -> str:
-    """The message of ``model_error``: what happened and what to do next, with every secret scrubbed."""
+    """What a failed call means and what to do next, with every secret scrubbed; the project's own errors (a
+    ``SummariserError`` that wraps a model error, say) already say it and are shown as they are."""
+    if isinstance(error, Explained) and not isinstance(error, ModelAccessError):
+        return scrub_text(str(error), [*access.secrets, *configured_secrets()])
     return str(model_error(error, access))
 
 
@@ -101,18 +109,77 @@ def _first_number(patterns: tuple[re.Pattern[str], ...], text: str) -> int | Non
 
 
 def duration(seconds: float) -> str:
-    """A wait in words: "30 seconds", "60 minutes", "2.5 hours"."""
+    """A wait in words: "1 second", "30 seconds", "60 minutes", "2.5 hours"."""
     if not math.isfinite(seconds):
         return "longer than any retry"
     if seconds < 120:
-        return f"{seconds:g} seconds"
+        return f"{seconds:g} second{'' if seconds == 1 else 's'}"
     if seconds < 7200:
         return f"{seconds / 60:.0f} minutes"
     return f"{seconds / 3600:.1f} hours"
 
 
-def _overflow(error: openai.APIStatusError, where: str, detail: str, attempts: int) -> ContextOverflow:
-    said = _server_words(error, limit=2000) + " " + _error_code(error)
+def rejected_key(where: str, status: int | None, said: str, key_env: str, *, key_set: bool = True,
+                 **facts: Any) -> ModelUnavailable:
+    """The error for a key the server refused (401 or 403), on a chat call or on its list of models alike."""
+    detail = f" The server said: {_sentence(said)}" if said else ""
+    check = (f"Check {key_env} in the .env file at the repository root (see .env.example) or in your environment"
+             if key_set else f"It wants a key and {key_env} is not set: put {key_env}=... in the .env file at the "
+             "repository root (see .env.example) or in your environment")
+    return ModelUnavailable(f"{where} rejected the API key ({status}).{detail} {check}, then restart the kernel; "
+                            f"{FALLBACK}.", reason=Reason.REJECTED_KEY, status=status, setting=key_env,
+                            retry_can_help=False, **facts)
+
+
+@dataclass(frozen=True)
+class _Failure:
+    """What every explanation of one failed call may say: where, how many attempts, the wait the server asked
+    for, what the server said, and the facts every error carries as fields."""
+
+    error: BaseException
+    access: ModelAccess
+    where: str
+    tries: str
+    wait: float | None  # a wait the server asked for that is worth naming (a second or more)
+    detail: str  # " The server said: ..." or ""
+    facts: dict[str, Any]
+
+    @classmethod
+    def of(cls, error: BaseException, access: ModelAccess) -> _Failure:
+        made = access.trace.attempts or access.max_retries + 1
+        asked = access.trace.retry_after
+        status = error.status_code if isinstance(error, openai.APIStatusError) else None
+        words = _server_words(error) if status is not None else ""
+        return cls(error, access, f"{access.endpoint} (model {access.model})",
+                   "1 attempt" if made == 1 else f"{made} attempts, the SDK retrying with backoff",
+                   asked if (asked or 0) >= 1 else None, f" The server said: {_sentence(words)}" if words else "",
+                   {"status": status, "attempts": made, "retry_after": asked})
+
+    @property
+    def status(self) -> int | None:
+        return self.facts["status"]
+
+
+def _timeout(f: _Failure) -> ModelUnavailable:
+    return ModelUnavailable(
+        f"{f.where} sent no complete answer within LLM_TIMEOUT={f.access.timeout:g} seconds ({f.tries}). "
+        "A slow server needs a larger LLM_TIMEOUT (a local model on a CPU can take minutes for a long reply): "
+        "set e.g. LLM_TIMEOUT=300 in .env or your environment and restart the kernel; a slow server also "
+        "keeps working on a request the client gave up on, so set LLM_MAX_RETRIES=0 for one. If the server "
+        f"should be fast, check the network or the server, then run the cell again; {FALLBACK}.",
+        reason=Reason.TIMEOUT, setting="LLM_TIMEOUT", **f.facts)
+
+
+def _no_connection(f: _Failure) -> ModelUnavailable:
+    cause = f" ({type(f.error.__cause__).__name__})" if f.error.__cause__ else ""
+    return ModelUnavailable(
+        f"Could not reach {f.where}{cause} after {f.tries}: no network, or the server is not running at that "
+        f"address (check LLM_BASE_URL). Connect and run the cell again; {FALLBACK}.", reason=Reason.NO_CONNECTION,
+        setting="LLM_BASE_URL" if f.access.provider == "custom" else None, **f.facts)
+
+
+def _overflow(f: _Failure) -> ContextOverflow:
+    said = _server_words(f.error, limit=2000) + " " + _error_code(f.error)
     context, prompt = _first_number(_CONTEXT_NUMBERS, said), _first_number(_PROMPT_NUMBERS, said)
     if context is not None and prompt is not None and prompt <= context:
         fit = (f" The messages ({prompt} tokens) fit its context of {context} tokens but the reply limit does not: "
@@ -123,75 +190,81 @@ def _overflow(error: openai.APIStatusError, where: str, detail: str, attempts: i
     else:
         fit = ""
     return ContextOverflow(
-        f"{where} rejected the request as too long for the server's context ({error.status_code}).{detail}{fit} "
+        f"{f.where} rejected the request as too long for the server's context ({f.status}).{f.detail}{fit} "
         "start the server with a larger context (llama.cpp and llama-cpp-python: --n_ctx, e.g. --n_ctx 8192), or "
         "keep the requests smaller (a smaller max_buffer_tokens or max_turns_before_summary for the memory). "
-        "Nothing was stored: the memory is as it was before this call, and sending the same request again "
-        "cannot work. Replay and offline still work: LLM_MODE=replay (recorded answers) or LLM_MODE=offline "
-        "(the stand-in).", status=error.status_code, attempts=attempts, setting="--n_ctx",
-        context_tokens=context, prompt_tokens=prompt)
+        "Sending the same request again cannot work. Replay and offline still work: LLM_MODE=replay (recorded "
+        "answers) or LLM_MODE=offline (the stand-in).", setting="--n_ctx", context_tokens=context,
+        prompt_tokens=prompt, **f.facts)
+
+
+def _rate_limit(f: _Failure) -> ModelUnavailable:
+    asked = ""
+    if f.wait is not None:
+        asked = f" It asked to wait {duration(f.wait)} before trying again (Retry-After)"
+        too_long = f.wait > 120 and f.facts["attempts"] == 1
+        asked += ", longer than the SDK waits, so it did not retry." if too_long else "."
+    how_long = duration(f.wait) if f.wait and f.wait > 60 else "a minute"
+    return ModelUnavailable(
+        f"{f.where} answered 429 Too Many Requests (rate limit) after {f.tries}.{f.detail}{asked} Free tiers "
+        f"limit tokens per minute: wait {how_long} and run the cell again; {FALLBACK}.",
+        reason=Reason.RATE_LIMIT, **f.facts)
+
+
+def _rejected_key(f: _Failure) -> ModelUnavailable:
+    facts = {name: value for name, value in f.facts.items() if name != "status"}
+    return rejected_key(f.where, f.status, _server_words(f.error), f.access.key_env, **facts)
+
+
+def _not_found(f: _Failure) -> ModelUnavailable:
+    return ModelUnavailable(
+        f"{f.where} answered 404: the model or the URL does not exist there.{f.detail} Check LLM_MODEL and "
+        f"LLM_BASE_URL; {FALLBACK}.", reason=Reason.NOT_FOUND, setting="LLM_MODEL", retry_can_help=False, **f.facts)
+
+
+def _bad_request(f: _Failure) -> ModelUnavailable:
+    reasoning = "reasoning" in str(getattr(f.error, "message", "")).lower()
+    hint = " This endpoint may not accept reasoning_effort: set LLM_REASONING_EFFORT=off." if reasoning else ""
+    return ModelUnavailable(f"{f.where} rejected the request (400).{f.detail}{hint}", reason=Reason.REJECTED_REQUEST,
+                            setting="LLM_REASONING_EFFORT" if reasoning else None, retry_can_help=False, **f.facts)
+
+
+def _server_error(f: _Failure) -> ModelUnavailable:
+    asked = f" It asked to wait {duration(f.wait)} (Retry-After)." if f.wait else ""
+    return ModelUnavailable(
+        f"{f.where} answered {f.status} (a server error on their side) after {f.tries}.{f.detail}{asked} "
+        f"Wait and run the cell again; {FALLBACK}.", reason=Reason.SERVER_ERROR, **f.facts)
+
+
+def _other_status(f: _Failure) -> ModelUnavailable:
+    return ModelUnavailable(f"{f.where} answered {f.status}.{f.detail} Run the cell again; {FALLBACK}.",
+                            reason=Reason.HTTP_ERROR, **f.facts)
+
+
+def _unknown(f: _Failure) -> ModelUnavailable:
+    return ModelUnavailable(f"The call to {f.where} failed: {type(f.error).__name__}: {f.error}. Run the cell "
+                            f"again; {FALLBACK}.", reason=Reason.SDK_ERROR, **f.facts)
+
+
+def _is_status(*statuses: int) -> Callable[[BaseException], bool]:
+    return lambda error: isinstance(error, openai.APIStatusError) and error.status_code in statuses
+
+
+# The first test an error passes picks its explanation (a context overflow is a 400 too, so it comes first).
+_EXPLANATIONS: tuple[tuple[Callable[[BaseException], bool], Callable[[_Failure], ModelUnavailable]], ...] = (
+    (lambda error: isinstance(error, openai.APITimeoutError), _timeout),
+    (lambda error: isinstance(error, openai.APIConnectionError), _no_connection),
+    (is_context_overflow, _overflow),
+    (_is_status(429), _rate_limit),
+    (_is_status(401, 403), _rejected_key),
+    (_is_status(404), _not_found),
+    (_is_status(400), _bad_request),
+    (lambda error: isinstance(error, openai.APIStatusError) and error.status_code >= 500, _server_error),
+    (lambda error: isinstance(error, openai.APIStatusError), _other_status),
+)
 
 
 def _error_for(error: BaseException, access: ModelAccess) -> ModelUnavailable:
-    where = f"{access.endpoint} (model {access.model})"
-    made = access.trace.attempts or access.max_retries + 1
-    tries = "1 attempt" if made == 1 else f"{made} attempts, the SDK retrying with backoff"
-    asked_wait = access.trace.retry_after
-    wait = asked_wait if (asked_wait or 0) >= 1 else None  # a wait worth naming
-    status = error.status_code if isinstance(error, openai.APIStatusError) else None
-    facts: dict[str, Any] = {"status": status, "attempts": made, "retry_after": asked_wait}
-    detail = ""
-    if isinstance(error, openai.APIStatusError):
-        words = _server_words(error)
-        detail = f" The server said: {_sentence(words)}" if words else ""
-    if isinstance(error, openai.APITimeoutError):
-        return ModelUnavailable(
-            f"{where} sent no complete answer within LLM_TIMEOUT={access.timeout:g} seconds ({tries}). "
-            "A slow server needs a larger LLM_TIMEOUT (a local model on a CPU can take minutes for a long reply): "
-            "set e.g. LLM_TIMEOUT=300 in .env or your environment and restart the kernel; a slow server also "
-            "keeps working on a request the client gave up on, so set LLM_MAX_RETRIES=0 for one. If the server "
-            f"should be fast, check the network or the server, then run again; {FALLBACK}.",
-            reason="timeout", setting="LLM_TIMEOUT", **facts)
-    if isinstance(error, openai.APIConnectionError):
-        cause = f" ({type(error.__cause__).__name__})" if error.__cause__ else ""
-        return ModelUnavailable(
-            f"Could not reach {where}{cause} after {tries}: no network, or the server is not running at that "
-            f"address (check LLM_BASE_URL). Connect and run again; {FALLBACK}.",
-            reason="no connection", setting="LLM_BASE_URL" if access.provider == "custom" else None, **facts)
-    if is_context_overflow(error):
-        assert isinstance(error, openai.APIStatusError)
-        return _overflow(error, where, detail, made)
-    if isinstance(error, openai.RateLimitError):
-        asked = ""
-        if wait is not None:
-            asked = f" It asked to wait {duration(wait)} before trying again (Retry-After)"
-            asked += ", longer than the SDK waits, so it did not retry." if wait > 120 and made == 1 else "."
-        how_long = duration(wait) if wait and wait > 60 else "a minute"
-        return ModelUnavailable(
-            f"{where} answered 429 Too Many Requests (rate limit) after {tries}.{detail}{asked} Free tiers "
-            f"limit tokens per minute: wait {how_long} and run the cell again; {FALLBACK}.",
-            reason="rate limit", **facts)
-    if isinstance(error, (openai.AuthenticationError, openai.PermissionDeniedError)):
-        return ModelUnavailable(
-            f"{where} rejected the API key ({error.status_code}).{detail} Check {access.key_env} in the .env file "
-            f"at the repository root (see .env.example) or in your environment; {FALLBACK}.",
-            reason="rejected key", setting=access.key_env, retry_can_help=False, **facts)
-    if isinstance(error, openai.NotFoundError):
-        return ModelUnavailable(
-            f"{where} answered 404: the model or the URL does not exist there.{detail} Check LLM_MODEL and "
-            f"LLM_BASE_URL; {FALLBACK}.", reason="not found", setting="LLM_MODEL", retry_can_help=False, **facts)
-    if isinstance(error, openai.BadRequestError):
-        reasoning = "reasoning" in str(error.message).lower()
-        hint = " This endpoint may not accept reasoning_effort: set LLM_REASONING_EFFORT=off." if reasoning else ""
-        return ModelUnavailable(f"{where} rejected the request (400).{detail}{hint}", reason="rejected request",
-                                setting="LLM_REASONING_EFFORT" if reasoning else None, retry_can_help=False, **facts)
-    if isinstance(error, openai.APIStatusError) and error.status_code >= 500:
-        asked = f" It asked to wait {duration(wait)} (Retry-After)." if wait else ""
-        return ModelUnavailable(
-            f"{where} answered {error.status_code} (a server error on their side) after {tries}.{detail}{asked} "
-            f"Wait and run the cell again; {FALLBACK}.", reason="server error", **facts)
-    if isinstance(error, openai.APIStatusError):
-        return ModelUnavailable(f"{where} answered {error.status_code}.{detail} Run again, or {FALLBACK}.",
-                                reason="http error", **facts)
-    return ModelUnavailable(f"The call to {where} failed: {type(error).__name__}: {error}. Run again, or {FALLBACK}.",
-                            reason="failed", **facts)
+    failure = _Failure.of(error, access)
+    build = next((build for matches, build in _EXPLANATIONS if matches(error)), _unknown)
+    return build(failure)

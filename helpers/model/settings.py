@@ -12,6 +12,7 @@ import os
 from dataclasses import dataclass
 
 from helpers.base.signing import KEY_ENV as SIGNING_KEY_ENV
+from helpers.memory.types import SettingError
 
 
 @dataclass(frozen=True)
@@ -28,7 +29,17 @@ PROVIDERS: dict[str, Provider] = {
     "groq": Provider("Groq", "https://api.groq.com/openai/v1", "GROQ_API_KEY", "openai/gpt-oss-120b"),
     "openai": Provider("OpenAI", "https://api.openai.com/v1", "OPENAI_API_KEY", "gpt-4o-mini"),
 }
+DEFAULT_PROVIDER = "groq"  # the lessons' provider
 CUSTOM_KEY_ENV = "LLM_API_KEY"  # the key of a server at LLM_BASE_URL, if it wants one
+
+
+def default_provider(key_passed: bool) -> str:
+    """The hosted provider when none is named: the lessons' (Groq), unless its key is unset and exactly one other
+    provider's key is set (a key passed as an argument means the lessons' provider)."""
+    if key_passed or env(PROVIDERS[DEFAULT_PROVIDER].key_env):
+        return DEFAULT_PROVIDER
+    others = [name for name, provider in PROVIDERS.items() if name != DEFAULT_PROVIDER and env(provider.key_env)]
+    return others[0] if len(others) == 1 else DEFAULT_PROVIDER
 
 # What is not a secret but changes what model access does (the tests' environment removes these too).
 SETTING_VARIABLES = ("LLM_MODE", "LLM_PROVIDER", "LLM_BASE_URL", "LLM_MODEL", "LLM_TIMEOUT", "LLM_MAX_RETRIES",
@@ -74,9 +85,9 @@ def timeout_seconds(timeout: float | None = None) -> float:
     except (TypeError, ValueError):
         seconds = math.nan
     if isinstance(value, bool) or not math.isfinite(seconds) or seconds <= 0:
-        raise ValueError(f"{source} must be a positive number of seconds, such as 60 (the default) or 300 for a "
-                         f"slow local server, got {value!r}. Fix LLM_TIMEOUT in .env or your environment (or the "
-                         "timeout= argument) and run again.")
+        raise SettingError(source, value, f"{source} must be a positive number of seconds, such as 60 (the "
+                           f"default) or 300 for a slow local server, got {value!r}. Fix LLM_TIMEOUT in .env or your "
+                           "environment (or the timeout= argument) and run again.")
     return seconds
 
 
@@ -93,9 +104,9 @@ def max_retries(retries: int | None = None) -> int:
     except (TypeError, ValueError):
         count = -1
     if count < 0 or (isinstance(value, float) and value != count):
-        raise ValueError(f"{source} must be a whole number of retries, 0 or more (2 is the default, 0 suits a slow "
-                         f"local server), got {value!r}. Fix LLM_MAX_RETRIES in .env or your environment (or the "
-                         "max_retries= argument) and run again.")
+        raise SettingError(source, value, f"{source} must be a whole number of retries, 0 or more (2 is the "
+                           f"default, 0 suits a slow local server), got {value!r}. Fix LLM_MAX_RETRIES in .env or your "
+                           "environment (or the max_retries= argument) and run again.")
     return count
 
 
@@ -106,8 +117,8 @@ def system_message_mode(mode: str | None = None) -> str:
     if value is None:
         return SYSTEM_MESSAGE_MODES[0]
     if value.lower() not in SYSTEM_MESSAGE_MODES:
-        raise ValueError(f"{source} must be one of {', '.join(SYSTEM_MESSAGE_MODES)}, got {value!r}: 'merge' joins "
-                         "every system message into the first (for a chat format that keeps only the first), "
-                         "'user' puts their text at the start of the first user message (for a chat format with "
-                         "no system role). See docs/local_servers.md.")
+        raise SettingError(source, value, f"{source} must be one of {', '.join(SYSTEM_MESSAGE_MODES)}, got "
+                           f"{value!r}: 'merge' joins every system message into the first (for a chat format that "
+                           "keeps only the first), 'user' puts their text at the start of the first user message (for "
+                           "a chat format with no system role). See docs/local_servers.md.")
     return value.lower()

@@ -106,7 +106,7 @@ def build_summariser_request(messages: list[dict[str, str]], existing_summary: s
         user = (STRUCTURED_CONDENSE_TEMPLATE.format(summary=json_text(existing_summary), words=words) if structured
                 else CONDENSE_TEMPLATE.format(summary=existing_summary, words=words))
     else:
-        raise ValueError("nothing to summarise: no messages and no existing summary")
+        raise SettingError("messages", messages, "nothing to summarise: no messages and no existing summary")
     return [{"role": "system", "content": system_prompt}, {"role": "user", "content": user}]
 
 
@@ -188,8 +188,8 @@ def make_summariser(access: ModelAccess, prompt: str = "summary_memory", *,
     elif isinstance(prompt, str) and len(prompt.split()) > 3:
         name, system_prompt = "custom", prompt.strip()
     else:
-        raise ValueError(f"prompt must be one of {', '.join(PROMPTS)} or the text of your own summariser prompt, "
-                         f"got {prompt!r}")
+        raise SettingError("prompt", prompt, f"prompt must be one of {', '.join(PROMPTS)} or the text of your own "
+                           f"summariser prompt, got {prompt!r}")
     which = templates or templates_for_prompt(prompt)
     return ModelSummariser(access, system_prompt, request_templates(which), name, max_tokens, temperature,
                            reasoning_effort, condense_words, structured=structured)
@@ -203,5 +203,5 @@ def summariser_for(access: ModelAccess, kind: str, hardened: bool = False) -> Mo
         return make_summariser(access, "summary_memory_data", structured=True)
     spec = kind_named(kind).KIND
     if spec.summariser_prompt is None:
-        raise ValueError(f"the {kind} memory has no summariser")
+        raise SettingError("kind", kind, f"the {kind} memory has no summariser")
     return make_summariser(access, spec.summariser_prompt, templates=spec.request_templates)

@@ -13,4 +13,5 @@ def connect_to(server: OpenAICompatibleServer, mode: str = "live", **kwargs: Any
     """A quiet ``connect()`` to the loopback server with its key, ignoring any ``.env``."""
     kwargs.setdefault("quiet", True)
     kwargs.setdefault("api_key", KEY)
-    return connect(mode, base_url=server.base_url, model="stand-in", load_env=False, **kwargs)
+    kwargs.setdefault("model", "stand-in")
+    return connect(mode, base_url=server.base_url, load_env=False, **kwargs)

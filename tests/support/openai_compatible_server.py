@@ -7,9 +7,10 @@ that drops system messages as llama-cpp-python's do (``gemma`` drops every one, 
 ``llama-2`` keep only the first, ``llama-3`` keeps them all), a tokenizer that bills differently from
 tiktoken (``billing_ratio``, plus ``template_tokens`` per message), a context size it refuses to
 exceed with llama-cpp-python's words (``context_tokens``), a list of models at ``/v1/models``
-(``models``); it cuts replies at ``max_tokens``, trickles bytes slowly, answers 200 with bodies
-that are not chat completions, asks for a long ``Retry-After``, echoes the key in a 401, and
-records what it received. It binds port 0 on loopback only, answers at most ``max_requests``
+(``models``, with or without the key: ``public_models``), the model asked for echoed in the answer
+(``echo_model``); it cuts replies at ``max_tokens``, trickles bytes slowly, answers 200 with bodies
+that are not chat completions, asks for a long ``Retry-After``, echoes the key in a 401, and records
+what it received. It binds port 0 on loopback only, answers at most ``max_requests``
 requests, and always shuts down on exit.
 
     with OpenAICompatibleServer() as server:
@@ -58,6 +59,8 @@ class OpenAICompatibleServer:
         self.template_tokens = 0  # billed tokens the chat template adds per message
         self.context_tokens: int | None = None  # refuse a prompt plus max_tokens above this, as llama-cpp-python does
         self.models: list[str] | None = None  # listed at GET /v1/models (None: that path answers 404)
+        self.echo_model = False  # answer with the model the request named, as llama-cpp-python does
+        self.public_models = False  # list the models without checking the key, as llama.cpp's llama-server does
         self.cut_at: int | None = None  # cut every reply to this many words with finish_reason "length"
         self.trickle: float | None = None  # seconds between the bytes of every answer
         self.trickle_headers: float | None = None  # seconds between the bytes of the status line and headers
@@ -209,7 +212,7 @@ class OpenAICompatibleServer:
                 return 503, _error("test server request limit reached", "server_error"), {"x-should-retry": "false"}
             queued = self._failures.pop(0) if self._failures and method == "POST" else None
             always = self._always
-        if self.expected_key is not None:
+        if self.expected_key is not None and not (self.public_models and method == "GET"):
             sent = {k.lower(): v for k, v in headers.items()}.get("authorization", "")
             if sent != f"Bearer {self.expected_key}":
                 words = f"Invalid API Key: {sent}" if self.echo_key_in_401 else "Invalid API Key"
@@ -241,6 +244,8 @@ class OpenAICompatibleServer:
         if status == 200 and billed is not None:
             payload["usage"]["prompt_tokens"] = billed
             payload["usage"]["total_tokens"] = billed + payload["usage"]["completion_tokens"]
+        if status == 200 and self.echo_model and isinstance(body, dict):
+            payload["model"] = body.get("model")
         if status == 200 and self.cut_at is not None:
             words = payload["choices"][0]["message"]["content"].split()
             payload["choices"][0]["message"]["content"] = " ".join(words[:self.cut_at])
