@@ -76,7 +76,7 @@ def load_limited(raw: bytes, *, what: str, max_bytes: int) -> Any:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise JSONRefused("file", f"{what} is not UTF-8 text ({error})") from None
+        raise JSONRefused("file", f"{what} is not valid JSON: not UTF-8 text ({error})") from None
     deepest, at, field = _scan(text)
     if at is not None:
         raise JSONRefused(field, f"{what}: {field} is nested more than {MAX_DEPTH} levels deep (at character {at}); "
