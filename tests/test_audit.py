@@ -82,3 +82,20 @@ def test_cut_figure_reads_a_long_run_of_digits_and_dots_a_bounded_number_of_time
         counting.calls = 0
         assert audit.cut_figure(text) == expected
         assert counting.calls <= audit._CURRENCY_ROOM + 1
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet="1234567890 ,.-\u2013₹rsRSinrk%lakhcrore to ab\u0967\u0968", max_size=40))
+def test_the_distinct_figures_an_audit_reads_are_the_figures_once_each(text):
+    """The one-pass gathering of figure texts finds what the match-by-match reading finds, each once."""
+    from helpers.measure.audit import figures
+
+    every = figures(text)
+    first = {}
+    for figure in every:
+        first.setdefault(figure.text, figure)
+    assert figures(text, distinct=True) == list(first.values())

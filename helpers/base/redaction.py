@@ -157,15 +157,29 @@ def _amount_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
+_GAP = "\x00"  # stands for an amount while the identifiers are looked for: no pattern matches it or across it
+
+
 def redact(text: str) -> str:
     """``text`` with each identifier replaced by ``[EMAIL]``, ``[PHONE]``, ``[PAN]`` and so on; amounts kept.
     Digits are matched as ASCII ones whatever their script, and kept as written where nothing is replaced."""
     written, read = _sub(_IBAN, (text, ascii_digits(text)), lambda m: "[IBAN]" if iban_valid(m.group(0)) else None)
-    pieces, last = [], 0
-    for start, end in _amount_spans(read):
-        pieces += [_redact_outside_amounts((written[last:start], read[last:start])), written[start:end]]
-        last = end
-    return "".join(pieces) + _redact_outside_amounts((written[last:], read[last:]))
+    spans = _amount_spans(read)
+    if _GAP in text:  # the marker is taken: each stretch between amounts is redacted on its own
+        pieces, last = [], 0
+        for start, end in spans:
+            pieces += [_redact_outside_amounts((written[last:start], read[last:start])), written[start:end]]
+            last = end
+        return "".join(pieces) + _redact_outside_amounts((written[last:], read[last:]))
+    # every amount replaced by the marker, which no pattern matches and which, like the ends of a text, is no
+    # letter, digit or separator: the stretches between amounts are redacted in one pass, then the amounts put
+    # back where the markers are
+    cut = [0, *(i for span in spans for i in span), len(read)]
+    between = [(written[a:b], read[a:b]) for a, b in zip(cut[::2], cut[1::2])]
+    hidden = _redact_outside_amounts((_GAP.join(w for w, _ in between), _GAP.join(r for _, r in between)))
+    amounts = [written[start:end] for start, end in spans]
+    parts = hidden.split(_GAP)
+    return "".join(part + (amounts[index] if index < len(amounts) else "") for index, part in enumerate(parts))
 
 
 def redact_messages(messages: list[dict[str, str]]) -> list[dict[str, str]]:
