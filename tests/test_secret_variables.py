@@ -167,3 +167,10 @@ def test_a_base_url_that_cannot_be_parsed_is_never_shown_with_its_password(capsy
             [{"role": "user", "content": "hi"}], max_tokens=5)
     shown = capsys.readouterr().out + error_texts(raised.value)
     assert "hun\uff20ter2" not in shown and quote("hun\uff20ter2") not in shown and "teacher" not in shown
+
+
+def test_a_short_secret_is_found_in_every_encoding_but_only_in_its_own_case():
+    """A short password ("Pune") in any case would take every "pune" of a reply with it; a key is long."""
+    assert scrub_text("Pune, P%75ne, \\u0050une; pune and PUNE are words", ["Pune"]) == (
+        "[REDACTED], [REDACTED], [REDACTED]; pune and PUNE are words")
+    assert scrub_text(f"{SLASHED.upper()} / {quote(SLASHED.lower())}", [SLASHED]) == "[REDACTED] / [REDACTED]"

@@ -2,7 +2,8 @@ r"""Keeping secrets out of every text the project shows or stores: server messag
 
 The secrets are the values of ``settings.secret_variables()`` (the one list of secret variable names) and
 the credentials written into ``LLM_BASE_URL``. ``scrub_text`` is the one scrubber: it finds a secret in
-every form a server or the SDK can render it, written as it is, in any case, with any of its characters
+every form a server or the SDK can render it, written as it is, in any case (a secret of 8 characters or
+more), with any of its characters
 JSON-escaped (``\/``, ``\u0041``) or percent-encoded (``%2F``, ``+`` for a space), and replaces it whole.
 Every answer of a server passes it (``helpers.model.responses``), whatever its status, before the SDK, an
 error message, a recording or a memory sees it.
@@ -31,15 +32,24 @@ def configured_secrets(*extra: str | None) -> list[str]:
     return [secret for secret in dict.fromkeys(found) if secret]
 
 
-def _char_forms(ch: str) -> str:
-    r"""A pattern for one character of a secret in any rendering: itself (any case), its JSON escapes (``\uXXXX``
-    in either case of hex, ``\/`` and the like), its percent-encoding (either case of hex; ``+`` for a space)."""
-    forms = {re.escape(ch)}
-    for code in {ch.lower(), ch.upper()} if len(ch.lower()) == len(ch.upper()) == 1 else {ch}:
+ANY_CASE_LENGTH = 8  # a secret this long is found in any case; a shorter one (a password "Pune") only as written,
+# or every "pune" in a reply would go too
+
+
+def _hex(value: int, width: int) -> str:
+    """``value`` in hex digits, each letter in either case."""
+    return "".join(f"[{d}{d.upper()}]" if d.isalpha() else d for d in f"{value:0{width}x}")
+
+
+def _char_forms(ch: str, any_case: bool) -> str:
+    r"""A pattern for one character of a secret in any rendering: itself (in either case, with ``any_case``), its
+    JSON escapes (``\uXXXX``, ``\/`` and the like), its percent-encoding (``+`` for a space)."""
+    cases = {ch, ch.lower(), ch.upper()} if any_case and len(ch.lower()) == len(ch.upper()) == 1 else {ch}
+    forms = {re.escape(code) for code in cases}
+    for code in cases:
         if ord(code) <= 0xFFFF:
-            forms.add(r"\\u" + "".join(f"[{d.lower()}{d.upper()}]" if d.isalpha() else d for d in f"{ord(code):04x}"))
-        for byte in code.encode("utf-8"):
-            forms.add("%" + "".join(f"[{d.lower()}{d.upper()}]" if d.isalpha() else d for d in f"{byte:02x}"))
+            forms.add(r"\\u" + _hex(ord(code), 4))
+        forms.add("".join("%" + _hex(byte, 2) for byte in code.encode("utf-8")))
     if ch in "/\\\"":
         forms.add(r"\\" + re.escape(ch))
     if ch == " ":
@@ -50,7 +60,8 @@ def _char_forms(ch: str) -> str:
 @functools.lru_cache(maxsize=64)
 def _secret_pattern(secrets: tuple[str, ...]) -> re.Pattern[str]:
     """One pattern for every form of every secret, the longest secrets first."""
-    return re.compile("|".join("".join(_char_forms(ch) for ch in secret) for secret in secrets), re.IGNORECASE)
+    return re.compile("|".join("".join(_char_forms(ch, len(secret) >= ANY_CASE_LENGTH) for ch in secret)
+                               for secret in secrets))
 
 
 def scrub_text(text: str, secrets: Iterable[str]) -> str:
