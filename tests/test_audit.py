@@ -54,3 +54,48 @@ def test_a_summary_cut_mid_figure_is_not_a_false_finding():
     assert [c.text for c in audit_summary("The user earns ₹90,000.", users)] == ["₹90,000"]
     assert [c.text for c in audit_summary("The user earns ₹90,000 and pays ₹2", users)] == ["₹90,000"]
     assert "cut" in audit_report("The user earns ₹1,20,", users)
+
+
+# ----- bounded time on adversarial input (issue 25 item 6) -------------------------------------------
+
+def test_cut_figure_reads_a_long_run_of_digits_and_dots_a_bounded_number_of_times(monkeypatch):
+    """The cut-figure pattern is tried at a few places at the tail, never once per digit (which made
+    ``"1." * 20000`` take 17 s): counted, not timed."""
+    from helpers.measure import audit
+
+    class Counting:
+        def __init__(self, pattern):
+            self.pattern, self.calls = pattern, 0
+
+        def match(self, *args):
+            self.calls += 1
+            return self.pattern.match(*args)
+
+        def search(self, *args):
+            self.calls += 10**9  # a search restarts at every position: never used
+            return self.pattern.search(*args)
+
+    counting = Counting(audit._CUT_FIGURE)
+    monkeypatch.setattr(audit, "_CUT_FIGURE", counting)
+    for text, expected in (("1." * 20000, None), ("1." * 20000 + "5", "1." * 20000 + "5"),
+                           ("earns ₹1,20,", "₹1,20,"), ("earns rs.5", "rs.5"), ("no figure", None)):
+        counting.calls = 0
+        assert audit.cut_figure(text) == expected
+        assert counting.calls <= audit._CURRENCY_ROOM + 1
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet="1234567890 ,.-\u2013₹rsRSinrk%lakhcrore to ab\u0967\u0968", max_size=40))
+def test_the_distinct_figures_an_audit_reads_are_the_figures_once_each(text):
+    """The one-pass gathering of figure texts finds what the match-by-match reading finds, each once."""
+    from helpers.measure.audit import figures
+
+    every = figures(text)
+    first = {}
+    for figure in every:
+        first.setdefault(figure.text, figure)
+    assert figures(text, distinct=True) == list(first.values())

@@ -11,7 +11,7 @@ import pytest
 from helpers.base.tokens import count_tokens
 from helpers.lessons.data import prompt
 from helpers.memory.defences import Defences
-from helpers.memory.erasure import forget
+from helpers.memory.erasure import MESSAGE_FRAME_TOKENS, forget, largest_request
 from helpers.memory.registry import KINDS
 from helpers.memory.state import from_dict, load, save, to_dict
 from helpers.memory.types import SummariserError
@@ -89,7 +89,7 @@ def test_forget_succeeds_on_a_conversation_too_long_for_one_summariser_request(k
     path = save(memory, tmp_path / "state.json")
     saved = path.read_text(encoding="utf-8")
     assert SALARY not in json.dumps([memory.summary, memory.archive, memory.get_messages_for_api()]) + saved
-    loaded = load(path, summarise)
+    loaded = load(path, summarise, defences=memory.defences)
     assert loaded.get_messages_for_api() == memory.get_messages_for_api() and to_dict(loaded) == to_dict(memory)
     loaded.add_message("user", "What next?")  # and it goes on
     loaded.add_message("assistant", "Keep saving.")
@@ -100,7 +100,7 @@ def test_a_long_remake_that_fails_midway_erases_nothing(kind, tmp_path):
     memory, summarise = long_memory(kind, None)
     before = to_dict(memory)
     saved = save(memory, tmp_path / "state.json").read_bytes()
-    summarise.fail_at = len(summarise.sizes) + len(memory.fold_events) // 2  # half the pieces remade, then down
+    summarise.fail_at = len(summarise.sizes) + 2  # a piece remade, then down
     with pytest.raises(SummariserError, match="nothing was erased"):
         forget(memory, SALARY)
     assert to_dict(memory) == before and SALARY in memory.summary
@@ -146,7 +146,90 @@ def test_an_interrupt_at_any_call_of_forget_erases_all_or_nothing(kind, defences
         now = to_dict(memory)
         where = f"interrupted at call {at} of forget()"
         assert now in (before, to_dict(erased)), where  # nothing erased, or all of it
-        assert to_dict(from_dict(now, stub)) == now, where
-        assert to_dict(load(save(memory, tmp_path / "state.json"), stub)) == now, where
-        assert memory.get_messages_for_api() == from_dict(now, stub).get_messages_for_api(), where
+        assert to_dict(from_dict(now, stub, defences=memory.defences)) == now, where
+        assert to_dict(load(save(memory, tmp_path / "state.json"), stub, defences=memory.defences)) == now, where
+        assert memory.get_messages_for_api() == from_dict(now, stub, defences=memory.defences).get_messages_for_api(), where
     assert tried > 20
+
+
+# ----- erasure that scales: many turns a call, progress shown, resumable (issue 25 item 7) ----------
+
+class CountingStub:
+    """``stub`` that notes each request's size as ``forget`` bounds it, and can raise an interrupt at a call."""
+
+    def __init__(self) -> None:
+        self.sizes: list[int] = []
+        self.interrupt_at: int | None = None
+
+    def __call__(self, messages, existing):
+        self.sizes.append(sum(count_tokens(m["content"]) + MESSAGE_FRAME_TOKENS for m in messages)
+                          + (count_tokens(existing) if existing else 0))
+        if self.interrupt_at is not None and len(self.sizes) == self.interrupt_at:
+            raise KeyboardInterrupt("the stop button")
+        return stub(messages, existing)
+
+
+def ten_thousand_turns():
+    summarise = CountingStub()
+    memory = KINDS["summary memory"].create(SYSTEM, summarise, dict(KINDS["summary memory"].KIND.attack_settings))
+    for question, reply in conversation(10_000):
+        memory.add_message("user", question)
+        memory.add_message("assistant", reply)
+    summarise.sizes.clear()
+    return memory, summarise
+
+
+CONTEXT = 4000  # the summariser's context, as the caller states it
+
+
+def test_forget_on_10000_turns_makes_a_tenth_of_the_calls_with_progress_shown():
+    memory, summarise = ten_thousand_turns()
+    fold_by_fold = len(memory.fold_events)  # what a remake fold by fold calls: one call a fold
+    assert fold_by_fold > 4000
+    lines = []
+    report = forget(memory, SALARY, max_request_tokens=CONTEXT, progress=lines.append)
+    assert report.summary_remade and len(summarise.sizes) == report.summariser_calls <= fold_by_fold // 10
+    assert max(summarise.sizes) <= CONTEXT  # the stated bound on every request
+    assert 5 <= len(lines) <= 12 and "100%" in lines[-1] and all("forget: summary remade up to turn" in ln for ln in lines)
+    assert SALARY not in json.dumps([memory.summary, memory.archive, to_dict(memory)])
+
+
+def test_forget_by_default_makes_no_request_larger_than_the_memorys_own_folds():
+    memory, summarise = long_memory("summary memory", None)
+    own = largest_request(memory)
+    summarise.sizes.clear()
+    stub_sizes = CountingStub()
+    memory.summarise = stub_sizes
+    report = forget(memory, SALARY, progress=None)
+    assert report.summary_remade and max(stub_sizes.sizes) <= own
+
+
+def test_an_interrupted_forget_resumes_and_ends_with_the_fact_gone_everywhere(tmp_path):
+    memory, summarise = ten_thousand_turns()
+    path = save(memory, tmp_path / "state.json")
+    before = to_dict(memory)
+    summarise.interrupt_at = 20
+    with pytest.raises(KeyboardInterrupt):
+        forget(memory, SALARY, max_request_tokens=CONTEXT, progress=None)
+    assert to_dict(memory) == before and SALARY in memory.summary  # nothing erased, nothing half erased
+    assert SALARY in path.read_text(encoding="utf-8")
+    summarise.interrupt_at, made = None, len(summarise.sizes)
+    report = forget(memory, SALARY, max_request_tokens=CONTEXT, progress=None)
+    assert report.calls_before_resume == made - 1  # the interrupted call is made again, the others are not
+    assert len(summarise.sizes) - made == report.summariser_calls - report.calls_before_resume
+    assert "before the interruption" in report.describe()
+    save(memory, path)
+    loaded = load(path, summarise)
+    for where in (memory.summary, memory.archive, path.read_text(encoding="utf-8"), loaded.get_messages_for_api()):
+        assert SALARY not in json.dumps(where)
+
+
+def test_a_changed_memory_does_not_resume_an_older_remake():
+    memory, summarise = ten_thousand_turns()
+    summarise.interrupt_at = 5
+    with pytest.raises(KeyboardInterrupt):
+        forget(memory, SALARY, max_request_tokens=CONTEXT, progress=None)
+    summarise.interrupt_at = None
+    memory.add_message("user", "One more question.")
+    report = forget(memory, SALARY, max_request_tokens=CONTEXT, progress=None)
+    assert report.calls_before_resume == 0 and report.summary_remade

@@ -131,16 +131,16 @@ def check_interrupted(memory, before, index: int, where: str, tmp_path: Path) ->
     if now != before:
         kept = [{"role": r, "content": t} for r, t in MESSAGES[:index + 1]]
         assert memory.archive in (kept, kept[:-1]), where  # every earlier message; this one kept or not yet
-        assert observable(from_dict(to_dict(memory), summariser)) == now, where
-        loaded = load(save(memory, tmp_path / "state.json"), summariser)
+        assert observable(from_dict(to_dict(memory), summariser, defences=memory.defences)) == now, where
+        loaded = load(save(memory, tmp_path / "state.json"), summariser, defences=memory.defences)
         assert observable(loaded) == now, where
     else:
-        loaded = from_dict(to_dict(memory), summariser)
+        loaded = from_dict(to_dict(memory), summariser, defences=memory.defences)
     stored = len(memory.archive) > index  # the message was kept (its fold comes after it)
     finish(memory, index + stored)
     finish(loaded, index + stored)
     assert observable(loaded) == observable(memory), where
-    assert observable(from_dict(to_dict(memory), summariser)) == observable(memory), where
+    assert observable(from_dict(to_dict(memory), summariser, defences=memory.defences)) == observable(memory), where
 
 
 @pytest.mark.parametrize("kind", [k for k, cls in KINDS.items() if cls.KIND.heading is not None])

@@ -164,3 +164,24 @@ def test_a_recording_loads_its_exchanges_and_models(tmp_path):
     body = {"model": "openai/gpt-oss-120b", "messages": ASK, "max_tokens": 20, "temperature": 0}
     assert saved.lookup("/v1/chat/completions", body)["choices"][0]["message"]["content"] == "a"
     assert isinstance(RecordingMissing("x"), openai.OpenAIError)  # passes through the SDK unchanged
+
+
+# ----- a malformed recording raises the recordings' error naming the field (issue 25 item 5) --------
+
+@pytest.mark.parametrize("case,field", [("deep exchanges", "exchanges"), ("long integer", "exchanges"),
+                                        ("deep whole file", "file"), ("not an object", "format"),
+                                        ("exchange a list", "exchanges[0]")])
+def test_a_malformed_recording_raises_bad_recording_naming_the_field(case, field, tmp_path):
+    from helpers.model.recordings import BadRecording, Recording
+
+    deep = "[" * 100_000 + "]" * 100_000
+    text = {"deep exchanges": '{"format": 1, "exchanges": [' + deep + "]}",
+            "long integer": '{"format": 1, "exchanges": [{"request": {"path": "/chat/completions", "body": {}}, '
+                            '"response": {"status": ' + "9" * 5000 + ', "body": {}}}]}',
+            "deep whole file": deep, "not an object": "[]",
+            "exchange a list": '{"format": 1, "exchanges": [[]]}'}[case]
+    path = tmp_path / "rec.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(BadRecording) as refused:
+        Recording.load(path)
+    assert refused.value.field == field and isinstance(refused.value, RecordingMissing)

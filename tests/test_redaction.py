@@ -151,3 +151,39 @@ def test_an_identifier_after_an_amount_is_no_end_of_a_range(amount, joint, ident
                                   "Rs 500 to 5,000 a month", "12 to 24 months", "Rs 5 to 50 lakh"])
 def test_a_range_whose_end_is_no_identifier_is_still_kept(text):
     assert redact(text) == text
+
+
+# ----- digits of any script, IBAN (issue 25 item 6) --------------------------------------------------
+
+def in_script(text: str, zero: str) -> str:
+    """``text`` with its ASCII digits written in the script whose zero is ``zero`` (worked out here)."""
+    return "".join(chr(ord(zero) + int(ch)) if ch.isdigit() else ch for ch in text)
+
+
+SCRIPTS = {"Devanagari": "\u0966", "Bengali": "\u09e6", "Arabic-Indic": "\u0660", "full-width": "\uff10",
+           "Tamil": "\u0be6", "Gujarati": "\u0ae6"}
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+@pytest.mark.parametrize("number,token", [("98765 43210", "[PHONE]"), ("+91 98765 43210", "[PHONE]"),
+                                          ("2345 6789 0123", "[AADHAAR]"), ("4111 1111 1111 1111", "[CARD]")])
+def test_phones_aadhaar_and_cards_are_found_in_any_scripts_digits(script, number, token):
+    written = in_script(number, SCRIPTS[script])
+    assert all(unicodedata.category(ch) == "Nd" for ch in written if not ch.isspace() and ch != "+")
+    assert redact(f"my number is {written}, note it") == f"my number is {token}, note it"
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_amounts_in_any_scripts_digits_are_kept_as_written(script):
+    text = in_script("I earn Rs 1,20,000 a month and pay 12 months of rent", SCRIPTS[script])
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize("iban", ["GB82 WEST 1234 5698 7654 32", "DE89370400440532013000",
+                                  "FR14 2004 1010 0505 0001 3M02 606", "de89 3704 0044 0532 0130 00"])
+def test_an_iban_is_redacted(iban):
+    assert redact(f"send it to {iban} please") == "send it to [IBAN] please"
+
+
+def test_an_iban_shape_whose_check_fails_is_no_iban():
+    assert "[IBAN]" not in redact("code GB82 WEST 1234 5698 7654 33 and ticket AB12 CDEF GHIJ KLMN")

@@ -71,3 +71,106 @@ def test_the_tests_environment_is_cleaned_of_every_model_variable():
 def test_env_example_names_every_variable_model_access_reads():
     example = (REPO_ROOT / ".env.example").read_text(encoding="utf-8")
     assert [name for name in settings.model_variables() if f"{name}=" not in example] == []
+
+
+# ----- one boundary for secrets: every form a server can echo the key in (issue 25 item 4) -----------
+
+from urllib.parse import quote, quote_plus  # noqa: E402
+
+from helpers.memory.state import save  # noqa: E402
+from helpers.memory.summary import SummaryMemory  # noqa: E402
+from helpers.memory.stubs import turn_range_stub  # noqa: E402
+from helpers.model.chat import chat  # noqa: E402
+from helpers.model.connect import UnknownModel  # noqa: E402
+from tests.support.openai_compatible_server import OpenAICompatibleServer  # noqa: E402
+
+SLASHED = "lb/Echo+Key=0123456789abcdefXYZ"  # a '/' to be JSON-escaped, a '+' and '=' to be URL-encoded
+
+
+def rendered(key: str) -> dict[str, str]:
+    """The forms a server or the SDK may write ``key`` in, worked out here (not by the scrubber)."""
+    return {"raw": key, "json-escaped": key.replace("/", "\\/"), "unicode-escaped": "\\u006c" + key[1:],
+            "url-encoded": quote(key, safe=""), "form-encoded": quote_plus(key), "upper case": key.upper(),
+            "lower case": key.lower()}
+
+
+def holds_key(text: str, key: str = SLASHED) -> bool:
+    """True if any form of ``key`` is in ``text`` (case ignored)."""
+    folded = text.lower()
+    return any(form.lower() in folded for form in rendered(key).values()) or "echo+key" in folded
+
+
+def error_texts(error: BaseException) -> str:
+    """Every message of an error and its causes and contexts, and their fields."""
+    texts, seen = [], set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        texts += [str(error), repr(getattr(error, "fields", "")), repr(getattr(error, "listed", "")),
+                  str(getattr(error, "body", "")), str(getattr(error, "message", ""))]
+        error = error.__cause__ or error.__context__
+    return "\n".join(texts)
+
+
+@pytest.fixture
+def echoing():
+    with OpenAICompatibleServer(expected_key=SLASHED) as running:
+        yield running
+
+
+@pytest.mark.parametrize("form", rendered(SLASHED))
+def test_a_model_list_echoing_the_key_never_reaches_the_label_or_the_unknown_model_error(form, echoing, capsys):
+    echoing.models = ["ECHOED"]
+    echoing.body_filter = lambda data: data.replace(b"ECHOED", rendered(SLASHED)[form].encode())
+    access = connect("live", base_url=echoing.base_url, api_key=SLASHED, load_env=False, max_retries=0)
+    assert not holds_key(access.label + access.model + capsys.readouterr().out) and "[REDACTED]" in access.label
+    with pytest.raises(UnknownModel) as raised:
+        connect("live", base_url=echoing.base_url, api_key=SLASHED, model="other", load_env=False, quiet=True)
+    assert not holds_key(error_texts(raised.value))
+
+
+@pytest.mark.parametrize("form", rendered(SLASHED))
+def test_a_401_body_echoing_the_key_reaches_no_error_or_cause(form, echoing):
+    echoing.echo_key_in_401 = True
+    wrong = SLASHED[:-3] + "abc"  # the key the client sent: the one the server echoes
+    echoing.body_filter = lambda data: data.replace(wrong.encode(), rendered(wrong)[form].encode())  # valid JSON
+    access = connect("live", base_url=echoing.base_url, api_key=wrong, model="stand-in", load_env=False, quiet=True,
+                     max_retries=0)
+    with pytest.raises(Exception) as raised:
+        access.complete([{"role": "user", "content": "hello"}], max_tokens=5)
+    assert echoing.received[-1]["headers"]["authorization"] == f"Bearer {wrong}"  # the server had it to echo
+    assert not holds_key(error_texts(raised.value), wrong)
+
+
+@pytest.mark.parametrize("form", rendered(SLASHED))
+def test_a_200_reply_quoting_the_key_reaches_no_memory_saved_state_or_recording(form, echoing, tmp_path):
+    echoing.body_filter = lambda data: data.replace(  # every form is valid inside a JSON string as it is
+        b'"content": "', b'"content": "' + rendered(SLASHED)[form].encode() + b" ", 1)
+    access = connect("record", base_url=echoing.base_url, api_key=SLASHED, model="stand-in", recording="run",
+                     load_env=False, quiet=True, max_retries=0)
+    memory = SummaryMemory("You are a test assistant.", turn_range_stub)
+    record = chat(memory, "hello", access)
+    state = save(memory, tmp_path / "state.json").read_text(encoding="utf-8")
+    stored = recording_path("run").read_text(encoding="utf-8")
+    reply = memory.archive[-1]["content"]
+    assert "[REDACTED]" in reply and not holds_key(reply + state + stored + repr(record))
+
+
+def test_a_base_url_that_cannot_be_parsed_is_never_shown_with_its_password(capsys):
+    from helpers.model.secrets import public_url
+
+    url = "http://teacher:hun\uff20ter2@127.0.0.1:9/v1"  # a full-width @ in the password: urlsplit refuses it
+    with pytest.raises(ValueError):
+        __import__("urllib.parse").parse.urlsplit(url)
+    assert public_url(url) == "http://127.0.0.1:9/v1"
+    with pytest.raises(Exception) as raised:
+        connect("live", base_url=url, model="stand-in", load_env=False, max_retries=0, timeout=2).complete(
+            [{"role": "user", "content": "hi"}], max_tokens=5)
+    shown = capsys.readouterr().out + error_texts(raised.value)
+    assert "hun\uff20ter2" not in shown and quote("hun\uff20ter2") not in shown and "teacher" not in shown
+
+
+def test_a_short_secret_is_found_in_every_encoding_but_only_in_its_own_case():
+    """A short password ("Pune") in any case would take every "pune" of a reply with it; a key is long."""
+    assert scrub_text("Pune, P%75ne, \\u0050une; pune and PUNE are words", ["Pune"]) == (
+        "[REDACTED], [REDACTED], [REDACTED]; pune and PUNE are words")
+    assert scrub_text(f"{SLASHED.upper()} / {quote(SLASHED.lower())}", [SLASHED]) == "[REDACTED] / [REDACTED]"

@@ -156,7 +156,7 @@ def test_pinned_rules_go_verbatim_in_every_request_and_never_to_the_summariser()
                                                           "- Never suggest equity."}
     assert seen and not any("Never suggest equity." in call for call in seen)
     with tempfile.TemporaryDirectory() as folder:
-        loaded = load(save(memory, Path(folder) / "state.json"), summarise)
+        loaded = load(save(memory, Path(folder) / "state.json"), summarise, defences=memory.defences)
     assert loaded.get_messages_for_api() == memory.get_messages_for_api()
 
 
@@ -485,7 +485,8 @@ def test_every_defence_survives_save_and_load():
                   "more " * 10, "ok " * 10])
     assert memory.summary and memory.fold_events[-1].check
     with tempfile.TemporaryDirectory() as folder:
-        loaded = load(save(memory, Path(folder) / "state.json"), echo, kind=SummaryBufferMemory)
+        loaded = load(save(memory, Path(folder) / "state.json"), echo, kind=SummaryBufferMemory,
+                      defences=memory.defences)  # the caller's defences: a saved state never sets them
     assert loaded.settings() == memory.settings() and loaded.defences == memory.defences
     assert loaded.get_messages_for_api() == memory.get_messages_for_api()
     assert loaded.fold_events == memory.fold_events and loaded.request_tokens == memory.request_tokens

@@ -9,7 +9,11 @@ A loader calls ``read_verified(path)``: the file is read once, and the bytes che
 parses, so a file swapped between a check and a second read cannot load unchecked.
 
 A signature proves who wrote a file, not that it is the latest: an older save, restored together with
-its own ``.sig``, is validly signed and loads, and with it anything ``forget()`` has erased since.
+its own ``.sig``, is validly signed and loads, and with it anything ``forget()`` has erased since (its
+content only: a saved state never sets a memory's defences, which are the caller's, and ``load`` says in
+one line when the file was saved under other ones). A signature covers what the file holds, so a saved
+state's identity (``save(..., identity=...)``) is signed with it: a state copied from another user's
+folder under the same name is refused by ``load(..., identity=...)``, not by the signature.
 ``forget()`` reaches the memory in hand and the files saved again after it; older copies (backups,
 other folders) keep what they held, so delete or overwrite them too.
 """

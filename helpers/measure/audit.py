@@ -55,16 +55,34 @@ class Figure:
         return set(self.numbers) | {n * self.scale for n in self.numbers}
 
 
-def figures(text: str) -> list[Figure]:
-    """The figures in ``text``: amounts in ₹ with k/L/lakh/crore, percentages, ages, durations."""
+def _figure(match: re.Match[str]) -> Figure:
+    numbers = [match.group("low")] + ([match.group("high")] if match.group("high") else [])
+    scale = UNITS.get((match.group("unit") or "").lower(), 1)
+    return Figure(match.group(0).strip(), tuple(float(n.replace(",", "")) for n in numbers), scale)
+
+
+# FIGURE without its groups, in two alternatives: glued to a letter, digit, comma or dot before it (inside a longer
+# token: matched, so that the scan goes past it as FIGURE's does, and left out), or not (kept, in the one group)
+_PLAIN_FIGURE = re.sub(r"\(\?P<\w+>", "(?:", FIGURE.pattern)
+_FIGURE_TEXTS = re.compile(rf"(?<=[^\W_]|[,.])(?:{_PLAIN_FIGURE})|({_PLAIN_FIGURE})", re.IGNORECASE)
+
+
+def figures(text: str, *, distinct: bool = False) -> list[Figure]:
+    """The figures in ``text``: amounts in ₹ with k/L/lakh/crore, percentages, ages, durations; with
+    ``distinct``, each figure as written only once, in the order first written (what an audit needs: the
+    texts are gathered by the regex engine in one pass, and only the distinct ones are read in Python)."""
     found = []
-    for match in FIGURE.finditer(text):
-        before = text[match.start() - 1] if match.start() else " "
-        if before.isalnum() or before in ",.":
-            continue  # inside a longer token
-        numbers = [match.group("low")] + ([match.group("high")] if match.group("high") else [])
-        scale = UNITS.get((match.group("unit") or "").lower(), 1)
-        found.append(Figure(match.group(0).strip(), tuple(float(n.replace(",", "")) for n in numbers), scale))
+    if distinct:
+        for written in dict.fromkeys(_FIGURE_TEXTS.findall(text)):
+            match = FIGURE.match(written) if written else None
+            if match:
+                found.append(_figure(match))
+    else:
+        for match in FIGURE.finditer(text):
+            before = text[match.start() - 1] if match.start() else " "
+            if before.isalnum() or before in ",.":
+                continue  # inside a longer token
+            found.append(_figure(match))
     for match in _WORD_NUMBER.finditer(text):
         found.append(Figure(match.group(0), (float(NUMBER_WORDS[match.group(0).lower()]),), 1))
     return found
@@ -83,15 +101,30 @@ def _stem(word: str) -> str:
 
 
 _CUT_FIGURE = re.compile(rf"(?:₹|rs\.?\s?|inr\s?)?\d(?:[\d,.]*[\d,])?\Z", re.IGNORECASE)
+_CURRENCY_ROOM = 5  # the longest currency written before a figure ("inr ", "rs. ") and one more
 
 
 def cut_figure(summary: str) -> str | None:
     """The figure a summary ends inside when it was cut mid-number (``"... earns ₹1,20,"``), else None.
 
     A summary cut at ``max_tokens`` can stop inside a figure; the fragment is not a figure anyone wrote.
+    Only the text's tail can hold it: the run of digits, commas and dots it ends with, and a currency before
+    it. The pattern is matched there alone, so the time is that of the tail, not of the text times its digits.
     """
-    found = _CUT_FIGURE.search(summary.rstrip())
-    return found.group(0) if found else None
+    text = summary.rstrip()
+    start = len(text)
+    while start and (text[start - 1].isdecimal() or text[start - 1] in ",."):
+        start -= 1
+    digit = next((i for i in range(start, len(text)) if text[i].isdecimal()), None)
+    if digit is None:
+        return None
+    # the leftmost match starts at the run's first digit, or at a currency just before it: try those few
+    # places (each match reads the run once), never the search that starts again at every digit
+    for at in range(max(0, digit - _CURRENCY_ROOM), digit + 1):
+        found = _CUT_FIGURE.match(text, at)
+        if found:
+            return found.group(0)
+    return None
 
 
 def audit_summary(summary: str, archive: Sequence[dict[str, str]]) -> list[Claim]:
@@ -104,13 +137,17 @@ def audit_summary(summary: str, archive: Sequence[dict[str, str]]) -> list[Claim
     replies = [m["content"] for m in archive if m["role"] == "assistant"]
     user_values, reply_values = _values(users), _values(replies)
     claims: list[Claim] = []
-    for figure in figures(summary):
+    for figure in figures(summary, distinct=True):
         if all(n in user_values or n * figure.scale in user_values for n in figure.numbers):
             continue
         source = "assistant reply" if figure.values & reply_values else "no message"
         claims.append(Claim(figure.text, "figure", source))
     user_negated, reply_negated = _negated(users), _negated(replies)
+    negations: set[str] = set()
     for match in NEGATION.finditer(summary):
+        if match.group(0) in negations:  # each distinct negation judged once (a long summary repeats them)
+            continue
+        negations.add(match.group(0))
         what = _stem(match.group("what"))
         if what in _STOP or what in user_negated:
             continue

@@ -192,12 +192,14 @@ class RollingMemory:
             folds=len(self.fold_events))
 
     # ----- adding messages and folding ---------------------------------------------------------
-    def _new_message(self, role: str, content: str) -> Message:
+    def _new_message(self, role: str, content: str, index: int | None = None) -> Message:
+        """The message ``role``/``content`` checked and counted, as the archive's next one (or its ``index``-th)."""
+        index = len(self._archive) if index is None else index
         if role not in ROLES:
             raise SettingError("role", role, f"role must be 'user' or 'assistant', got {role!r}; the system prompt is "
                                "set once, in the constructor")
         check_text("the user message's content" if role == "user" else "the assistant message's content", content)
-        if role != ROLES[len(self._archive) % 2]:
+        if role != ROLES[index % 2]:
             if role == "assistant":
                 raise SettingError("role", role, "expected a user message: the last turn is complete, so a new turn "
                                    "starts with the user")
@@ -355,3 +357,36 @@ class RollingMemory:
                              f"{'null' if self._summary is None else 'set'} but verbatim_start is "
                              f"{self._verbatim_start}; turns before verbatim_start are sent only through the summary, "
                              "so there is a summary exactly when verbatim_start > 0")
+
+    # ----- public access for saved states and erasure (helpers.memory.state, helpers.memory.erasure) -----
+    # What those modules read and write, so that no module outside this class reaches a private field.
+    @property
+    def messages(self) -> tuple[Message, ...]:
+        """Every message ever added, with its token count (the archive as records, not request dicts)."""
+        return tuple(self._archive)
+
+    @property
+    def verbatim_start(self) -> int:
+        """Index in the archive of the first message sent verbatim (always even: only whole turns fold)."""
+        return self._verbatim_start
+
+    def checked_message(self, role: str, content: str, index: int) -> Message:
+        """The message at archive position ``index``, checked as ``add_message`` checks one and counted
+        (``SettingError`` for a wrong role or an unstorable text)."""
+        return self._new_message(role, content, index)
+
+    def summary_for(self, messages: list[dict[str, str]], existing: str | None
+                    ) -> tuple[str | None, bool, bool, tuple[str, ...] | None]:
+        """What a fold of ``messages`` into ``existing`` would store, computed without changing the memory:
+        (summary, condensed, cut, check findings); raises ``SummariserError`` or ``SummaryRefused`` as a fold does."""
+        return self._new_summary(messages, existing)
+
+    def replace_history(self, messages: list[Message], verbatim_start: int, summary: str | None,
+                        fold_events: list[FoldEvent], defences: MemoryDefences | None) -> None:
+        """Store a whole history at once (a loaded state, an erasure): one update, so that an interrupt lands
+        before it (nothing changed) or after it (all changed). The lists are new ones, never edited in place,
+        so that a ``transaction()`` around the call can put the old ones back."""
+        held = self._held(defences, summary)
+        tokens = sum(message.tokens for message in messages[verbatim_start:])
+        vars(self).update(held, _archive=list(messages), _verbatim_start=verbatim_start, _verbatim_tokens=tokens,
+                          fold_events=list(fold_events))

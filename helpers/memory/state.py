@@ -1,76 +1,138 @@
 """A memory's saved state: ``save(memory, path)`` writes it, ``load(path, summarise)`` checks it field by field
 before trusting it, and gives back a memory of the kind the file names.
 
+A saved state holds content (the archive, the summary, the folds), never the memory's protection: the
+defences are the caller's, passed to ``load(..., defences=...)`` as to a constructor, so an older file
+(a rollback) or another's file cannot switch a defence off. The defences a file was saved under are noted in
+it, and a load under other ones says so in one line. ``save(..., identity=...)`` names whose memory it is
+(a user, a session); ``load`` with another identity, or none, refuses it, and with ``MEMORY_SIGNING_KEY`` set
+the identity is signed with the rest, so one user's signed memory cannot load as another's.
+
 A file that is damaged, edited or inconsistent raises ``StateError`` naming the field, never a raw
-``KeyError`` or ``TypeError``. With ``MEMORY_SIGNING_KEY`` set the file is signed on save and its
-signature checked on load (``helpers.base.signing``). Files of format 1 (saved before the memory kinds
-were registered) still load: their fields are read as they were written then.
+``KeyError``, ``TypeError`` or ``RecursionError``: its size, nesting depth and number lengths are checked
+before it is parsed (``helpers.base.json_limits``). Files of formats 1 and 2 still load.
 """
 from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from helpers.base import signing
+from helpers.base.json_limits import JSONRefused, load_limited
 from helpers.memory.defences import Defences
 from helpers.memory.placement import shows_nothing
 from helpers.memory.registry import KINDS, kind_named
 from helpers.memory.rolling import RollingMemory
-from helpers.memory.types import FoldEvent, SettingError, StateError, Summariser
+from helpers.memory.types import FoldEvent, Message, SettingError, StateError, Summariser
 from helpers.memory.validation import check_count, check_text
 
-STATE_FORMAT_VERSION = 2
+STATE_FORMAT_VERSION = 3  # 3: the identity field, and defences only noted (2: defences restored; 1: by class)
+MAX_STATE_BYTES = 256 * 2**20  # a 10,000-turn memory saves a few megabytes
 _DEFENCE_NAMES = tuple(f.name for f in dataclasses.fields(Defences))
 
 
-def to_dict(memory: RollingMemory) -> dict[str, Any]:
-    """Everything a memory holds, as JSON-ready data (the summariser itself is not saved)."""
+def defence_settings(defences: Defences | None) -> dict[str, Any] | None:
+    """The one saved form of a memory's defences: the ones switched on, or None when none is
+    (``Defences()`` and ``None`` are the same design and save the same state)."""
+    return (defences.settings() or None) if defences is not None else None
+
+
+def _describe(settings: dict[str, Any] | None) -> str:
+    if not settings:
+        return "no defences"
+    return "Defences(" + ", ".join(f"{name}={tuple(value) if isinstance(value, list) else value!r}"
+                                   for name, value in settings.items()) + ")"
+
+
+def _identity(identity: Any) -> str | None:
+    if identity is None:
+        return None
+    if not isinstance(identity, str) or not identity.strip():
+        raise SettingError("identity", identity, f"identity names whose memory this is (e.g. a user id): a non-empty "
+                           f"text, got {identity!r:.60}")
+    return identity
+
+
+def to_dict(memory: RollingMemory, *, identity: str | None = None) -> dict[str, Any]:
+    """Everything a memory holds, as JSON-ready data (the summariser itself is not saved; the defences only as a
+    note of what the memory used, for the line ``load`` prints when the caller's differ)."""
     return {
         "format": STATE_FORMAT_VERSION,
         "kind": memory.KIND.name,
+        "identity": _identity(identity),
         "settings": memory.settings(),
-        "defences": memory.defences.settings() if memory.defences is not None else None,
+        "defences": defence_settings(memory.defences),  # type: ignore[arg-type]
         "system_prompt": memory.system_prompt,
         "summary": memory.summary,
-        "archive": [{"role": m.role, "content": m.content, "tokens": m.tokens} for m in memory._archive],
-        "verbatim_start": memory._verbatim_start,
+        "archive": [{"role": m.role, "content": m.content, "tokens": m.tokens} for m in memory.messages],
+        "verbatim_start": memory.verbatim_start,
         "fold_events": [dataclasses.asdict(event) for event in memory.fold_events],
     }
 
 
-def save(memory: RollingMemory, path: str | Path) -> Path:
+def save(memory: RollingMemory, path: str | Path, *, identity: str | None = None) -> Path:
     """Write the state as UTF-8 JSON, atomically (a failure leaves the previous save whole), signed when a
-    signing key is configured (the state and its signature are written together)."""
-    text = json.dumps(to_dict(memory), ensure_ascii=False, indent=1)
+    signing key is configured (the state and its signature are written together); ``identity`` names whose
+    memory it is, and ``load`` must name the same one."""
+    text = json.dumps(to_dict(memory, identity=identity), ensure_ascii=False, indent=1)
     return signing.write_signed(path, text.encode("utf-8"))
 
 
-def load(path: str | Path, summarise: Summariser | None, *, kind: str | type | None = None) -> RollingMemory:
-    """Read a state written by ``save``; ``kind`` (a name or class), if given, is the kind it must be.
+def load(path: str | Path, summarise: Summariser | None, *, defences: Defences | None = None,
+         identity: str | None = None, kind: str | type | None = None,
+         on_note: Callable[[str], None] | None = print) -> RollingMemory:
+    """Read a state written by ``save``, as a memory with the caller's ``defences`` (never the file's);
+    ``identity`` must be the one it was saved with, ``kind`` (a name or class), if given, the kind it holds.
 
-    A missing, damaged, edited or inconsistent file raises an error naming what is wrong.
+    A missing, damaged, edited or inconsistent file raises an error naming what is wrong. A file saved under
+    other defences loads, and ``on_note`` (``print`` by default; None for silence) is given one line saying so.
     """
     path = Path(path)
     if not path.is_file():  # said first: a missing file is not a missing signature
-        raise FileNotFoundError(f"there is no saved memory state at {path}: save(memory, path) writes one")
+        raise FileNotFoundError(f"there is no saved memory state at {path.name}: save(memory, path) writes one")
+    identity = _identity(identity)
     raw = signing.read_verified(path)  # the bytes checked are the bytes parsed (refuses an edited signed file)
     try:
-        data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise StateError("file", f"{path} is not a saved memory state (not UTF-8 JSON: {error})") from None
-    memory = from_dict(data, summarise)
+        data = load_limited(raw, what=f"{path.name} (a saved memory state)", max_bytes=MAX_STATE_BYTES)
+    except JSONRefused as error:
+        raise StateError(error.field, str(error)) from None
+    if not isinstance(data, dict):
+        raise StateError("file", f"{path.name} is not a saved memory state: it holds a JSON {type(data).__name__}, "
+                         "not an object")
+    data = _upgraded(data)
+    saved_identity = _field(data, "identity", (str, type(None)))
+    if saved_identity != identity:
+        raise StateError("identity", _identity_refusal(path.name, saved_identity, identity))
+    memory = from_dict(data, summarise, defences=defences)
     if kind is not None:
         wanted = kind if isinstance(kind, str) else kind.KIND.name  # type: ignore[union-attr]
         if memory.KIND.name != wanted:
-            raise StateError("kind", f"{path} holds a {memory.KIND.name} state, not a {wanted}: load it without "
-                             "kind=, or pick the file saved by a memory of that kind")
+            raise StateError("kind", f"{path.name} holds a {memory.KIND.name} state, not a {wanted}: load it "
+                             "without kind=, or pick the file saved by a memory of that kind")
+    saved, given = data["defences"], defence_settings(defences)
+    if saved != given and on_note is not None:
+        on_note(f"note: {path.name} was saved by a memory with {_describe(saved)}; it is loaded with "
+                f"{_describe(given)}, the defences passed to load() (a saved state never sets them)")
     return memory
 
 
-def from_dict(data: Any, summarise: Summariser | None) -> RollingMemory:
-    """Rebuild a memory from ``to_dict`` data, checking every field and how they fit together."""
+def _identity_refusal(name: str, saved: str | None, given: str | None) -> str:
+    if saved is None:
+        return (f"{name} was saved with no identity, so nothing says it is {given!r}'s memory; it was not loaded. "
+                f"If you trust it, load it with no identity= and save it again with identity={given!r}")
+    if given is None:
+        return (f"{name} is the memory of identity {saved!r}; it was not loaded. Pass identity= to load() with the "
+                "identity it was saved for, if it is that one's")
+    return (f"{name} is the memory of identity {saved!r}, not of {given!r}; it was not loaded (a state copied from "
+            "another user's folder is refused)")
+
+
+def from_dict(data: Any, summarise: Summariser | None, *, defences: Defences | None = None) -> RollingMemory:
+    """Rebuild a memory from ``to_dict`` data, checking every field and how they fit together; the memory gets
+    ``defences`` (the caller's), and the data's own ``defences`` field is only checked."""
     if not isinstance(data, dict):
         raise StateError("file", f"a saved state is an object, got {type(data).__name__}")
     data = _upgraded(data)
@@ -78,9 +140,12 @@ def from_dict(data: Any, summarise: Summariser | None) -> RollingMemory:
     settings = _field(data, "settings", dict)
     defences_data = _field(data, "defences", (dict, type(None)))
     try:
-        defences = Defences.from_settings(defences_data) if defences_data else None
+        Defences.from_settings(defences_data or {})
     except SettingError as error:
         raise StateError(f"defences.{error.setting}", f"defences.{error.setting}: {error}") from None
+    except TypeError as error:
+        raise StateError("defences", f"defences: {error}") from None
+    _field(data, "identity", (str, type(None)))
     system_prompt = _field(data, "system_prompt", str)
     try:
         memory = cls.create(system_prompt, summarise, settings, defences)
@@ -88,27 +153,37 @@ def from_dict(data: Any, summarise: Summariser | None) -> RollingMemory:
         raise StateError("settings", f"settings: {error}") from None
     except SettingError as error:
         raise StateError(f"settings.{error.setting}", f"settings.{error.setting}: {error}") from None
-    _load_archive(memory, _field(data, "archive", list))
-    _load_verbatim_and_summary(memory, data)
+    messages = _archive(memory, _field(data, "archive", list))
+    start, summary = _verbatim_and_summary(memory, messages, data)
+    events = [_fold_event(index, saved) for index, saved in enumerate(_field(data, "fold_events", list))]
+    memory.replace_history(messages, start, summary, events, defences)  # a new memory, not yet handed out
     memory.check_loaded()
-    memory.fold_events = [_fold_event(index, saved) for index, saved in enumerate(_field(data, "fold_events", list))]
-    _check_fold_events(memory)
+    _check_fold_events(memory, events)
     return memory
 
 
 def _upgraded(data: dict[str, Any]) -> dict[str, Any]:
-    """Format-1 data read as format 2: the kind by class name, the defences out of the settings, the counters
-    (now derived from the fold events) checked against them, ``fold_pending`` dropped (it is derived too)."""
+    """Older data read as the current format: format 1 (the kind by class name, the defences among the settings,
+    counters checked against the fold events, ``fold_pending`` dropped) becomes format 2, and format 2 (no
+    identity) becomes format 3 with no identity."""
     version = data.get("format")
     if version == STATE_FORMAT_VERSION and not isinstance(version, bool):
         return data
-    if version != 1 or isinstance(version, bool):
-        raise StateError("format", f"this state has format {version!r}; this version of the project reads formats 1 "
-                         f"and {STATE_FORMAT_VERSION}. Save it again with the project version that wrote it, or "
-                         "start a new memory")
+    if version not in (1, 2) or isinstance(version, bool):
+        raise StateError("format", f"this state has format {version!r:.40}; this version of the project reads "
+                         f"formats 1 to {STATE_FORMAT_VERSION}. Save it again with the project version that wrote "
+                         "it, or start a new memory")
+    if "identity" in data:
+        raise StateError("identity", f"a format-{version} state has no identity field; this one was edited")
+    if version == 1:
+        data = _from_format_1(data)
+    return {**data, "format": STATE_FORMAT_VERSION, "identity": None}
+
+
+def _from_format_1(data: dict[str, Any]) -> dict[str, Any]:
     by_class = {cls.__name__: name for name, cls in KINDS.items()}
-    if data.get("kind") not in by_class:
-        raise StateError("kind", f"this format-1 state was saved by {data.get('kind')!r}, which is not a known "
+    if not isinstance(data.get("kind"), str) or data["kind"] not in by_class:
+        raise StateError("kind", f"this format-1 state was saved by {data.get('kind')!r:.60}, which is not a known "
                          f"memory class ({', '.join(by_class)})")
     settings = dict(_field(data, "settings", dict))
     defences = {name: settings.pop(name) for name in _DEFENCE_NAMES if name in settings}
@@ -116,11 +191,10 @@ def _upgraded(data: dict[str, Any]) -> dict[str, Any]:
     events = _field(data, "fold_events", list)
     for name, value in counters.items():
         if value != len(events) or isinstance(value, bool):
-            raise StateError(f"counters.{name}", f"counters.{name} is {value!r} but fold_events holds {len(events)} "
-                             "folds; each fold adds one")
+            raise StateError(f"counters.{name}", f"counters.{name} is {value!r:.40} but fold_events holds "
+                             f"{len(events)} folds; each fold adds one")
     upgraded = {key: value for key, value in data.items() if key not in ("counters", "fold_pending")}
-    return {**upgraded, "format": STATE_FORMAT_VERSION, "kind": by_class[data["kind"]], "settings": settings,
-            "defences": defences or None}
+    return {**upgraded, "kind": by_class[data["kind"]], "settings": settings, "defences": defences or None}
 
 
 def _kind_class(data: dict[str, Any]) -> type[RollingMemory]:
@@ -130,44 +204,53 @@ def _kind_class(data: dict[str, Any]) -> type[RollingMemory]:
         raise StateError("kind", f"kind: {error}") from None
 
 
-def _load_archive(memory: RollingMemory, archive: list[Any]) -> None:
+def _archive(memory: RollingMemory, archive: list[Any]) -> list[Message]:
+    """The saved messages, each checked as ``add_message`` checks one and its token count recounted."""
+    messages = []
     for index, saved in enumerate(archive):
         where = f"archive[{index}]"
         if not isinstance(saved, dict) or set(saved) != {"role", "content", "tokens"}:
             raise StateError(where, f"{where} must be an object with exactly role, content and tokens, got "
                              f"{saved!r:.80}")
+        if not isinstance(saved["role"], str) or not isinstance(saved["content"], str):
+            raise StateError(where, f"{where}: role and content must be texts, got {type(saved['role']).__name__} "
+                             f"and {type(saved['content']).__name__}")
         try:
-            message = memory._new_message(saved["role"], saved["content"])
+            message = memory.checked_message(saved["role"], saved["content"], index)
         except ValueError as error:
             raise StateError(where, f"{where}: {error}") from None
         if message.tokens != saved["tokens"] or isinstance(saved["tokens"], bool):
             raise StateError(f"{where}.tokens", f"{where}.tokens: the message counts {message.tokens} tokens, not "
-                             f"the {saved['tokens']!r} saved; the file was edited or made with another tokenizer")
-        memory._append(message)
+                             f"the {saved['tokens']!r:.40} saved; the file was edited or made with another tokenizer")
+        messages.append(message)
+    return messages
 
 
-def _load_verbatim_and_summary(memory: RollingMemory, data: dict[str, Any]) -> None:
+def _verbatim_and_summary(memory: RollingMemory, messages: list[Message], data: dict[str, Any]
+                          ) -> tuple[int, str | None]:
     start = _field(data, "verbatim_start", int)
-    if not (0 <= start <= len(memory._archive) and start % 2 == 0):
+    if not (0 <= start <= len(messages) and start % 2 == 0):
         raise StateError("verbatim_start", f"verbatim_start {start} must be an even index within the archive "
-                         f"(0 to {len(memory._archive)}): only whole turns are folded")
+                         f"(0 to {len(messages)}): only whole turns are folded")
     summary = _field(data, "summary", (str, type(None)))
     if summary is not None:
+        if memory.KIND.heading is None:
+            raise StateError("summary", f"summary: a {memory.KIND.name} keeps no summary (its folds drop turns), "
+                             "so its saved state has summary null; this one was edited")
         if shows_nothing(summary):  # as the fold refuses it
             raise StateError("summary", "summary: an empty summary is never stored; use null for no summary")
         try:
             check_text("summary", summary)
         except ValueError as error:
             raise StateError("summary", str(error)) from None
-    memory._verbatim_start = start
-    memory._verbatim_tokens = sum(m.tokens for m in memory._archive[start:])
-    memory._set_summary(summary)
+    return start, summary
 
 
-def _check_fold_events(memory: RollingMemory) -> None:
+def _check_fold_events(memory: RollingMemory, events: list[FoldEvent]) -> None:
     """The fold events must tell the archive's story: consecutive whole turns, from turn 1 to verbatim_start."""
+    messages = memory.messages
     next_turn, previous_summary_tokens = 1, 0
-    for index, event in enumerate(memory.fold_events):
+    for index, event in enumerate(events):
         where = f"fold_events[{index}]"
         first, last = 2 * (event.first_turn - 1), 2 * event.last_turn
         if event.first_turn != next_turn or event.last_turn < event.first_turn:
@@ -176,7 +259,7 @@ def _check_fold_events(memory: RollingMemory) -> None:
         if event.messages_folded != last - first:
             raise StateError(f"{where}.messages_folded", f"{where}.messages_folded is {event.messages_folded}, but "
                              f"turns {event.first_turn} to {event.last_turn} are {last - first} messages")
-        if last > len(memory._archive) or event.message_tokens != sum(m.tokens for m in memory._archive[first:last]):
+        if last > len(messages) or event.message_tokens != sum(m.tokens for m in messages[first:last]):
             raise StateError(f"{where}.message_tokens", f"{where}.message_tokens ({event.message_tokens}) does not "
                              f"match the archive's turns {event.first_turn} to {event.last_turn}")
         if event.old_summary_tokens != previous_summary_tokens:
@@ -184,9 +267,9 @@ def _check_fold_events(memory: RollingMemory) -> None:
                              f"{event.old_summary_tokens}, but the fold before left a summary of "
                              f"{previous_summary_tokens} tokens")
         next_turn, previous_summary_tokens = event.last_turn + 1, event.summary_tokens
-    if 2 * (next_turn - 1) != memory._verbatim_start:
+    if 2 * (next_turn - 1) != memory.verbatim_start:
         raise StateError("fold_events", f"fold_events end at turn {next_turn - 1} but verbatim_start "
-                         f"{memory._verbatim_start} says turns 1 to {memory._verbatim_start // 2} were folded")
+                         f"{memory.verbatim_start} says turns 1 to {memory.verbatim_start // 2} were folded")
     if previous_summary_tokens != memory.summary_tokens:
         raise StateError("fold_events", f"the last fold event made a summary of {previous_summary_tokens} tokens, "
                          f"but the summary counts {memory.summary_tokens}")

@@ -24,12 +24,23 @@ from typing import Any
 import httpx2
 
 from helpers.base import signing
+from helpers.base.json_limits import JSONRefused, load_limited
 from helpers.base.paths import DATA_DIR, REPO_ROOT
 from helpers.model.errors import BadResponse, RecordingMissing
 from helpers.model.responses import RETRIED_STATUSES, retries_taken, sdk_retries
 from helpers.model.secrets import public_url, scrub_text
 
 FORMAT_VERSION = 1
+MAX_RECORDING_BYTES = 256 * 2**20  # a notebook's recording is some hundred kilobytes
+
+
+class BadRecording(RecordingMissing):
+    """A recording file that cannot be replayed (damaged, edited, too large or too deep); ``field`` names
+    the part at fault ("file", "exchanges", "number", ...), as ``StateError`` does for a saved state."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 def recordings_dir(override: str | Path | None = None) -> Path:
@@ -100,21 +111,23 @@ class Recording:
                 "(GROQ_API_KEY in .env, or another endpoint), run the notebook once with LLM_MODE=record; "
                 "or run it offline with LLM_MODE=offline (the deterministic stand-in).")
         raw = signing.read_verified(path)  # signed recordings (notebook 06): read once, checked, then parsed
-        try:
-            data = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as error:
-            raise RecordingMissing(f"{display_path(path)} is not valid JSON ({error}); delete it and record "
-                                   "again with LLM_MODE=record") from error
-        if (not isinstance(data, dict) or data.get("format") != FORMAT_VERSION
-                or not isinstance(data.get("exchanges"), list)):
-            raise RecordingMissing(f"{display_path(path)} is not a recording of format {FORMAT_VERSION}; "
-                                   "delete it and record again with LLM_MODE=record")
+        where = display_path(path)
+        try:  # size, depth and number lengths checked before the parser sees it
+            data = load_limited(raw, what=where, max_bytes=MAX_RECORDING_BYTES)
+        except JSONRefused as error:
+            raise BadRecording(error.field, f"{error}; delete it and record again with LLM_MODE=record") from None
+        if not isinstance(data, dict) or data.get("format") != FORMAT_VERSION or isinstance(data.get("format"), bool):
+            raise BadRecording("format", f"{where} is not a recording of format {FORMAT_VERSION}; delete it and "
+                               "record again with LLM_MODE=record")
+        if not isinstance(data.get("exchanges"), list):
+            raise BadRecording("exchanges", f"{where} has no list of exchanges; delete it and record again with "
+                               "LLM_MODE=record")
         for index, exchange in enumerate(data["exchanges"]):
             problem = _exchange_problem(exchange)
             if problem:
-                raise RecordingMissing(f"{display_path(path)}: exchange {index + 1} {problem}, so it cannot be "
-                                       "replayed; delete that exchange (or the file) and record again with "
-                                       "LLM_MODE=record")
+                raise BadRecording(f"exchanges[{index}]", f"{where}: exchange {index + 1} {problem}, so it cannot "
+                                   "be replayed; delete that exchange (or the file) and record again with "
+                                   "LLM_MODE=record")
         endpoint = data.get("endpoint")
         return cls(path, data["exchanges"], public_url(endpoint) if isinstance(endpoint, str) else None)
 

@@ -4,9 +4,10 @@
 reads the whole answer within ``timeout`` seconds (a server trickling bytes, of its headers or
 its body, cannot stretch a call past it), notes what a retry needs to be explained (attempts,
 ``Retry-After``), and checks that a successful chat completion really is one. Anything else raises ``BadResponse`` saying what came
-back and what to do, before the SDK, a recording or the memory sees it. An error answer's body is
-scrubbed of every configured secret here, so even an SDK exception raised by a notebook's own
-``client.chat.completions.create(...)`` cannot quote a key the server echoed.
+back and what to do, before the SDK, a recording or the memory sees it. Every answer's body, of every
+status, is scrubbed of every configured secret here, in every form it can be written (``scrub_text``), so
+neither an SDK exception raised by a notebook's own ``client.chat.completions.create(...)``, nor a reply
+stored in a memory, nor a model id in the printed label can quote a key the server echoed.
 """
 from __future__ import annotations
 
@@ -134,12 +135,12 @@ def parse_completion(content: bytes, where: str, secrets: Iterable[str] = ()) ->
 
 
 def scrub_body(content: bytes, secrets: Iterable[str]) -> bytes:
-    """An error answer's body with every secret replaced, so no exception the SDK builds from it can show one."""
-    try:
-        text = content.decode("utf-8")
-    except UnicodeDecodeError:
-        return content
-    return scrub_text(text, secrets).encode("utf-8")
+    """An answer's body with every secret replaced in every form (``scrub_text``), so that nothing built from it
+    (the SDK's exception, a reply stored in a memory, a recording, a model list) can show one. Bytes that are not
+    UTF-8 are kept as they were around it."""
+    text = content.decode("utf-8", "surrogateescape")
+    scrubbed = scrub_text(text, secrets)
+    return content if scrubbed == text else scrubbed.encode("utf-8", "surrogateescape")
 
 
 class CheckedTransport(httpx2.BaseTransport):
@@ -174,9 +175,11 @@ class CheckedTransport(httpx2.BaseTransport):
         headers = [(k, v) for k, v in response.headers.multi_items() if k.lower() not in _SKIPPED_HEADERS]
         content = httpx2.Response(response.status_code, headers=headers, content=raw).read()  # undo the encoding
         plain = [(k, v) for k, v in headers if k.lower() != "content-encoding"]
+        # every body, whatever its status: an error can echo the key and the SDK quotes it; a 200 reply or a
+        # model list can quote it too, and would carry it into a memory, a saved state or the printed label
+        content = scrub_body(content, self.secrets())
         if not 200 <= response.status_code < 300:
             self.trace.retry_after = retry_after_seconds(response.headers)
-            content = scrub_body(content, self.secrets())  # an error can echo the key; the SDK quotes the body
             if sdk_retries(response):
                 self._report_retry(request, f"answered {response.status_code}", self.trace.retry_after)
         elif (request.url.path.rstrip("/").endswith("chat/completions")

@@ -1,13 +1,20 @@
-"""Keeping secrets out of every text the project shows or stores: server messages, labels, recordings.
+r"""Keeping secrets out of every text the project shows or stores: server messages, labels, recordings.
 
 The secrets are the values of ``settings.secret_variables()`` (the one list of secret variable names) and
-the credentials written into ``LLM_BASE_URL``.
+the credentials written into ``LLM_BASE_URL``. ``scrub_text`` is the one scrubber: it finds a secret in
+every form a server or the SDK can render it, written as it is, in any case (a secret of 8 characters or
+more), with any of its characters
+JSON-escaped (``\/``, ``\u0041``) or percent-encoded (``%2F``, ``+`` for a space), and replaces it whole.
+Every answer of a server passes it (``helpers.model.responses``), whatever its status, before the SDK, an
+error message, a recording or a memory sees it.
 """
 from __future__ import annotations
 
 import base64
+import functools
 import os
 import re
+import unicodedata
 from collections.abc import Iterable
 from urllib.parse import unquote, urlsplit, urlunsplit
 
@@ -25,32 +32,90 @@ def configured_secrets(*extra: str | None) -> list[str]:
     return [secret for secret in dict.fromkeys(found) if secret]
 
 
+ANY_CASE_LENGTH = 8  # a secret this long is found in any case; a shorter one (a password "Pune") only as written,
+# or every "pune" in a reply would go too
+
+
+def _hex(value: int, width: int) -> str:
+    """``value`` in hex digits, each letter in either case."""
+    return "".join(f"[{d}{d.upper()}]" if d.isalpha() else d for d in f"{value:0{width}x}")
+
+
+def _char_forms(ch: str, any_case: bool) -> str:
+    r"""A pattern for one character of a secret in any rendering: itself (in either case, with ``any_case``), its
+    JSON escapes (``\uXXXX``, ``\/`` and the like), its percent-encoding (``+`` for a space)."""
+    cases = {ch, ch.lower(), ch.upper()} if any_case and len(ch.lower()) == len(ch.upper()) == 1 else {ch}
+    forms = {re.escape(code) for code in cases}
+    for code in cases:
+        if ord(code) <= 0xFFFF:
+            forms.add(r"\\u" + _hex(ord(code), 4))
+        forms.add("".join("%" + _hex(byte, 2) for byte in code.encode("utf-8")))
+    if ch in "/\\\"":
+        forms.add(r"\\" + re.escape(ch))
+    if ch == " ":
+        forms.add(r"\+")
+    return "(?:" + "|".join(sorted(forms, key=len, reverse=True)) + ")"
+
+
+@functools.lru_cache(maxsize=64)
+def _secret_pattern(secrets: tuple[str, ...]) -> re.Pattern[str]:
+    """One pattern for every form of every secret, the longest secrets first."""
+    return re.compile("|".join("".join(_char_forms(ch, len(secret) >= ANY_CASE_LENGTH) for ch in secret)
+                               for secret in secrets))
+
+
 def scrub_text(text: str, secrets: Iterable[str]) -> str:
-    """``text`` with every secret (whatever its length, longest first) and anything shaped like a key replaced."""
-    for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
-        text = text.replace(secret, REDACTED)
+    """``text`` with every secret (whatever its length), in every form it can be rendered, and anything shaped
+    like a key replaced by ``[REDACTED]``."""
+    known = tuple(sorted({s for s in secrets if s}, key=len, reverse=True))
+    if known:
+        text = _secret_pattern(known).sub(REDACTED, text)
     return KEY_SHAPES.sub(REDACTED, text)
+
+
+def _authority(url: str) -> tuple[str, str, str] | None:
+    """(scheme and ``//``, authority, the rest) of a URL, read by hand for one ``urlsplit`` cannot parse."""
+    found = re.match(r"([A-Za-z][A-Za-z0-9+.-]*:)?//([^/?#]*)(.*)\Z", url.strip(), re.DOTALL)
+    return (f"{found.group(1) or ''}//", found.group(2), found.group(3)) if found else None
+
+
+def _last_at(authority: str) -> int:
+    """Where the userinfo of ``authority`` ends: its last ``@``, or a character NFKC reads as one (``＠``)."""
+    return max((i for i, ch in enumerate(authority) if unicodedata.normalize("NFKC", ch) == "@"), default=-1)
 
 
 def url_credentials(url: str) -> list[str]:
     """The user name and password written into a URL (``http://user:pass@host/v1``), if any: as written,
-    percent-decoded (what the HTTP client sends) and as the Basic authorization token a server may echo."""
+    percent-decoded (what the HTTP client sends) and as the Basic authorization token a server may echo;
+    read by hand from a URL that cannot be parsed (a full-width ``＠`` in the password)."""
     try:
         parts = urlsplit(url)
         written = [value for value in (parts.username, parts.password) if value]
     except ValueError:
-        return []
+        split = _authority(url)
+        at = _last_at(split[1]) if split else -1
+        if at < 0:
+            return []
+        user, _, password = split[1][:at].partition(":")  # type: ignore[index]
+        written = [value for value in (user, password) if value]
+        parts = None
     decoded = [unquote(value) for value in written]
-    token = base64.b64encode(":".join(unquote(v or "") for v in (parts.username, parts.password)).encode()).decode()
+    pair = (parts.username, parts.password) if parts is not None else tuple(written + ["", ""])[:2]
+    token = base64.b64encode(":".join(unquote(v or "") for v in pair).encode()).decode()
     return [*dict.fromkeys(written + decoded), *([token] if written else [])]
 
 
 def public_url(url: str) -> str:
-    """``url`` without the credentials written into it: what may be printed or stored."""
+    """``url`` without the credentials written into it: what may be printed or stored (a URL that cannot be
+    parsed loses everything before its last ``@`` or look-alike of one, never printed whole)."""
     try:
         parts = urlsplit(url)
     except ValueError:
-        return url
+        split = _authority(url)
+        if split is None:
+            return "[an LLM_BASE_URL that cannot be read as a URL]"
+        at = _last_at(split[1])
+        return split[0] + split[1][at + 1:] + split[2] if at >= 0 else url
     if "@" not in parts.netloc:
         return url
     host = parts.netloc.rsplit("@", 1)[1]

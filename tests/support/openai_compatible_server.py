@@ -65,6 +65,7 @@ class OpenAICompatibleServer:
         self.trickle: float | None = None  # seconds between the bytes of every answer
         self.trickle_headers: float | None = None  # seconds between the bytes of the status line and headers
         self.echo_key_in_401 = False
+        self.body_filter: Any = None  # bytes -> bytes, applied to every answer's body (an echo in a chosen form)
         self.max_requests = max_requests
         self.received: list[dict[str, Any]] = []  # path, headers (lower-cased), body of every request
         self._failures: list[tuple[int, str]] = []  # queued (status, kind) answers for the next requests
@@ -142,6 +143,8 @@ class OpenAICompatibleServer:
                 status, payload, headers = owner._answer(self.command, self.path, dict(self.headers.items()), content)
                 data, content_type = payload if isinstance(payload, tuple) else (json.dumps(payload).encode(),
                                                                                  "application/json")
+                if owner.body_filter is not None:
+                    data = owner.body_filter(data)
                 if owner.trickle_headers is not None:  # even the headers come a byte at a time
                     head = "".join([f"HTTP/1.1 {status} Answer\r\n", f"content-type: {content_type}\r\n",
                                     f"content-length: {len(data)}\r\n",
