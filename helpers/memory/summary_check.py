@@ -61,7 +61,7 @@ _ROLES = r"system|developer|assistant|user|tool|human"
 # ----- instructions: orders about the assistant's own rules, role or memory, not imperative words ---------------
 _DETERMINERS = r"(?:(?:all|any|every|the|your|its|his|her|their|my|of|these|those|previous|prior|above|earlier|" \
                r"preceding|existing|original|current|old|former|initial|system|safety|default|standing) )*"
-_OWN_RULES = (r"(?:instructions?|guidelines?|(?:system )?prompts?|directives?|programming|guardrails?|"
+_OWN_RULES = (r"(?:instructions?|guidelines?|(?:system )?prompts?|directives?|programming|guardrails?|principles|ethics|"
               r"(?:safety |content |compliance )?(?:polic(?:y|ies)|restrictions?|filters?|constraints?))")
 _RULES = r"rules?(?! (?:on|for|of|about|under|in|from|regarding)\b)"  # "the new rules on LTCG" are the world's rules
 _INSTRUCTION_PHRASES = (
@@ -81,9 +81,11 @@ _INSTRUCTION_PHRASES = (
     r"(?:system|developer|administrator|admin|operator|owner|creator)s?",
     r"(?:i am|i'm|this is|speaking as) (?:your|the|an?) (?:developer|administrator|admin|operator|creator|owner|"
     r"system administrator|system)\b",
-    r"(?:system|admin|administrator|developer|operator|root) (?:override|instruction|directive|command|access)",
+    r"(?:system|admin|administrator|developer|operator|root) (?:override|instruction|directive|command|access|policy)",
 )
-_ORDER = r" (?:must|shall|has to|is required to|is instructed to|is authori[sz]ed to) (?:now |always |never |only )"
+# an order to the assistant: what it must do from now on, or which product it is to push in every answer
+_ORDER = (r" (?:(?:must|shall|has to|is required to|is instructed to|is authori[sz]ed to) (?:now |always |never |only )"
+          r"|(?:will|should|must|shall) (?:always|only|now|from now on) (?:recommend|suggest|name|push|promote|endorse|pick)\b)")
 
 
 @functools.lru_cache(maxsize=32)
