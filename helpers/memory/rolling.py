@@ -89,6 +89,16 @@ class RollingMemory:
         return self._summary
 
     @property
+    def current_summary(self) -> str | None:
+        """The summary, by the name lesson 3's class gives it (notebooks 02 and 06)."""
+        return self._summary
+
+    @property
+    def recent_turns(self) -> list[dict[str, str]]:
+        """The messages sent word for word, by the name lesson 3's class gives them (the same as ``verbatim``)."""
+        return self.verbatim
+
+    @property
     def summary_tokens(self) -> int:
         return self._summary_tokens
 
