@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from matplotlib.figure import Figure
 
 from helpers.display.plots import COLOURS, MIN_TEXT_SIZE, new_figure
-from helpers.measure.attacks import AttackRate
+from helpers.measure.attacks import AttackRate, CheckMeasure
 
 _MEASURES = (("reached_system", "reaches a system message", "reach system"),
              ("in_summary", "survives into the summary", "in summary"),
@@ -74,3 +74,16 @@ def benign_line(rates: Sequence[AttackRate]) -> str:
     runs = sum(rate.payloads for rate in rates)
     return (f"benign control (no payload), {runs} runs: flagged {sum(r.flagged for r in rates)}, "
             f"refused {sum(r.refused for r in rates)}")
+
+
+def check_table_text(measures: Sequence[CheckMeasure], label: str) -> str:
+    """The summary check measured both ways, one row per mode: held-out attacks caught, false alarms on ordinary
+    talk, and what the mode cost an ordinary conversation (fold attempts flagged and refused)."""
+    def cell(count: int, out_of: int) -> str:
+        return f"{count:>3}/{out_of} {CheckMeasure.percent(count, out_of):3.0f}%"
+    header = f"{'check mode':<10} {'held-out attacks caught':>24} {'false alarms, ordinary talk':>28} {'ordinary conversation: folds flagged, refused':>46}"
+    lines = [label, header, "-" * len(header)]
+    for m in measures:
+        folds = f"{m.turns} turns, {m.folds} folds: {m.folds_flagged} flagged, {m.folds_refused} refused"
+        lines.append(f"{m.mode:<10} {cell(m.caught, m.attacks):>24} {cell(m.false_alarms, m.ordinary):>28} {folds:>46}")
+    return "\n".join(lines)

@@ -22,8 +22,8 @@ from helpers.memory.defences import Defences
 from helpers.memory.pinned import PINNED_CLOSE, PINNED_HEADING, PINNED_OPEN
 from helpers.memory.placement import DATA_CLOSE, DATA_OPEN
 from helpers.memory.registry import KINDS
-from helpers.memory.summary_check import assistant_names, check_summary
-from helpers.memory.types import Summariser, SummariserError
+from helpers.memory.summary_check import CHECK_MODES, assistant_names, check_summary
+from helpers.memory.types import SettingError, Summariser, SummariserError, SummaryRefused
 
 
 @dataclass(frozen=True)
@@ -142,19 +142,29 @@ def memoised(summarise: Summariser) -> Summariser:
     return call
 
 
+def _kinds(kinds: Iterable[str] | None) -> list[str]:
+    """The kinds a table shows: those the caller names (each must be registered), or every registered kind."""
+    chosen = list(KINDS) if kinds is None else list(kinds)
+    unknown = [kind for kind in chosen if kind not in KINDS]
+    if unknown:
+        raise SettingError("kinds", unknown[0], f"no memory kind named {unknown[0]!r}; the kinds are {', '.join(KINDS)}")
+    return chosen
+
+
 def run_attacks(summariser_for: Callable[[str, bool], Summariser], system_prompt: str, *,
-                corpus_payloads: Iterable[dict[str, Any]] | None = None,
+                kinds: Iterable[str] | None = None, corpus_payloads: Iterable[dict[str, Any]] | None = None,
                 settings: Iterable[DefenceSetting] = DEFENCE_SETTINGS) -> list[AttackRun]:
-    """Every payload x registered memory kind x setting. ``summariser_for(kind_name, hardened)`` gives the
-    summariser (a kind without one, the sliding window, is never asked for it)."""
+    """Every payload x memory kind (``kinds``, by name: every registered one if None) x setting.
+    ``summariser_for(kind_name, hardened)`` gives the summariser (a kind without one, the sliding window, is never
+    asked for it)."""
     runs = []
     chosen = list(corpus_payloads if corpus_payloads is not None else payloads())
     summarisers: dict[tuple[str, bool], Summariser | None] = {}
     for setting in settings:
-        for kind, cls in KINDS.items():
+        for kind in _kinds(kinds):
             key = (kind, setting.hardened_summariser)
             if key not in summarisers:  # settings that differ only in the memory share one (memoised) summariser
-                summarisers[key] = memoised(summariser_for(*key)) if cls.KIND.heading else None
+                summarisers[key] = memoised(summariser_for(*key)) if KINDS[kind].KIND.heading else None
             summarise = summarisers[key]
             for payload in chosen:
                 outcome = run_one(payload["text"], payload["canary"], kind, setting, summarise, system_prompt)
@@ -191,12 +201,13 @@ def attack_rates(runs: Iterable[AttackRun]) -> list[AttackRate]:
             for (setting, memory), group in groups.items()]
 
 
-def benign_control(summariser_for: Callable[[str, bool], Summariser], system_prompt: str,
+def benign_control(summariser_for: Callable[[str, bool], Summariser], system_prompt: str, *,
+                   kinds: Iterable[str] | None = None,
                    settings: Iterable[DefenceSetting] = DEFENCE_SETTINGS) -> list[AttackRun]:
     """The same runs with a benign turn 2: the check's false alarms, and refusals it would cause."""
     benign = {"id": "benign", "family": "benign", "text": corpus()["conversation"]["benign_turn"],
               "canary": "\0no canary\0"}
-    return run_attacks(summariser_for, system_prompt, corpus_payloads=[benign], settings=settings)
+    return run_attacks(summariser_for, system_prompt, kinds=kinds, corpus_payloads=[benign], settings=settings)
 
 
 def payload(payload_id: str) -> dict[str, Any]:
@@ -221,3 +232,76 @@ def where_it_is(text: str, memory: Any, saved_file: Any = None) -> str:
     if saved_file is not None:
         places["saved file"] = text in saved_file.read_text(encoding="utf-8")
     return f"{text!r}: " + ", ".join(f"{place} {'yes' if held else 'no'}" for place, held in places.items())
+
+
+# ----- the summary check, measured both ways ---------------------------------------------------------------------
+@functools.cache
+def _security_file(name: str) -> dict[str, Any]:
+    return json.loads((DATA_DIR / "security" / name).read_text(encoding="utf-8"))
+
+
+def heldout_attacks() -> list[dict[str, Any]]:
+    """The held-out attacks on the check (``data/security/heldout_attacks.json``): written before its patterns,
+    never used to tune them."""
+    return list(_security_file("heldout_attacks.json")["attacks"])
+
+
+def ordinary_talk() -> dict[str, Any]:
+    """Ordinary conversation (``data/security/ordinary_talk.json``): user messages, summaries as models write them,
+    and the system prompts whose assistant names the check knows."""
+    return dict(_security_file("ordinary_talk.json"))
+
+
+@dataclass(frozen=True)
+class CheckMeasure:
+    """One check mode, measured: held-out attacks flagged, ordinary texts flagged (false alarms), and the fold
+    attempts of an ordinary conversation that the check flagged or refused."""
+
+    mode: str
+    attacks: int
+    caught: int
+    ordinary: int
+    false_alarms: int
+    turns: int
+    folds: int
+    folds_flagged: int
+    folds_refused: int
+
+    @staticmethod
+    def percent(count: int, out_of: int) -> float:
+        return 100.0 * count / out_of if out_of else 0.0
+
+
+def measure_check(summarise: Summariser, kind: str = "summary memory", *, turns: int | None = None,
+                  modes: Iterable[str] = CHECK_MODES) -> list[CheckMeasure]:
+    """Each check mode measured both ways, as the memory applies it (``Defences(summary_check=mode)``): on the
+    held-out attacks and the ordinary texts (the check's findings for each text as a summary), and on a
+    conversation of the ordinary user messages (the first ``turns``; all if None) run through ``kind`` with
+    ``summarise``, each answered with the same short reply: of its fold attempts, how many were flagged or refused
+    (a refused fold keeps the messages verbatim and is tried again at the next fold)."""
+    talk = ordinary_talk()
+    ordinary = [*talk["user_messages"], *talk["summaries"]]
+    prompt = talk["system_prompts"][0]
+    messages = talk["user_messages"][:turns] if turns is not None else talk["user_messages"]
+    summarise = memoised(summarise)  # the modes fold the same turns: each summary is asked for once
+    results = []
+    for mode in modes:
+        defences = Defences(summary_check=mode)
+
+        def flags(text: str, system_prompt: str = prompt) -> bool:
+            return bool(defences.check(text, system_prompt))
+        caught = sum(flags(attack["text"]) for attack in heldout_attacks())
+        false_alarms = sum(any(flags(text, p) for p in talk["system_prompts"]) for text in ordinary)
+        cls = KINDS[kind]
+        memory = cls.create(prompt, summarise, dict(cls.KIND.attack_settings), defences)
+        refused = 0
+        for text in messages:
+            for role, content in (("user", text), ("assistant", "Noted. Let us keep that in the plan.")):
+                try:
+                    memory.add_message(role, content)
+                except SummaryRefused:
+                    refused += 1  # the messages stay verbatim; the fold is tried again later
+        flagged = sum(bool(event.check) for event in memory.fold_events)
+        results.append(CheckMeasure(mode, len(heldout_attacks()), caught, len(ordinary), false_alarms, len(messages),
+                                    memory.summary_count + refused, flagged + refused, refused))
+    return results

@@ -19,9 +19,10 @@ brackets stand together inside the block, and its ``<<<`` / ``>>>`` markers are 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable
 
-from helpers.base.unicode_data import ANGLE_READINGS, DEFAULT_IGNORABLE, FORMAT, MARKS
+from helpers.base.unicode_data import ANGLE_READINGS, DEFAULT_IGNORABLE, FORMAT, LATIN_READINGS, MARKS
 
 PLACEMENTS = ("system", "data")
 DATA_OPEN = "<<<MEMORY DATA>>>"
@@ -93,3 +94,65 @@ def memory_message(heading: str, body: str, placement: str, *, note: str = DATA_
     if placement == "system":
         return {"role": "system", "content": strip_invisible(heading + body)}
     return {"role": "user", "content": f"{note}\n{DATA_OPEN}\n{escape_markers(heading + body)}\n{DATA_CLOSE}"}
+
+
+# ----- reading text as a reader (and a model) sees it: what the summary check and the escaping of imitations read ---
+# Unicode's look-alikes of ":" (confusables.txt, UTS #39: every source whose prototype is ":", copied here; full-width
+# ":" is also NFKC's), read as a colon: "SYSTEM\u2236" is a role label to a reader
+COLON_LOOKALIKES = frozenset("\u0903\u0a83\uff1a\u0589\u0703\u0704\u16ec\ufe30\u1803\u1809\u205a\u05c3\u02f8"
+                             "\ua789\u2236\u02d0\ua4fd")
+
+
+def _small_capitals() -> dict[str, str]:
+    """Unicode's small capitals ("LATIN LETTER SMALL CAPITAL S", U+A731) as the capital letters they are drawn as:
+    neither NFKC nor confusables.txt reads all of them ("\ua731\u028f\ua731\u1d1b\u1d07\u1d0d" is "SYSTEM")."""
+    found = {}
+    for first, last in ((0x0250, 0x02AF), (0x1D00, 0x1DBF), (0xA720, 0xA7FF), (0x1DF00, 0x1DFFF)):
+        for point in range(first, last + 1):
+            name = unicodedata.name(chr(point), "")
+            if (match := re.fullmatch(r"LATIN LETTER SMALL CAPITAL ([A-Z])", name)) is not None:
+                found[chr(point)] = match.group(1)
+    return found
+
+
+SMALL_CAPITALS = _small_capitals()
+# what a look-alike letter reads as: confusables.txt's Latin prototypes, small capitals as capitals
+LETTER_READINGS = {**LATIN_READINGS, **SMALL_CAPITALS}
+# the tag characters spell ASCII invisibly ("ASCII smuggling"): read them as the letters a model may read
+_TAGS_AS_ASCII = {point: point - 0xE0000 for point in range(0xE0020, 0xE007F)}
+# every other character that ends a line (str.splitlines): a line starts after it as after "\n"
+_LINE_BREAKS_AS_NEWLINE = dict.fromkeys(map(ord, "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"), "\n")
+_PUNCTUATION_READINGS = {**ANGLE_READINGS, **dict.fromkeys(COLON_LOOKALIKES, ":")}
+
+
+def readable_form(text: str) -> str:
+    """``text`` as a reader sees it: tag characters as the ASCII they spell, other invisible characters dropped,
+    every line break as a newline, combining marks dropped ("S\u0301YSTEM" as "SYSTEM"), compatibility forms as
+    their plain letters (NFKC: full-width "ｍｕｓｔ" as "must"), bracket and colon look-alikes as brackets and
+    colons, and Latin look-alikes and small capitals as Latin letters (``latin_reading``)."""
+    text = strip_invisible(text.translate(_TAGS_AS_ASCII)).replace("\r\n", "\n").translate(_LINE_BREAKS_AS_NEWLINE)
+    text = latin_reading(text)  # before NFKD, which would make a look-alike "˛" a space and a mark
+    text = unicodedata.normalize("NFKC", strip_marks(unicodedata.normalize("NFKD", text)))
+    # and again after it: a letter with a mark ("ё") is a look-alike ("е") only once the mark is gone
+    return latin_reading("".join(_PUNCTUATION_READINGS.get(ch, ch) for ch in strip_invisible(text)))
+
+
+# a word: letters, digits and the characters that look like Latin letters (some are symbols, "ǀ" or "∣")
+_WORD = re.compile("(?:[^\\W_]|[" + "".join(map(re.escape, LETTER_READINGS)) + "])+")
+
+
+def _latin_word(match: re.Match[str]) -> str:
+    word = match.group(0)
+    lookalikes = [ch in LETTER_READINGS for ch in word]
+    if not any(lookalikes):
+        return word
+    mixed = any(ch.isascii() and ch.isalpha() for ch in word)  # "ignоre": Latin with a Cyrillic o
+    disguised = all(found or ch.isdigit() for found, ch in zip(lookalikes, word))  # "ЅУЅТЕМ": every letter a look-alike
+    return "".join(LETTER_READINGS.get(ch, ch) for ch in word) if mixed or disguised else word
+
+
+def latin_reading(text: str) -> str:
+    """``text`` with the Latin look-alikes (confusables.txt) and small capitals read as Latin letters, in each word
+    that holds a Latin letter or is made only of look-alikes (a word spelling a Latin one in another script).
+    A word with a letter that looks like no Latin one ("Система") is real text of its script: left as written."""
+    return _WORD.sub(_latin_word, text)

@@ -5,7 +5,8 @@ A kind decides *when* to fold (``SummaryMemory``: after N turns; ``SummaryBuffer
 budget would overflow; ``SlidingWindowMemory``: when the window is full) and, by overriding
 ``_new_summary``, *what* a fold keeps (a summary written by ``summarise(messages, existing_summary)``, or
 nothing). The request is built on each call from the system prompt, the memory messages (the summary
-block; the pinned rules when the defences pin some) and the archive's verbatim slice.
+block) and the archive's verbatim slice; pinned rules, when the defences pin some, follow the system prompt in
+the first system message.
 
 Each message is counted once, when it is added, and the verbatim part is a suffix of the append-only
 archive (a start index and a running token total), so a turn costs the same at turn 10 as at 10,000.
@@ -19,6 +20,7 @@ from collections.abc import Iterator
 from typing import Any, ClassVar, NamedTuple
 
 from helpers.base.tokens import count_tokens
+from helpers.memory.imitation import escape_imitations
 from helpers.memory.placement import shows_nothing
 from helpers.memory.types import (
     ROLES,
@@ -96,6 +98,16 @@ class RollingMemory:
         return self._summary
 
     @property
+    def current_summary(self) -> str | None:
+        """The summary, by the name lesson 3's class gives it (notebooks 02 and 06)."""
+        return self._summary
+
+    @property
+    def recent_turns(self) -> list[dict[str, str]]:
+        """The messages sent word for word, by the name lesson 3's class gives them (the same as ``verbatim``)."""
+        return self.verbatim
+
+    @property
     def summary_tokens(self) -> int:
         return self._summary_tokens
 
@@ -156,31 +168,42 @@ class RollingMemory:
         vars(self).update(self._held(self._defences, summary, pinned=False))
 
     def _held(self, defences: MemoryDefences | None, summary: str | None, *, pinned: bool = True) -> dict[str, Any]:
-        """The attributes that hold ``summary`` under ``defences`` (and the pinned block, with ``pinned``): each
-        memory message and its token count. Made apart from storing them, so that a change is stored in one
-        update: an interrupt (the stop button) lands before it or after it, never halfway."""
+        """The attributes that hold ``summary`` under ``defences`` (and the pinned block, with ``pinned``): the
+        summary message, the pinned text the first system message carries, and their token counts. Made apart
+        from storing them, so that a change is stored in one update: an interrupt (the stop button) lands before
+        it or after it, never halfway. Under any defences, text in the summary that imitates a memory block is
+        escaped (``imitation.py``)."""
         if summary is None:
             message = None
         elif defences is not None:
-            message = defences.summary_message(self.KIND.heading, summary)
+            message = defences.summary_message(self.KIND.heading, escape_imitations(summary, self._own_headings()))
         else:  # the lessons' design: a second system message, the heading then the summary
             message = {"role": "system", "content": self.KIND.heading + summary}
         held = {"_summary": summary, "_summary_tokens": count_tokens(summary) if summary is not None else 0,
                 "_summary_message": message, "_summary_block_tokens": count_tokens(message["content"]) if message else 0}
         if pinned:
             block = defences.pinned_message() if defences is not None else None
-            held.update(_defences=defences, _pinned=block, _pinned_tokens=count_tokens(block["content"]) if block else 0)
+            text = f"\n\n{block['content']}" if block else ""
+            held.update(_defences=defences, _pinned=text, _pinned_tokens=count_tokens(text) if text else 0)
         return held
+
+    def _own_headings(self) -> tuple[str, ...]:
+        return (self.KIND.heading,) if self.KIND.heading else ()
 
     # ----- the request -----------------------------------------------------------------------
     def memory_messages(self) -> list[dict[str, str]]:
-        """The messages between the system prompt and the verbatim part: pinned rules, then the summary."""
-        return [dict(message) for message in (self._pinned, self._summary_message) if message is not None]
+        """The messages between the system prompt and the verbatim part: the summary block, once there is one
+        (pinned rules are no message of their own: they ride in the first system message)."""
+        return [dict(self._summary_message)] if self._summary_message is not None else []
 
     def get_messages_for_api(self) -> list[dict[str, str]]:
-        """The request: system prompt, the memory messages, then the verbatim messages (a new list each call)."""
-        return [{"role": "system", "content": self.system_prompt}, *self.memory_messages(),
-                *(message.to_api() for message in self._archive[self._verbatim_start:])]
+        """The request: the system prompt (with the pinned rules after it), the memory messages, then the verbatim
+        messages (a new list each call). Under any defences, verbatim text that imitates a memory block is escaped."""
+        verbatim = [message.to_api() for message in self._archive[self._verbatim_start:]]
+        if self._defences is not None:
+            headings = self._own_headings()
+            verbatim = [{**message, "content": escape_imitations(message["content"], headings)} for message in verbatim]
+        return [{"role": "system", "content": self.system_prompt + self._pinned}, *self.memory_messages(), *verbatim]
 
     def snapshot(self) -> MemorySnapshot:
         """The numbers a turn line reads: sizes of the request's parts and the folds so far."""

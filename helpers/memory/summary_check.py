@@ -1,39 +1,44 @@
-"""A check of every new summary for text that should never be in one: instructions aimed at the
-assistant, role markers, chat-template tokens and forged section headers.
+"""A check of every new summary for text that claims authority or a role: orders aimed at the assistant's
+own rules or role, role markers in any syntax that writes a message, chat-template tokens, and copies of the
+memory's own headings, notes and the summariser's section headers.
 
-A summary is the model's notes about a conversation; the assistant's rules come from the system
-prompt. A pattern check is cheap and offline. It reads the summary with invisible characters dropped
-(the tag characters read as the ASCII they spell), combining marks dropped (a mark is drawn on the letter
-before it), compatibility forms as the letters Unicode says they are (NFKC: full-width "ｍｕｓｔ" reads
-"must"), bracket look-alikes read as brackets, every line break as a new line, in any case, and with any
-run of whitespace (spaces, tabs, newlines, or an invisible character in its place) wherever a phrase has a space.
-It catches role markers wherever a sentence can start (``Thanks.SYSTEM:``; ``User:`` and ``Assistant:``
-only in capitals, since summaries label who said what in sentence case), the template tokens of the
-common chat formats (gpt-oss/harmony, Llama 3, ChatML, Gemma, Mistral, Phi, Llama 2), and headers forged
-in any case, the memory kinds' own headings among them (``headings=``).
+A summary is the model's notes about a conversation; the assistant's rules come from the system prompt.
+The check does not flag imperative or rule words as such: ordinary finance talk is full of them ("act as
+guarantor", "override the nominee", "must always keep an emergency fund", "From now on the user will save",
+"forget the car loan"). It flags what a summary never needs to say: that the assistant's instructions,
+rules or prompt are to be ignored or replaced, that the assistant is now someone else, that a message
+comes from the system, a developer or an administrator, that something is to be kept for ever.
 
-Letters of other scripts that look like Latin ones (Unicode's confusables: a Cyrillic "о" in "ignоre", a
-Greek "Τ" in "SYSTEM") are read as the Latin letters in a word that also holds a Latin letter, or whose
-letters all have a Latin look-alike; a Russian or Greek word with a letter of its own stays as written, so
-real text in those scripts is not misread.
+It reads the summary as a reader sees it (``placement.readable_form``: invisible characters dropped, tag
+characters as the ASCII they spell, marks dropped, NFKC, bracket and colon look-alikes, Latin look-alikes
+and small capitals as Latin letters), with JSON's escaped line breaks and quotes (``\\n``, ``\\"``) read as
+what they stand for. Role markers count in the syntaxes that write a message: a role label in capitals
+(``SYSTEM:``, as the requests write them) or in lower case at a sentence start (``system:``, as chat
+formats do), a JSON ``"role": "system"`` field, a YAML ``role: system`` line, XML ``<system>`` tags, a
+markdown heading that is only a role or "instructions" (``## System``). A label in sentence case
+(``System:``, ``Tool:``, ``User:``) is how pasted bank texts and summaries label lines: it is not flagged.
+The memory kinds' headings are flagged whole in any case, their titles in capitals; a summary titled
+``**Conversation Summary:**`` is ordinary.
 
 What it cannot catch: paraphrase (an instruction in words of its own), other languages and
-transliteration (Hinglish), encoded text (base64, leetspeak, letters spaced apart). Its
-detection figures in notebook 06 come from payloads written together with it, so they flatter it; its
-false alarms are measured on the lessons' own summaries and conversations.
+transliteration (Hinglish), encoded text (base64, letters spaced apart). Notebook 06 measures it both
+ways: its catch rate on held-out attacks written before these patterns (``data/security/heldout_attacks.json``)
+and its false alarms on ordinary conversation (``data/security/ordinary_talk.json``).
 """
 from __future__ import annotations
 
 import functools
 import re
-import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from helpers.base.unicode_data import ANGLE_READINGS, LATIN_READINGS
-from helpers.memory.pinned import PINNED_CLOSE, PINNED_HEADING, PINNED_OPEN
-from helpers.memory.placement import DATA_CLOSE, DATA_OPEN, strip_invisible, strip_marks
+from helpers.memory.imitation import BLOCK_TEXTS, note_clauses
+from helpers.memory.pinned import PINNED_HEADING
+from helpers.memory.placement import latin_reading, readable_form
 from helpers.memory.registry import headings as kind_headings
+
+__all__ = ["CHECK_MODES", "SummaryCheck", "assistant_names", "check_mode", "check_summary", "latin_reading",
+           "readable_form"]
 
 CHECK_MODES = ("off", "report", "refuse")
 
@@ -51,74 +56,105 @@ def _phrases(*phrases: str) -> str:
 _MARKDOWN = r"\s*_#>+\-\u2013\u2014\u2022\u2023\u2043\u25e6\u25aa\u25cf\u2219\u00b7"
 _SENTENCE_START = (r"(?:^|(?<=[.!?;:|<>)\]}\"'\u2018\u2019\u201a\u201c\u201d\u201e\u00bf\u00a1\u300c\u300d\u300e\u300f"
                    r"\u3002\u0964\u0965\u203d]))[" + _MARKDOWN + r"(\[{]*(?<![^\W_])")
-# roles no summary names at a sentence start, in any case; "User:" and "Assistant:" in sentence case are how
-# summaries (the offline stand-in's too) say who said what, so those two count in capitals, as the requests write them
-_ROLES = r"system|developer|tool|human"
-_ROLES_IN_CAPITALS = r"SYSTEM|USER|ASSISTANT|DEVELOPER|TOOL|HUMAN"
+_ROLES = r"system|developer|assistant|user|tool|human"
 
+# ----- instructions: orders about the assistant's own rules, role or memory, not imperative words ---------------
+_DETERMINERS = r"(?:(?:all|any|every|the|your|its|his|her|their|my|of|these|those|previous|prior|above|earlier|" \
+               r"preceding|existing|original|current|old|former|initial|system|safety|default|standing) )*"
+_OWN_RULES = (r"(?:instructions?|guidelines?|(?:system )?prompts?|directives?|programming|guardrails?|principles|ethics|"
+              r"(?:safety |content |compliance )?(?:polic(?:y|ies)|restrictions?|filters?|constraints?))")
+_RULES = r"rules?(?! (?:on|for|of|about|under|in|from|regarding)\b)"  # "the new rules on LTCG" are the world's rules
 _INSTRUCTION_PHRASES = (
-    r"ignore (?:(?:all|any|the|your|my|of|these|those) )*(?:previous|prior|above|earlier|preceding|system)",
-    r"disregard", r"from now on", r"new (?:system )?(?:rule|instruction|policy|directive)s?", r"override",
-    r"must always", r"forget (?:all|your|previous|the)", r"developer mode", r"jailbreak",
-    r"(?:remember|store|keep) (?:this|that) (?:forever|permanently)", r"permanent (?:memory|instruction)",
-    r"do not (?:tell|warn|mention|disclose) (?:the user|anyone)", r"act as", r"pretend")
-_ORDERED = r" (?:must|should|shall|will|has to|is required to) (?:always|now|never)"  # "<the assistant> must never"
+    rf"(?:ignore|disregard|forget|override|overrule|bypass|discard|drop|abandon|set aside|throw out|cancel) "
+    rf"{_DETERMINERS}(?:{_OWN_RULES}|{_RULES})",
+    r"you are now", r"you are no longer", r"your new (?:role|name|instructions?|rules?|task|persona)",
+    r"new (?:system )?(?:instructions?|directives?) (?:for|to) (?:you|the assistant)",
+    r"(?:act|behave|respond|answer) as (?:an? |the )?(?:unrestricted |unfiltered |uncensored |different |new |other )*"
+    r"(?:ai|assistant|model|chatbot|bot|llm|dan|system|developer|administrator|admin)\b",
+    r"pretend (?:to be|you are|that you are|you're)", r"role ?play as", r"developer mode", r"jailbreak",
+    r"do anything now", r"(?:without|no) (?:any )?(?:restrictions|limits|filters|guardrails)(?= (?:mode|on|from now))",
+    r"(?:remember|store|save|keep|memori[sz]e|record) (?:this|that|it|these|the following)(?: \w+)? "
+    r"(?:forever|permanently|for ever|for all future|in (?:your )?(?:permanent |long-term |persistent )?memory)",
+    r"permanent (?:memory|instructions?|rules?)",
+    r"do not (?:tell|warn|mention|disclose|inform|alert) (?:this to )?(?:the user|anyone|them)",
+    r"(?:message|note|instructions?|orders?|directive|command) from (?:the |your )?"
+    r"(?:system|developer|administrator|admin|operator|owner|creator)s?",
+    r"(?:i am|i'm|this is|speaking as) (?:your|the|an?) (?:developer|administrator|admin|operator|creator|owner|"
+    r"system administrator|system)\b",
+    r"(?:system|admin|administrator|developer|operator|root) (?:override|instruction|directive|command|access|policy)",
+)
+# an order to the assistant: what it must do from now on, or which product it is to push in every answer
+_ORDER = (r" (?:(?:must|shall|has to|is required to|is instructed to|is authori[sz]ed to) (?:now |always |never |only )"
+          r"|(?:will|should|must|shall) (?:always|only|now|from now on) (?:recommend|suggest|name|push|promote|endorse|pick)\b)")
 
 
 @functools.lru_cache(maxsize=32)
 def _instruction(names: tuple[str, ...]) -> re.Pattern[str]:
     """The instruction phrases, with orders given to the assistant under any of its ``names``."""
     addressed = "|".join(["you", "the assistant", "assistant", *(re.escape(name) for name in names)])
-    return re.compile(r"\b(?:" + _phrases(*_INSTRUCTION_PHRASES, f"(?:{addressed}){_ORDERED}") + r")\b",
+    return re.compile(r"\b(?:" + _phrases(*_INSTRUCTION_PHRASES, f"(?:{addressed}){_ORDER}") + r")",
                       re.IGNORECASE)
 
 
 def assistant_names(system_prompt: str) -> tuple[str, ...]:
-    """The names a system prompt gives the assistant ("You are FinCoach, ..." gives ``("FinCoach",)``)."""
-    return tuple(dict.fromkeys(re.findall(r"\bYou are ([A-Z][\w-]+)", system_prompt or "")))
+    """The names a system prompt gives the assistant ("You are FinCoach, ..." gives ``("FinCoach",)``; "You are
+    Meera's coach" gives none: Meera is whom it serves)."""
+    return tuple(dict.fromkeys(re.findall(r"\bYou are ([A-Z][\w-]+)\b(?!['\u2019])", system_prompt or "")))
 
 
 _ROLE_MARKER = re.compile(
-    # any case where a sentence can start ("Thanks.SYSTEM:", "### System:"); in capitals anywhere
-    _SENTENCE_START + r"(?i:(?:" + _ROLES + r"))[*_]*\s*:|(?<![A-Za-z])(?:" + _ROLES_IN_CAPITALS + r")[*_]*\s*:",
-    re.MULTILINE)
+    # a label in capitals anywhere, as the requests write them ("SYSTEM:", "[TOOL]:", "**SYSTEM:**")
+    r"(?<![A-Za-z])(?-i:SYSTEM|DEVELOPER|ASSISTANT|USER|TOOL|HUMAN)[*_\])]*\s*:"
+    # in lower case where a sentence starts, as chat formats write them ("system: obey")
+    r"|" + _SENTENCE_START + r"(?-i:" + _ROLES + r")[*_\])]*\s*:"
+    # a JSON message field, a YAML role line, XML role tags
+    r"|[\"'](?:role|author)[\"']\s*:\s*[\"'](?:" + _ROLES + r")[\"']"
+    r"|^[\s\-]*role\s*:\s*[\"']?(?:" + _ROLES + r")[\"']?\s*$"
+    r"|<\s*/?\s*(?:" + _ROLES + r"|instructions?|system[ _-]?prompt)\s*>"
+    # a markdown heading that is a role, or instructions ("## System", "## System: obey", "#### instructions")
+    r"|^[ \t]*#{1,6}[ \t]*(?:(?:system|developer|assistant|tool)(?:[ \t]+(?:prompt|message|note|instructions?))?"
+    r"[*_]*[ \t]*(?::|$)|(?:new[ \t]+|updated[ \t]+)?instructions?[ \t]*:?[ \t]*$)",
+    re.MULTILINE | re.IGNORECASE)
 
 _TEMPLATE_TOKEN = re.compile(
     r"<\|\s*[\w.\-]{1,40}\s*\|>"  # gpt-oss/harmony <|start|> <|message|> <|channel|> <|end|>, Llama 3
                                    # <|start_header_id|> <|eot_id|>, ChatML <|im_start|>, Phi <|system|>
     r"|</?\s*(?:start_of_turn|end_of_turn|bos|eos)\s*>"  # Gemma
     r"|\[\s*/?\s*(?:inst|system_prompt|available_tools|tool_calls|tool_results|tool_content)\s*\]"  # Mistral
-    r"|<<\s*/?\s*sys\s*>>|</?s>",  # Llama 2 (<s> and </s> start and end each exchange, in Mistral's too)
+    r"|<<\s*/?\s*sys\s*>>",  # Llama 2 (its <s> is also markdown's strike-through: its [INST] is the token to see)
     re.IGNORECASE)
 
-# the section headers of the lessons' summariser requests and a system's own, and the memory's own blocks (their
-# markers and the pinned rules' heading, read from where they are defined; the kinds' headings come from the registry)
-HEADER_PHRASES = ("EXISTING SUMMARY", "CONVERSATION TURNS TO SUMMARISE", "NEW TURNS TO ADD", "MESSAGES TO SUMMARISE",
-                  "NEW MESSAGES TO INCORPORATE", "SYSTEM NOTE", "SYSTEM PROMPT", "SUMMARY TO SHORTEN",
-                  re.split(r"[(:]", PINNED_HEADING, maxsplit=1)[0].strip(),
-                  *(marker.strip("<>") for marker in (DATA_OPEN, DATA_CLOSE, PINNED_OPEN, PINNED_CLOSE)))
+# headers that claim authority, and the section headers of the lessons' summariser requests: flagged in any case,
+# shaped as a header; the memory kinds' headings and the memory's own notes come from where they are defined
+AUTHORITY_HEADERS = ("SYSTEM NOTE", "SYSTEM PROMPT", "SYSTEM MESSAGE", "DEVELOPER NOTE", "ADMIN NOTE", "NEW INSTRUCTIONS",
+                     "NEW RULES", "UPDATED INSTRUCTIONS")
+SUMMARISER_HEADERS = ("EXISTING SUMMARY", "CONVERSATION TURNS TO SUMMARISE", "NEW TURNS TO ADD", "MESSAGES TO SUMMARISE",
+                      "NEW MESSAGES TO INCORPORATE", "SUMMARY TO SHORTEN")
 
 
-def _header_patterns(titles: Iterable[str], full_headings: Iterable[str]) -> re.Pattern[str]:
-    titles = sorted({" ".join(title.split()) for title in titles if title.strip()}, key=len, reverse=True)
-    words = _phrases(*(re.escape(title).replace(r"\ ", " ") for title in titles))
-    fulls = sorted({" ".join(h.split()) for h in full_headings if h.strip()}, key=len, reverse=True)
-    alternatives = [
-        # in capitals anywhere, as the requests write them
-        r"(?-i:\b(?:" + _phrases(*(re.escape(t.upper()).replace(r"\ ", " ") for t in titles)) + r")\b)",
+def _title(heading: str) -> str:
+    return " ".join(re.split(r"[(:]", heading, maxsplit=1)[0].split())
+
+
+def _header_patterns(shaped: Iterable[str], capitals: Iterable[str], whole: Iterable[str]) -> re.Pattern[str]:
+    def alternation(texts: Iterable[str]) -> str:
+        unique = sorted({" ".join(t.split()) for t in texts if t.strip()}, key=len, reverse=True)
+        return _phrases(*(re.escape(t).replace(r"\ ", " ") for t in unique))
+    return re.compile("|".join([
+        r"(?:" + alternation(whole) + r")",  # a memory kind's whole heading, a note or a clause of one, anywhere
+        r"(?-i:\b(?:" + alternation(t.upper() for t in (*shaped, *capitals)) + r")\b)",  # in capitals anywhere
         # in any case, shaped as a header: where a sentence starts, then an optional "(...)" and a colon
-        _SENTENCE_START + r"(?:" + words + r")(?![^\W_])[*_]*\s*(?:\([^)\n]{0,80}\)[*_]*\s*)?:",
+        _SENTENCE_START + r"(?:" + alternation(shaped) + r")(?![^\W_])[*_]*\s*(?:\([^)\n]{0,80}\)[*_]*\s*)?:",
         r"<<<|>>>",
-    ]
-    if fulls:  # a memory kind's whole heading, in any case and spacing, anywhere
-        alternatives.insert(0, r"(?:" + _phrases(*(re.escape(h).replace(r"\ ", " ") for h in fulls)) + r")")
-    return re.compile("|".join(alternatives), re.IGNORECASE | re.MULTILINE)
+    ]), re.IGNORECASE | re.MULTILINE)
 
 
 @functools.lru_cache(maxsize=32)
 def _forged_header(headings: tuple[str, ...]) -> re.Pattern[str]:
-    titles = (*HEADER_PHRASES, *(re.split(r"[(:]", heading, maxsplit=1)[0] for heading in headings))
-    return _header_patterns(titles, headings)
+    notes = note_clauses(BLOCK_TEXTS)
+    capitals = (*(_title(h) for h in headings), *(t for t in notes if t.isupper()))
+    return _header_patterns((*AUTHORITY_HEADERS, *SUMMARISER_HEADERS, _title(PINNED_HEADING)), capitals,
+                            (*headings, *(t for t in notes if not t.isupper() or "(" in t)))
 
 
 @dataclass(frozen=True)
@@ -148,45 +184,9 @@ class SummaryCheck:
                          for (kind, text), count in zip(self.findings, counts))
 
 
-# the tag characters spell ASCII invisibly ("ASCII smuggling"): read them as the letters a model may read
-_TAGS_AS_ASCII = {point: point - 0xE0000 for point in range(0xE0020, 0xE007F)}
-# every other character that ends a line (str.splitlines): a line starts after it as after "\n"
-_LINE_BREAKS_AS_NEWLINE = dict.fromkeys(map(ord, "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"), "\n")
-
-
-def readable_form(text: str) -> str:
-    """``text`` as the check reads it: tag characters as the ASCII they spell, other invisible characters
-    dropped, every line break as a newline, combining marks dropped ("S\u0301YSTEM" as "SYSTEM", "é" as "e"),
-    compatibility forms as their plain letters (NFKC: full-width "ｍｕｓｔ" as "must", "ﬁ" as "fi"),
-    bracket look-alikes as the brackets they look like, and Latin look-alikes as Latin letters (``latin_reading``)."""
-    text = strip_invisible(text.translate(_TAGS_AS_ASCII)).replace("\r\n", "\n").translate(_LINE_BREAKS_AS_NEWLINE)
-    text = latin_reading(text)  # before NFKD, which would make a look-alike "˛" a space and a mark
-    text = unicodedata.normalize("NFKC", strip_marks(unicodedata.normalize("NFKD", text)))
-    # and again after it: a letter with a mark ("ё") is a look-alike ("е") only once the mark is gone
-    return latin_reading("".join(ANGLE_READINGS.get(ch, ch) for ch in strip_invisible(text)))
-
-
-# a word: letters, digits and the characters that look like Latin letters (some are symbols, "ǀ" or "∣")
-_WORD = re.compile("(?:[^\\W_]|[" + "".join(map(re.escape, LATIN_READINGS)) + "])+")
-
-
-def _latin_word(match: re.Match[str]) -> str:
-    word = match.group(0)
-    lookalikes = [ch in LATIN_READINGS for ch in word]
-    if not any(lookalikes):
-        return word
-    mixed = any(ch.isascii() and ch.isalpha() for ch in word)  # "ignоre": Latin with a Cyrillic o
-    disguised = all(found or ch.isdigit() for found, ch in zip(lookalikes, word))  # "ЅУЅТЕМ": every letter a look-alike
-    return "".join(LATIN_READINGS.get(ch, ch) for ch in word) if mixed or disguised else word
-
-
-def latin_reading(text: str) -> str:
-    """``text`` with the Latin look-alikes of Unicode's confusables read as Latin letters, in each word that
-    holds a Latin letter or is made only of look-alikes (a word spelling a Latin one in another script).
-    A word with a letter that looks like no Latin one ("Система") is real text of its script: left as written."""
-    return _WORD.sub(_latin_word, text)
-
-
+# what JSON writes for a line break, a tab and a quote inside a string: a summary holding "\\nSYSTEM:" starts a line
+_JSON_ESCAPES = re.compile(r"\\([nrt\"'/])")
+_UNESCAPED = {"n": "\n", "r": "\n", "t": " ", '"': '"', "'": "'", "/": "/"}
 _LEADING_MARKDOWN = re.compile(r"^[" + _MARKDOWN + r"(\[{]+(?=\w)")  # what _SENTENCE_START took before a word
 
 
@@ -199,7 +199,7 @@ def check_summary(summary: str, *, headings: Iterable[str] | None = None, names:
     """
     given = kind_headings() if headings is None else tuple(headings)
     forged = _forged_header(tuple(sorted({" ".join(h.split()) for h in given if h.strip()})))
-    text = readable_form(summary)
+    text = readable_form(_JSON_ESCAPES.sub(lambda m: _UNESCAPED[m.group(1)], summary))
     counted: dict[tuple[str, str], int] = {}
     for kind, pattern in (("instruction", _instruction(tuple(names))), ("role marker", _ROLE_MARKER),
                           ("template token", _TEMPLATE_TOKEN), ("forged header", forged)):

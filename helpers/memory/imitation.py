@@ -1,0 +1,71 @@
+"""Text that imitates the memory's own blocks, escaped wherever it appears in a request.
+
+The memory writes a few texts of its own around what it sends: each kind's summary heading, the data
+block's note and markers, the pinned rules' note, heading and markers. A user (or a summariser) who types
+one of them, copied from a request or in look-alike letters, would have text at user rank that reads as
+the memory's. Under any defences the memory sends every verbatim message and the summary through
+``escape_imitations``: bracket runs are spaced out (``placement.escape_markers``), and each copy of a
+heading or note, found as a reader reads it (any case and spacing, look-alikes, invisible characters and
+marks dropped), is rewritten in plain letters with ``_`` for its spaces, so it reads as what it is: a quote.
+"""
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable
+
+from helpers.memory.pinned import PINNED_CLOSE, PINNED_HEADING, PINNED_NOTE, PINNED_OPEN
+from helpers.memory.placement import DATA_CLOSE, DATA_NOTE, DATA_OPEN, escape_markers, readable_form
+
+# the texts the memory writes around a summary or the pinned rules (a kind's heading comes from its KIND)
+BLOCK_TEXTS = (PINNED_NOTE, PINNED_HEADING, PINNED_OPEN, PINNED_CLOSE, DATA_NOTE, DATA_OPEN, DATA_CLOSE)
+
+
+def note_clauses(texts: Iterable[str]) -> tuple[str, ...]:
+    """The headings and notes among ``texts`` (markers' words without their brackets), and each clause of a note
+    (split at ``.`` and ``:``) of four words or more: a copy of one clause of a note imitates it too."""
+    found = []
+    for text in texts:
+        text = " ".join(text.strip("<> \n").split())
+        if text:
+            found.append(text)
+            found += [" ".join(c.split()) for c in re.split(r"[.:]", text) if len(c.split()) >= 4 and c.strip() != text]
+    return tuple(dict.fromkeys(found))
+
+
+@functools.lru_cache(maxsize=16)
+def _imitation(headings: tuple[str, ...]) -> re.Pattern[str]:
+    texts = note_clauses(t for t in (*headings, *BLOCK_TEXTS) if not t.startswith("<<<"))
+    words = [r"\s+".join(map(re.escape, text.split())) for text in sorted(texts, key=len, reverse=True)]
+    return re.compile("|".join(words), re.IGNORECASE)
+
+
+def _reading_with_origin(text: str) -> tuple[str, list[int]]:
+    """``text`` read character by character (``readable_form``), with the index in ``text`` of each character read."""
+    read, origin = [], []
+    for index, ch in enumerate(text):
+        for out in readable_form(ch):
+            read.append(out)
+            origin.append(index)
+    return "".join(read), origin
+
+
+def escape_imitations(text: str, headings: Iterable[str] = ()) -> str:
+    """``text`` with bracket runs spaced out and every copy of a memory heading (``headings``), note or marker
+    rewritten as a visible quote (plain letters, ``_`` for spaces): in a request it can pass for no block."""
+    return _escaped(text, tuple(h for h in headings if h))
+
+
+@functools.lru_cache(maxsize=4096)  # a request is rebuilt at every turn from the same verbatim messages
+def _escaped(text: str, headings: tuple[str, ...]) -> str:
+    text = escape_markers(text)
+    pattern = _imitation(headings)
+    read, origin = _reading_with_origin(text)
+    pieces, at = [], 0
+    for match in pattern.finditer(read):
+        start, end = origin[match.start()], origin[match.end() - 1] + 1
+        if start < at:
+            continue
+        pieces += [text[at:start], re.sub(r"\s+", "_", match.group(0))]
+        at = end
+    return "".join(pieces) + text[at:] if pieces else text
