@@ -24,6 +24,10 @@ def test_request_text_shows_every_message_with_its_role_and_size():
     assert text.splitlines()[0] == f"[1] system ({count_tokens('LONG PROMPT')} tokens): the prompt, shown above"
     assert f"[2] user ({count_tokens('Hi there.' + chr(10) + 'Second line.')} tokens)" in text
     assert "    Hi there.\n    Second line." in text
+    brief = request_text(messages, first_line_over=4)  # over 4 tokens: the first line, marked as cut
+    assert brief.splitlines()[-1] == "    Hi there. [...]" and "Second line." not in brief
+    assert "    LONG PROMPT" in brief and brief.count("[...]") == 1  # 3 tokens: shown whole
+    assert "[...]" not in request_text(messages[:1], first_line_over=1)  # one line only: nothing to cut
 
 
 def test_recorded_summariser_replays_in_order_and_refuses_a_different_run():

@@ -20,6 +20,7 @@ from helpers.base.tokens import encoding
 from helpers.display.lines import turn_text
 from helpers.lessons.data import lesson3, prompt
 from helpers.memory.summary import SummaryMemory as Hardened
+from helpers.memory.types import SettingError
 from helpers.model.chat import chat as project_chat
 from helpers.model.connect import connect
 from helpers.model.summarisers import make_summariser
@@ -84,7 +85,7 @@ def core():
 
 def test_the_notebook_class_is_the_lessons_short_class_with_the_lessons_names():
     source = core_cells(NOTEBOOK)[2]
-    assert source.startswith("class SummaryMemory")
+    assert "\nclass SummaryMemory" in source
     for name in ("recent_turns", "current_summary", "archive", "def add_message", "def get_messages_for_api",
                  "summarise_turns(old, self.current_summary)"):
         assert name in source
@@ -128,6 +129,35 @@ def test_a_failed_summariser_call_leaves_the_notebook_memory_as_it_was(core):
     with pytest.raises(TimeoutError):
         memory.add_message("assistant", "r2")
     assert [m["content"] for m in memory.recent_turns] == ["q1", "r1", "q2", "r2"]
+
+
+SETTINGS_TRIED = [(threshold, keep) for threshold in (-1, 0, 1, 2, 3, 4, 6, 2.5, True)
+                  for keep in (-1, 0, 1, 2, 3, 4, 6, 1.5, False)]
+
+
+@pytest.mark.parametrize("threshold, keep", SETTINGS_TRIED)
+def test_the_notebook_class_refuses_the_settings_the_projects_refuses_with_one_line(core, threshold, keep):
+    """Keeping 0 turns, or as many as the threshold, would fold nothing: both classes refuse it, in one line."""
+    memory_class, _ = core
+    outcomes = []
+    for make in (lambda: memory_class(SYSTEM, threshold, keep), lambda: Hardened(SYSTEM, LoggingSummariser(), threshold, keep)):
+        try:
+            make()
+            outcomes.append("made")
+        except SettingError as error:
+            assert "\n" not in str(error) and error.setting in str(error)
+            outcomes.append("refused")
+    assert outcomes[0] == outcomes[1], (threshold, keep, outcomes)
+    valid = isinstance(threshold, int) and isinstance(keep, int) and not isinstance(keep, bool) \
+        and not isinstance(threshold, bool) and 1 <= keep < threshold
+    assert outcomes[0] == ("made" if valid else "refused")
+
+
+def test_a_notebook_class_without_its_settings_check_is_caught():
+    memory_class, _ = notebook_class(mutations=[("check_count(\"max_turns_before_summary\"", "print(\"max_turns_before_summary\"")])
+    memory_class(SYSTEM, 2, 2)  # accepted: keep == threshold, which folds nothing, is what the check refuses
+    with pytest.raises(SettingError):
+        Hardened(SYSTEM, LoggingSummariser(), 2, 2)
 
 
 # ----- summarise_turns and chat against the project's summariser and chat -----------------------------

@@ -23,12 +23,13 @@ from helpers.display.reference import lesson4_run_sizes
 from helpers.lessons.data import lesson4, prompt
 from helpers.memory.budget import analyse_budget
 from helpers.memory.summary_buffer import SummaryBufferMemory
-from helpers.memory.types import SummariserError
+from helpers.memory.types import SettingError, SummariserError
+from helpers.memory.validation import check_count
 from helpers.model.chat import chat as measured_chat
 from helpers.model.connect import ModelAccess, connect
 from helpers.model.summarisers import build_summariser_request, make_summariser, request_templates
 
-from .notebook_core_support import load_core
+from .notebook_core_support import core_cells, load_core
 
 NOTEBOOK = "05_summary_buffer_run.ipynb"
 BUDGET_NOTEBOOK = "04_budget_analysis.ipynb"
@@ -41,7 +42,8 @@ OFFLINE = connect("offline", quiet=True)
 
 def namespace() -> dict:
     """What the notebook's earlier cells define that its core cells use (tests that call a model set their own)."""
-    return {"encoding": encoding, "client": OFFLINE.client, "access": OFFLINE}
+    return {"encoding": encoding, "client": OFFLINE.client, "access": OFFLINE, "prompt": prompt,
+            "check_count": check_count, "SettingError": SettingError}
 
 
 def texts(min_size: int = 1) -> st.SearchStrategy[list[str]]:
@@ -129,6 +131,34 @@ def test_the_notebook_class_has_the_lessons_names_and_defaults(core):
     assert (memory.buffer, memory.summary, memory.archive, memory.overflow_count) == ([], None, [], 0)
     assert memory.buffer_tokens() == 0 and callable(memory.handle_overflow)
     assert memory.get_messages_for_api() == [{"role": "system", "content": "You are FinCoach."}]
+
+
+@pytest.mark.parametrize("budget", [-5, 0, 1, 600, 2.5, True])
+@pytest.mark.parametrize("compress", [-2, 0, 1, 2, 3, 4, 5, 4.0, False])
+def test_the_notebook_class_refuses_the_settings_the_projects_refuses_with_one_line(core, budget, compress):
+    """An odd messages_to_compress_on_overflow would split a turn, a budget under 1 holds nothing: both refuse."""
+    outcomes = []
+    for make in (lambda: core["SummaryBufferMemory"]("s", budget, compress),
+                 lambda: SummaryBufferMemory("s", Summariser(), budget, compress)):
+        try:
+            make()
+            outcomes.append("made")
+        except SettingError as error:
+            assert "\n" not in str(error) and error.setting in str(error)
+            outcomes.append("refused")
+    assert outcomes[0] == outcomes[1], (budget, compress, outcomes)
+    valid = budget in (1, 600) and budget is not True and compress in (2, 4) and isinstance(compress, int) \
+        and compress is not False
+    assert outcomes[0] == ("made" if valid else "refused")
+
+
+def test_the_class_is_one_cell_so_running_it_again_keeps_its_methods():
+    """Re-running (or editing) the class cell must leave a working class: no method attached from a later cell."""
+    cells = [cell for cell in core_cells(NOTEBOOK) if "class SummaryBufferMemory" in cell]
+    assert len(cells) == 1
+    for method in ("def add_message", "def handle_overflow", "def get_messages_for_api", "def buffer_tokens"):
+        assert method in cells[0]
+    assert "SummaryBufferMemory." not in "\n".join(core_cells(NOTEBOOK))  # nothing attached afterwards
 
 
 @EQUIVALENCE
@@ -254,7 +284,7 @@ MUTATIONS = {
     "the overflow folds one turn fewer": (
         "n = min(self.messages_to_compress_on_overflow, whole)",
         "n = min(self.messages_to_compress_on_overflow - 2, whole)"),
-    "an overflow with nothing to fold still calls the summariser": ("    if n == 0:\n        return\n", ""),
+    "an overflow with nothing to fold still calls the summariser": ("        if n == 0:\n            return\n", ""),
     "the old summary is not merged": ("summarise_messages(old, self.summary)", "summarise_messages(old, None)"),
     "the [COMPRESS] line always says '+ old summary'": (
         'merged = "" if self.summary is None else " + old summary"', 'merged = " + old summary"'),

@@ -15,6 +15,7 @@ from helpers.memory.summary import SummaryMemory
 from helpers.model.chat import chat
 from helpers.model.connect import connect
 from helpers.model.offline import facts, markers, replies, requests, server, summariser
+from helpers.model.offline.written import written_reply
 from helpers.model.summarisers import build_summariser_request, make_summariser, request_templates
 
 SYSTEM = prompt("fincoach_system")
@@ -34,6 +35,11 @@ def reply(messages, **body):
 
 def text_of(response):
     return response["choices"][0]["message"]["content"]
+
+
+def grounded_part(text):
+    """A reply without the written reply that follows its grounded line(s) for a lesson's message."""
+    return text.split("\n\n")[0]
 
 
 def drift_batches():
@@ -166,11 +172,13 @@ def test_it_finds_the_salary_only_when_the_request_holds_it_and_says_where():
                              {"role": "user", "content": "My monthly expenses are about ₹60,000."},
                              {"role": "assistant", "content": "Noted."}, question]))
     salary = "My monthly take-home salary is ₹1,20,000."
-    assert from_summary == f'{markers.MARKER} From the summary: "{salary}"'
-    assert from_turns == f'{markers.MARKER} From the recent turns: "{salary}"'
-    assert without == f"{markers.MARKER} I do not have your salary in what I was sent."  # no other fact offered
+    written = "\n\n" + written_reply(SALARY_QUESTION)  # a lesson's question: the written reply follows
+    assert from_summary == f'{markers.MARKER} From the summary: "{salary}"' + written
+    assert from_turns == f'{markers.MARKER} From the recent turns: "{salary}"' + written
+    assert without == f"{markers.MARKER} I do not have your salary in what I was sent." + written  # nothing else
     for text in (from_summary, from_turns, without):
-        assert count_tokens(text) <= 40
+        assert count_tokens(grounded_part(text)) <= 40
+    assert "1,20,000" not in written  # the written reply never supplies the fact the memory must keep
 
 
 def test_a_statement_is_acknowledged_in_a_few_words_that_name_its_topics_and_repeat_no_value():
@@ -179,7 +187,7 @@ def test_a_statement_is_acknowledged_in_a_few_words_that_name_its_topics_and_rep
                 {"role": "user", "content": "My monthly expenses are ₹60,000. I'm 32 years old and risk-averse."},
                 {"role": "assistant", "content": "[offline stand-in] Noted: your expenses, age and risk profile."},
                 {"role": "user", "content": L4_TURNS[3]}]  # "My financial goal is to retire by 55 ..."
-    text = text_of(reply(messages))
+    text = grounded_part(text_of(reply(messages)))
     assert text.startswith(markers.MARKER + " Noted") and "goal" in text
     assert count_tokens(text) <= 20 and not quoted_in(text)
     # neither the values told earlier nor the one just told: whether a fact stays in the recent turns is
@@ -195,7 +203,7 @@ def test_a_general_question_gets_one_short_line_saying_it_cannot_answer_offline(
     summary = summary_block("My monthly take-home salary is ₹1,20,000.")
     turns = [{"role": "user", "content": L4_TURNS[1]},
              {"role": "assistant", "content": "[offline stand-in] Noted: your expenses, age and risk profile."},
-             {"role": "user", "content": L4_TURNS[4]}]  # PPF vs NPS: not in the request, and not about the user
+             {"role": "user", "content": "What is the difference between PPF and NPS?"}]  # no written reply
     text = text_of(reply([{"role": "system", "content": SYSTEM}, summary, *turns]))
     assert "cannot answer that offline" in text and count_tokens(text) <= 15
     assert not SELF_DESCRIPTION.search(text)  # said once, by connect()'s mode line, not in every reply
@@ -210,9 +218,12 @@ def test_a_question_about_several_facts_quotes_each_from_where_it_is():
                 {"role": "assistant", "content": "[offline stand-in] Noted: your expenses, age and risk profile."},
                 {"role": "user", "content": L4_TURNS[5]}]  # "Based on my salary and risk profile, which one ...?"
     text = text_of(reply(messages))
-    assert text == (f'{markers.MARKER} From the summary: "My monthly take-home salary is ₹1,20,000." '
-                    f'From the recent turns: "I\'m 32 years old and risk-averse." I cannot advise offline.')
-    assert count_tokens(text) <= 45
+    grounded = (f'{markers.MARKER} From the summary: "My monthly take-home salary is ₹1,20,000." '
+                f'From the recent turns: "I\'m 32 years old and risk-averse."')
+    assert text == grounded + "\n\n" + written_reply(L4_TURNS[5])  # advice: the written reply, not "cannot advise"
+    assert count_tokens(grounded) <= 45 and "1,20,000" not in written_reply(L4_TURNS[5])
+    shorter = dict(messages[-1], content=L4_TURNS[5].replace("Based on", "Given"))  # no written reply
+    assert text_of(reply(messages[:-1] + [shorter])) == grounded + " I cannot advise offline."
 
 
 def test_a_message_that_tells_and_asks_is_noted_and_answered_and_what_it_tells_is_not_missing():
@@ -254,12 +265,14 @@ def test_lesson_3_turn_6_is_answered_from_the_summary_and_a_sliding_window_has_n
     records = [chat(memory, text, access, watch="1,20,000") for text in lesson3()["summary_run"]["user_turns"]]
     turn_6 = records[-1]
     assert turn_6.summary_sent and not turn_6.watch_in_verbatim  # the salary is in no verbatim turn ...
-    assert turn_6.reply == f'{markers.MARKER} From the summary: "My monthly take-home salary is ₹1,20,000."'
+    assert grounded_part(turn_6.reply) == f'{markers.MARKER} From the summary: "My monthly take-home salary is ₹1,20,000."'
     window = [message for message in turn_6.request if "SUMMARY" not in message["content"]]  # ... a window's request
     assert len(window) == len(turn_6.request) - 1
-    assert text_of(reply(window)) == f"{markers.MARKER} I do not have your salary in what I was sent."
-    # every reply of the run is one or two short lines, and none describes the stand-in
-    assert all(10 <= record.completion_tokens <= 40 for record in records)
+    assert grounded_part(text_of(reply(window))) == f"{markers.MARKER} I do not have your salary in what I was sent."
+    # the replies have the lesson's lengths (a coach's answer after the grounded line), so the fold saves tokens
+    assert all(180 <= record.completion_tokens <= 320 for record in records[:5])
+    assert records[4].prompt_tokens < records[3].prompt_tokens  # the lesson's 997 then 857
+    assert all(count_tokens(grounded_part(record.reply)) <= 40 for record in records)
     assert not any(SELF_DESCRIPTION.search(record.reply) for record in records)
     assert all(record.reply.count(markers.MARKER) == 1 and record.reply.startswith(markers.MARKER)
                for record in records)
@@ -284,8 +297,11 @@ def test_any_reply_is_short_grounded_marked_and_deterministic(in_summary, turns,
     for text in turns:
         messages += [{"role": "user", "content": text}, {"role": "assistant", "content": "[offline stand-in] Noted."}]
     messages.append({"role": "user", "content": last})
-    text = text_of(reply(messages))
-    assert text == text_of(reply(messages)) and text.startswith(markers.MARKER) and text.count(markers.MARKER) == 1
+    full = text_of(reply(messages))
+    assert full == text_of(reply(messages)) and full.startswith(markers.MARKER) and full.count(markers.MARKER) == 1
+    written = written_reply(last)  # a lesson's message: a written reply follows the grounded line(s)
+    text = full if written is None else full.removesuffix(written).rstrip()
+    assert written is None or full.endswith(written)
     # short: what it says in its own words stays a line or two, however much the request holds
     assert count_tokens(own_words(text)) <= 30 and not SELF_DESCRIPTION.search(text)
     # every quote is a sentence the user stated earlier (the summary or a recent turn), said with where it is

@@ -13,19 +13,25 @@ from helpers.base.tokens import count_tokens
 
 
 def request_text(messages: Sequence[Mapping[str, str]], *, known: Mapping[str, str] | None = None,
-                 width: int = 100) -> str:
+                 width: int = 100, first_line_over: int | None = None) -> str:
     """One block per message: ``[n] role (tokens)`` then its text, indented and wrapped.
 
-    ``known`` maps a long text already shown (the system prompt) to a short label printed instead.
+    ``known`` maps a long text already shown (the system prompt) to a short label printed instead; a
+    message of more than ``first_line_over`` tokens is shown by its first line and "[...]", so a long
+    request stays readable (its size is in the head line).
     """
     known = known or {}
     blocks = []
     for number, message in enumerate(messages, start=1):
         content = message["content"]
-        head = f"[{number}] {message['role']} ({count_tokens(content)} tokens)"
+        tokens = count_tokens(content)
+        head = f"[{number}] {message['role']} ({tokens} tokens)"
         if content in known:
             blocks.append(f"{head}: {known[content]}")
             continue
+        if first_line_over is not None and tokens > first_line_over:
+            first = content.strip().split("\n", 1)[0]
+            content = first if first == content.strip() else f"{first} [...]"
         lines = []
         for paragraph in content.split("\n"):
             wrapped = textwrap.wrap(paragraph, width - 4, break_long_words=False, break_on_hyphens=False)
