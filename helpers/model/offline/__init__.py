@@ -7,5 +7,6 @@ Read it part by part:
 * ``facts``      sentences and the facts they carry (amounts, ages, rules, ...)
 * ``summariser`` the extractive summariser: copies fact sentences, keeps to the word limit
 * ``replies``    short grounded chat replies: quote the fact asked for and say where it is, note a fact told
+* ``written``    replies written for the course's conversations (``data/offline_replies/``)
 * ``server``     the OpenAI-compatible response and the ``httpx2`` transport the SDK talks to
 """

@@ -1,7 +1,8 @@
 """The stand-in's chat replies: one or two short lines, grounded only in the request.
 
 Short (about 10 to 40 tokens) so that a printed request is about the conversation, not about the
-stand-in. Asked for a fact about the user, it quotes the sentence that holds it and says where it
+stand-in; to a message of the course's own conversations, the grounded line(s) are followed by the
+reply written for it in ``data/offline_replies/`` (``written``), so the run has the lesson's lengths. Asked for a fact about the user, it quotes the sentence that holds it and says where it
 found it ("From the summary: ...", "From the recent turns: ..."), or says it does not have it in
 what it was sent; told a fact, it names what it noted ("Noted: your salary."); a general question
 gets one line saying it cannot answer that offline. What the stand-in is, is said once, by the mode
@@ -20,6 +21,7 @@ from helpers.model.offline.facts import fact_kinds, fact_score, split_sentences
 from helpers.model.offline.markers import MARKER
 from helpers.model.offline.requests import content_text, drop_heading, merged_memory
 from helpers.model.offline.summariser import summary_sentences
+from helpers.model.offline.written import written_reply
 
 _TOPICS: dict[str, tuple[str, ...]] = {
     "name": ("name", "called"),
@@ -48,6 +50,8 @@ _TELLS = re.compile(r"(?i)\s*(?:don['’]?t|do not|do never)\b")  # "Do not sugg
 _FACT_QUESTION = re.compile(r"(?i)\s*(?:what(?:'s| is| are| was| were)\s+(?:my|the)|how (?:old|much|many)\b"
                             r"(?!\s+(?:should|could|would|can|must|to)\b)|when|where|remind|tell me|"
                             r"do you (?:know|remember)|did i)\b")
+CANNOT_ANSWER = "I cannot answer that offline."
+CANNOT_ADVISE = "I cannot advise offline."
 SUMMARY = "the summary"
 RECENT_TURNS = "the recent turns"
 THIS_MESSAGE = "this message"
@@ -144,7 +148,7 @@ def _answer(question: str, facts: list[RequestFact], told_topics: set[str]) -> l
         lines.append(f"I do not have your {listed(missing, 'or')} in what I was sent.")
     questions = [sentence for sentence in split_sentences(question) if sentence.endswith("?")] or [question]
     if quoted and not all(_FACT_QUESTION.match(sentence) for sentence in questions):
-        lines.append("I cannot advise offline.")
+        lines.append(CANNOT_ADVISE)
     return lines
 
 
@@ -154,7 +158,9 @@ def grounded_reply(messages: list[dict[str, Any]]) -> str:
     The latest message's own facts are acknowledged by topic ("Noted: your salary."); a question
     about the user's facts is answered by quoting the sentence of the summary or of the recent turns
     that holds each, or by saying it was not sent; any other question gets "I cannot answer that
-    offline." No old value is repeated unless the latest message asks for it.
+    offline." No old value is repeated unless the latest message asks for it. When the message has a
+    written reply (``data/offline_replies/``), it follows the grounded line(s) after a blank line, in
+    place of "I cannot answer / advise offline."
     """
     if not messages or messages[-1].get("role") != "user":
         return f"{MARKER} There is no user message to answer."
@@ -169,5 +175,11 @@ def grounded_reply(messages: list[dict[str, Any]]) -> str:
         personal = bool(_PERSONAL.search(message)) and bool(_topics(_words(message)))
         told = {topic for fact in facts if fact.where == THIS_MESSAGE for topic in fact.topics}  # questions too
         answer = _answer(message, facts, told) if personal else []
-        lines += answer or ["I cannot answer that offline."]
-    return " ".join(lines)
+        lines += answer or [CANNOT_ANSWER]
+    written = written_reply(message)
+    if written is None:
+        return " ".join(lines)
+    grounded = [line for line in lines if line not in (CANNOT_ANSWER, CANNOT_ADVISE)]
+    if len(grounded) == 1:  # nothing but the marker: the written reply starts the first line
+        return f"{MARKER} {written}"
+    return " ".join(grounded) + "\n\n" + written

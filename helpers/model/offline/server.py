@@ -20,8 +20,10 @@ things only, both from the text of the request and nothing else:
   it names what it noted ("Noted: your salary."); a general question gets "I cannot answer that
   offline." Old values are quoted only when the latest message asks for them, so the stand-in
   never carries a fact forward in its own replies: whether a fact is still in the recent turns is
-  the memory's doing. Replies are far shorter than a model's (100 to 250 tokens), so a token
-  budget fills more slowly offline than live.
+  the memory's doing. To a message of the course's own conversations (listed in
+  ``data/offline_replies/``), the grounded line(s) are followed by a coach's reply written for this
+  project, about as long as the lesson's model wrote (200 to 400 tokens), so token budgets fill as in
+  the lessons' runs; the written reply never states a fact the request must supply.
 
 Every reply starts with a marker (``[offline stand-in]``, summaries ``[offline stand-in summary]``);
 what the stand-in is, is said once, by the mode line ``connect()`` prints. The response's ``model``
