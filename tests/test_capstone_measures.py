@@ -279,8 +279,14 @@ def test_exercise_7_1_says_not_done_wrong_or_correct():
     short = judge_cheapest(("sliding window", {"window_turns": 1}), make, SMALL, SMALL_LEDGER, compare=[])
     assert short.status == "not yet" and "name (absent)" in short.message
     whole = ("sliding window", {"window_turns": 3})
-    assert judge_cheapest(whole, make, SMALL, SMALL_LEDGER, compare=[whole]).correct
+    full = judge_cheapest(whole, make, SMALL, SMALL_LEDGER, compare=[])
+    assert full.status == "not yet" and "no less than the full buffer" in full.message
     late = Ledger((Fact("greeting", "name", 2, ("hi",)),))  # only turn 2's fact: a window of 2 keeps it for less
-    cheaper = judge_cheapest(whole, make, SMALL, late, compare=[("sliding window", {"window_turns": 2})])
-    assert cheaper.status == "not yet" and "keeps them all for" in cheaper.message
     assert judge_cheapest(("sliding window", {"window_turns": 2}), make, SMALL, late, compare=[whole]).correct
+    cheaper = judge_cheapest(("sliding window", {"window_turns": 2}), make, SMALL, late,
+                             compare=[("sliding window", {"window_turns": 1})])
+    assert cheaper.status == "correct"  # a window of 1 loses the greeting at turn 3, so it does not count
+    last = Ledger((Fact("ok", "name", 3, ("ok",)),))  # only turn 3's fact: a window of 1 keeps it, cheapest
+    verdict = judge_cheapest(("sliding window", {"window_turns": 2}), make, SMALL, last,
+                             compare=[("sliding window", {"window_turns": 1})])
+    assert verdict.status == "not yet" and "keeps them all for" in verdict.message

@@ -21,11 +21,11 @@ SECONDS_PER_RUN = 30.0
 
 
 def candidates(transcript: Transcript) -> dict[str, tuple[str, dict[str, Any]]]:
-    """The settings the check compares an answer with: the lessons' settings, then each kind with twice, four and
-    eight times as much kept word for word (a window as long as the conversation is the full buffer)."""
+    """The settings the check compares an answer with: the lessons' settings, then each kind with twice and four
+    times as much kept word for word (a window as long as the conversation is the full buffer)."""
     chosen = dict(strategies(transcript))
     n = len(transcript)
-    for scale in (2, 4, 8):
+    for scale in (2, 4):
         chosen[f"summary memory x{scale}"] = ("summary memory", {"max_turns_before_summary": min(4 * scale, n),
                                                                   "turns_to_keep_verbatim": min(2 * scale, n - 1)})
         chosen[f"summary buffer memory x{scale}"] = ("summary buffer memory", {"max_buffer_tokens": 600 * scale})
@@ -54,8 +54,8 @@ def _answer_spec(answer: Any) -> tuple[str, dict[str, Any]] | Feedback:
 
 def judge_cheapest(answer: Any, make: MemoryFactory, transcript: Transcript, ledger: Ledger,
                    compare: Sequence[tuple[str, dict[str, Any]]] | None = None) -> Feedback:
-    """The verdict on ``answer = (kind, settings)``: every wanted fact sent at the last turn, and no candidate that
-    also keeps every fact costs less (the candidates are ``candidates()`` unless ``compare`` gives them)."""
+    """The verdict on ``answer = (kind, settings)``: every wanted fact sent at the last turn, for less than the full
+    buffer, and no candidate that also keeps every fact costs less (``candidates()`` unless ``compare`` gives them)."""
     if is_unanswered(answer):
         return Feedback(EXERCISE, NOT_DONE, "replace the ... with (kind, settings), then run this cell again.")
     spec = _answer_spec(answer)
@@ -74,6 +74,12 @@ def judge_cheapest(answer: Any, make: MemoryFactory, transcript: Transcript, led
     if missing:
         return Feedback(EXERCISE, WRONG, f"at turn {run.last.turn} the request does not carry {', '.join(missing)}; "
                         "look at where that fact was stated and what the memory kept of that turn by then")
+    full = run_bounded(replay, make("sliding window", {"window_turns": len(transcript)}), transcript, ledger,
+                       FULL_BUFFER, seconds=SECONDS_PER_RUN)
+    if run.bill.total >= full.bill.total:
+        return Feedback(EXERCISE, WRONG, f"every fact survives, but for {run.bill.total:,} tokens, no less than the "
+                        f"{FULL_BUFFER}'s {full.bill.total:,}: which turns can leave the request without taking a "
+                        "fact with them, and when?")
     others = list(compare) if compare is not None else list(candidates(transcript).values())
     cheaper = []
     for other_kind, other_settings in others:
@@ -88,11 +94,12 @@ def judge_cheapest(answer: Any, make: MemoryFactory, transcript: Transcript, led
         return Feedback(EXERCISE, WRONG, f"every fact survives, at {run.bill.total:,} tokens, but another setting the "
                         f"check tried keeps them all for {min(cheaper):,}: what does each turn pay for that no "
                         "fact needs?")
-    full = "" if kind != "sliding window" or settings.get("window_turns", 0) < len(transcript) else (
-        f" (a window of {len(transcript)} turns is the {FULL_BUFFER})")
-    return Feedback(EXERCISE, CORRECT, f"{run.label()}{full} keeps every planted fact to turn {run.last.turn} for "
-                    f"{run.bill.total:,} tokens ({run.bill.summariser_calls} summariser calls), and none of the "
-                    f"{len(others)} settings the check compared keeps them all for less.")
+    saved = full.bill.total - run.bill.total
+    return Feedback(EXERCISE, CORRECT, f"{run.label()} keeps every planted fact to turn {run.last.turn} for "
+                    f"{run.bill.total:,} tokens ({run.bill.summariser_calls} summariser calls): {saved:,} fewer than "
+                    f"the {FULL_BUFFER} ({saved / full.bill.total:.1%}), and none of the {len(others)} other settings "
+                    "the check tried keeps them all for less. Compare that saving with what the lessons' settings "
+                    "save by losing facts.")
 
 
 def check_cheapest(answer: Any, make: MemoryFactory, transcript: Transcript, ledger: Ledger) -> Feedback:

@@ -136,12 +136,12 @@ class TradeoffChart:
         ax.set_xlim(left=0)
         ax.grid(alpha=0.3)
         ax.set_title("cost against facts kept")
+        ax.legend(loc="center right", fontsize=16, framealpha=0.9)
         curves.set_xlabel("turn")
         curves.set_ylabel("tokens that turn (request + summariser)")
-        curves.set_title("per-turn tokens")
+        curves.set_title("per-turn tokens (colours as on the left)")
         curves.set_yscale("log")
         curves.grid(alpha=0.3)
-        curves.legend(loc="upper left", fontsize=16, framealpha=0.8)
         if title:
             self.fig.suptitle(title, fontsize=18)
         return self.fig
