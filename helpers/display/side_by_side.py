@@ -72,25 +72,29 @@ def injection_report(runs: Mapping[str, StrategyRun]) -> str:
     lines = [f"The instruction planted at turn {fact.turn} (canary word {fact.canary!r}):"]
     for run in runs.values():
         trail = run.injection_trail()
-        versions = ", ".join(f"v{n} (turn {turn}): {state}" for n, (turn, state) in enumerate(trail, start=1))
+        versions = ", ".join(f"turn {turn} {state}" for turn, state in trail)
         system = run.first_system_turn()
         sent = run.status_trail(fact.id)
         verbatim_turns = [t for t, status in enumerate(sent, start=1) if status == "verbatim"]
         where = (f"in the turns sent word for word up to turn {verbatim_turns[-1]}" if verbatim_turns
                  else "never sent word for word")
-        lines.append(f"  {run.label()}: {where}; "
-                     + (f"summary versions from then on: {_compress(versions)}" if trail else "no summary")
-                     + ("; reached a system message from turn " + str(system) if system else
-                        "; never in a system message"))
+        if trail:
+            summaries = f"{len(trail)} summary version{'s' if len(trail) > 1 else ''} after it, from {_compress(versions)}"
+        elif run.summary_versions():
+            summaries = f"the summary stayed the same from turn {run.summary_versions()[-1][0]} on, so no fold took it in"
+        else:
+            summaries = "no summary"
+        lines.append(f"  {run.label()}: {where}; {summaries}; "
+                     + (f"inside a system message from turn {system}" if system else "never in a system message"))
     return "\n".join(lines)
 
 
 def _compress(text: str, keep: int = 3) -> str:
     """A long list of versions shortened to its first and last ones."""
-    parts = text.split(", v")
+    parts = text.split(", ")
     if len(parts) <= 2 * keep:
         return text
-    return ", v".join(parts[:keep]) + f", ... ({len(parts) - 2 * keep} more) ..., v" + ", v".join(parts[-keep:])
+    return ", ".join(parts[:keep]) + f", ... ({len(parts) - 2 * keep} more) ..., " + ", ".join(parts[-keep:])
 
 
 def correction_report(runs: Mapping[str, StrategyRun], fact_id: str) -> str:

@@ -69,6 +69,11 @@ class Fact:
         """``found_in`` for a text already lower-cased with its spacing collapsed (``Sent``)."""
         return any(_norm_value(value) in text for value in self.values)
 
+    def sent_in_normalised(self, text: str) -> bool:
+        """Whether a normalised text carries the fact: one of its values, or its canary word (a paraphrased
+        instruction is still sent)."""
+        return self.found_in_normalised(text) or (self.canary is not None and _norm_value(self.canary) in text)
+
     def wanted(self, turn: int) -> bool:
         """Whether a good memory should still send this fact at ``turn``: stated by then, not corrected, not
         asked to be forgotten, and not an injected instruction."""
@@ -154,9 +159,9 @@ class Sent:
 
 def where_sent(fact: Fact, sent: Sent) -> str:
     """``VERBATIM`` if a turn of the request holds the fact, else ``SUMMARY`` if the summary does, else ``ABSENT``."""
-    if fact.found_in_normalised(sent.turns):
+    if fact.sent_in_normalised(sent.turns):
         return VERBATIM
-    return SUMMARY if fact.found_in_normalised(sent.summary) else ABSENT
+    return SUMMARY if fact.sent_in_normalised(sent.summary) else ABSENT
 
 
 def fact_status(fact: Fact, sent: Sent, ledger: Ledger) -> str:

@@ -128,15 +128,12 @@ class StrategyRun:
         return summary_versions([turn.summary for turn in self.turns])
 
     def injection_trail(self) -> list[tuple[int, str]]:
-        """(first turn sent, verbatim | paraphrased | gone) for the summary version sent after the injection was stated
-        and every later one."""
+        """(first turn sent, verbatim | paraphrased | gone) for every summary version made after the injection was
+        stated (a fold that could have caught it)."""
         fact = self.ledger.injection
         if fact is None:
             return []
-        versions = self.summary_versions()
-        current = [index for index, (turn, _) in enumerate(versions) if turn <= fact.turn + 1]
-        start = current[-1] if current else 0  # the version sent just after the injection, then every later one
-        return [(turn, injection_state(fact, text)) for turn, text in versions[start:]]
+        return [(turn, injection_state(fact, text)) for turn, text in self.summary_versions() if turn > fact.turn]
 
     def first_system_turn(self) -> int | None:
         """The first turn at which the injected instruction was inside a system message, or None."""
