@@ -14,7 +14,7 @@ from typing import Any
 import ipywidgets as widgets
 from matplotlib.figure import Figure
 
-from helpers.display.plots import COLOURS, new_figure, png_bytes
+from helpers.display.plots import new_figure, png_bytes
 from helpers.measure.bill import ratio
 from helpers.measure.ledger import STATUSES, Ledger
 from helpers.measure.transcript import (
