@@ -7,6 +7,7 @@ tokenizer. The ratio says what the lessons' own work costs on top of starting ke
 importing libraries. Prints figures; asserts nothing. Target: about 1.2x or lower.
 
     python benchmarks/notebook_suite.py [--repeat 2]
+    python benchmarks/notebook_suite.py 07        # one notebook (or several), each against its own floor
 """
 from __future__ import annotations
 
@@ -39,9 +40,9 @@ def needs(notebook: Path) -> list[str]:
     return imports
 
 
-def floor_notebooks(folder: Path) -> list[Path]:
+def floor_notebooks(folder: Path, notebooks: list[Path] | None = None) -> list[Path]:
     paths = []
-    for notebook in sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb")):
+    for notebook in notebooks if notebooks is not None else sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb")):
         book = nbformat.v4.new_notebook()
         book.cells = [nbformat.v4.new_code_cell("\n".join(needs(notebook)))]
         path = folder / notebook.name
@@ -67,8 +68,20 @@ def run_suite(paths: list[Path]) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=2, help="runs of each suite; the fastest is shown")
+    parser.add_argument("names", nargs="*", help="time only these notebooks (name or number prefix), one by one")
     args = parser.parse_args()
     notebooks = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
+    if args.names:
+        chosen = [path for path in notebooks if any(path.name.startswith(name) for name in args.names)]
+        if not chosen:
+            raise SystemExit(f"no notebook matches {', '.join(args.names)}")
+        with tempfile.TemporaryDirectory(dir=REPO_ROOT) as folder:
+            for notebook, floor in zip(chosen, floor_notebooks(Path(folder), chosen)):
+                floor_seconds = min(run_suite([floor]) for _ in range(args.repeat))
+                seconds = min(run_suite([notebook]) for _ in range(args.repeat))
+                print(f"{notebook.stem}, offline, best of {args.repeat}: {seconds:.1f} s under nbval "
+                      f"(floor {floor_seconds:.1f} s; the notebook's own work {seconds - floor_seconds:.1f} s)")
+        return
     with tempfile.TemporaryDirectory(dir=REPO_ROOT) as folder:
         floor = floor_notebooks(Path(folder))
         floor_seconds = min(run_suite(floor) for _ in range(args.repeat))

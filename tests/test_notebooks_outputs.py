@@ -13,10 +13,12 @@ import pytest
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 EXPECTED = ["00_setup_check", "01_summary_schedule", "02_summary_memory_run", "03_drift_measurement",
-            "04_budget_analysis", "05_summary_buffer_run", "06_summary_memory_attack_surface"]
+            "04_budget_analysis", "05_summary_buffer_run", "06_summary_memory_attack_surface",
+            "07_strategies_side_by_side"]
 MODEL_NOTEBOOKS = ["02_summary_memory_run", "03_drift_measurement", "05_summary_buffer_run",
-                   "06_summary_memory_attack_surface"]
-SLIDER_NOTEBOOKS = {"01_summary_schedule": "render_schedule", "04_budget_analysis": "render_budget"}
+                   "06_summary_memory_attack_surface", "07_strategies_side_by_side"]
+SLIDER_NOTEBOOKS = {"01_summary_schedule": "render_schedule", "04_budget_analysis": "render_budget",
+                    "07_strategies_side_by_side": "render_tradeoff"}
 SECRET = re.compile(r"\b(?:sk-[A-Za-z0-9_-]{16,}|gsk_[A-Za-z0-9]{16,}|Bearer\s+\S{16,})|api_key\s*[=:]\s*['\"][^'\"]{8,}")
 MACHINE_PATH = re.compile(r"(?:/work/|/home/|/root/|/tmp/|/Users/|[A-Z]:\\\\|site-packages)")
 MAX_CELL_LINES = 15

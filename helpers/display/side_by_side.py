@@ -1,0 +1,248 @@
+"""Notebook 07's tables, chart and slider panel: the memory strategies side by side on one conversation.
+
+Everything here reads ``helpers.measure.transcript.StrategyRun`` (the bill and the ledger measured once), so
+the table, the chart and the sliders show the same figures. The panel's render function is pure: the
+fixed-value cell after the sliders calls it with the same arguments and its text is what nbval compares.
+"""
+from __future__ import annotations
+
+import functools
+import html
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import ipywidgets as widgets
+from matplotlib.figure import Figure
+
+from helpers.display.plots import new_figure, png_bytes
+from helpers.measure.bill import ratio
+from helpers.measure.ledger import STATUSES, Ledger
+from helpers.measure.transcript import (
+    FULL_BUFFER,
+    MemoryFactory,
+    StrategyRun,
+    Transcript,
+    replay,
+)
+
+STATUS_MARKS = {"verbatim": "V", "summary": "S", "softened": "s~", "contradicted": "X", "absent": "."}
+STRATEGY_COLOURS = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#b07aa1", "#9c755f")
+
+
+def comparison_table(runs: Mapping[str, StrategyRun]) -> str:
+    """One line per strategy: request tokens, summariser calls and their tokens, the total, its multiple of the
+    full buffer's, facts kept at the last turn and what is sent that should not be."""
+    full = runs.get(FULL_BUFFER) or next(iter(runs.values()))
+    rows = [("strategy (settings)", "requests", "calls", "summariser in+out", "total", "x full", "facts kept",
+             "sent that should not be")]
+    for run in runs.values():
+        bill, (kept, wanted) = run.bill, run.kept()
+        rows.append((run.label(), f"{bill.request_tokens:,}", str(bill.summariser_calls),
+                     f"{bill.summariser_prompt_tokens:,}+{bill.summariser_output_tokens:,}", f"{bill.total:,}",
+                     f"{ratio(bill, full.bill):.2f}", f"{kept}/{wanted}", ", ".join(run.leaks()) or "-"))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(cell.ljust(width) if i in (0, 7) else cell.rjust(width)
+                               for i, (cell, width) in enumerate(zip(row, widths))).rstrip() for row in rows)
+
+
+def ledger_table(runs: Mapping[str, StrategyRun], turn: int) -> str:
+    """Every planted fact (rows) by strategy (columns) at ``turn``: V verbatim, S in the summary, s~ a rule softened,
+    X contradicted (the old value sent instead), . absent; a fact that should no longer be sent is marked *."""
+    names = list(runs)
+    ledger = next(iter(runs.values())).ledger
+    facts = [fact for fact in ledger.facts if fact.turn <= turn]
+    width = max(len(fact.id) for fact in facts) + 4
+    lines = [f"at turn {turn}".ljust(width) + "  ".join(f"{name[:14]:>14}" for name in names)]
+    for fact in facts:
+        marks = [STATUS_MARKS[runs[name].turns[turn - 1].statuses[fact.id]] for name in names]
+        label = fact.id + ("" if fact.wanted(turn) else " *")
+        lines.append(f"{label:<{width}}" + "  ".join(f"{mark:>14}" for mark in marks))
+    lines.append("V verbatim, S in the summary, s~ a rule kept only as a preference, X contradicted, . absent; "
+                 "* should no longer be sent")
+    return "\n".join(lines)
+
+
+def injection_report(runs: Mapping[str, StrategyRun]) -> str:
+    """For each strategy: the injected instruction in each summary version (verbatim, paraphrased, gone), and the
+    first turn it was inside a system message."""
+    ledger = next(iter(runs.values())).ledger
+    fact = ledger.injection
+    if fact is None:
+        return "The ledger plants no instruction."
+    lines = [f"The instruction planted at turn {fact.turn} (canary word {fact.canary!r}):"]
+    for run in runs.values():
+        trail = run.injection_trail()
+        versions = ", ".join(f"turn {turn} {state}" for turn, state in trail)
+        system = run.first_system_turn()
+        sent = run.status_trail(fact.id)
+        verbatim_turns = [t for t, status in enumerate(sent, start=1) if status == "verbatim"]
+        where = (f"in the turns sent word for word up to turn {verbatim_turns[-1]}" if verbatim_turns
+                 else "never sent word for word")
+        if trail:
+            summaries = f"{len(trail)} summary version{'s' if len(trail) > 1 else ''} after it, from {_compress(versions)}"
+        elif run.summary_versions():
+            summaries = f"the summary stayed the same from turn {run.summary_versions()[-1][0]} on, so no fold took it in"
+        else:
+            summaries = "no summary"
+        lines.append(f"  {run.label()}: {where}; {summaries}; "
+                     + (f"inside a system message from turn {system}" if system else "never in a system message"))
+    return "\n".join(lines)
+
+
+def _compress(text: str, keep: int = 3) -> str:
+    """A long list of versions shortened to its first and last ones."""
+    parts = text.split(", ")
+    if len(parts) <= 2 * keep:
+        return text
+    return ", ".join(parts[:keep]) + f", ... ({len(parts) - 2 * keep} more) ..., " + ", ".join(parts[-keep:])
+
+
+def correction_report(runs: Mapping[str, StrategyRun], fact_id: str) -> str:
+    """A corrected fact through the run: for each strategy, the turns its request sent the new value, sent only the
+    old one (contradicted), or neither."""
+    ledger = next(iter(runs.values())).ledger
+    fact = ledger.fact(fact_id)
+    lines = [f"{fact_id} (stated at turn {fact.turn}, replacing {fact.replaces!r}), turns {fact.turn} to "
+             f"{len(next(iter(runs.values())).turns)}:"]
+    for run in runs.values():
+        trail = [status for status in run.status_trail(fact_id) if status is not None]
+        counts = {status: trail.count(status) for status in STATUSES if trail.count(status)}
+        lines.append(f"  {run.label()}: " + ", ".join(f"{status} {n}" for status, n in counts.items())
+                     + f"; at the last turn: {trail[-1]}")
+    return "\n".join(lines)
+
+
+# ----- the trade-off chart -------------------------------------------------------------------------------
+class TradeoffChart:
+    """Cost against facts kept (a point per strategy and setting) beside the per-turn token curves."""
+
+    def __init__(self) -> None:
+        self.fig, (self.scatter, self.curves) = new_figure(15, 6.5, ncols=2)
+
+    def update(self, runs: Sequence[StrategyRun], moved: Sequence[StrategyRun] = (), title: str = "") -> Figure:
+        """Redraw for these runs (filled points and curves) and the sliders' runs (hollow points, dashed curves)."""
+        ax, curves = self.scatter, self.curves
+        ax.clear()
+        curves.clear()
+        colours = {}
+        for index, run in enumerate([*runs, *moved]):
+            colour = colours.setdefault(run.name, STRATEGY_COLOURS[len(colours) % len(STRATEGY_COLOURS)])
+            hollow = index >= len(runs)
+            kept, wanted = run.kept()
+            ax.scatter([run.bill.total / 1000], [kept], s=160, zorder=3, edgecolors=colour, linewidths=2.5,
+                       facecolors="none" if hollow else colour, label=run.label())
+            curves.plot(range(1, len(run.turns) + 1), run.bill.per_turn(), color=colour,
+                        linestyle="--" if hollow else "-", linewidth=2, label=run.label())
+        wanted = runs[0].kept()[1] if runs else 0
+        ax.set_xlabel("tokens for the whole conversation (thousands)")
+        ax.set_ylabel(f"facts kept at the last turn (of {wanted})")
+        ax.set_ylim(-0.5, wanted + 0.5)
+        ax.set_xlim(left=0)
+        ax.grid(alpha=0.3)
+        ax.set_title("cost against facts kept")
+        ax.legend(loc="center right", fontsize=16, framealpha=0.9)
+        curves.set_xlabel("turn")
+        curves.set_ylabel("tokens that turn (request + summariser)")
+        curves.set_title("per-turn tokens (colours as on the left)")
+        curves.set_yscale("log")
+        curves.grid(alpha=0.3)
+        if title:
+            self.fig.suptitle(title, fontsize=18)
+        return self.fig
+
+    def png(self, dpi: int = 72) -> bytes:
+        return png_bytes(self.fig, dpi)
+
+
+def tradeoff_chart(runs: Sequence[StrategyRun], moved: Sequence[StrategyRun] = (), title: str = "") -> Figure:
+    """The trade-off figure for these runs (a new Figure)."""
+    return TradeoffChart().update(runs, moved, title)
+
+
+# ----- sliders --------------------------------------------------------------------------------------------
+SLIDER_KINDS = {"threshold": "summary memory", "keep": "summary memory", "budget": "summary buffer memory",
+                "window": "sliding window"}  # which memory each slider sets
+
+
+def slider_settings(threshold: int, keep: int, budget: int, window: int) -> dict[str, tuple[str, dict[str, Any]]]:
+    """The three strategies the sliders set, as ``strategies()`` names them: name -> (kind, settings)."""
+    return {"summary memory": ("summary memory", {"max_turns_before_summary": threshold,
+                                                  "turns_to_keep_verbatim": min(keep, threshold - 1)}),
+            "summary buffer memory": ("summary buffer memory", {"max_buffer_tokens": budget}),
+            "sliding window": ("sliding window", {"window_turns": window})}
+
+
+def tradeoff_text(runs: Sequence[StrategyRun], moved: Sequence[StrategyRun]) -> str:
+    """The slider readout: each moved point's cost, multiple of the full buffer and facts kept."""
+    full = next((run for run in runs if run.name == FULL_BUFFER), runs[0])
+    lines = []
+    for run in moved:
+        kept, wanted = run.kept()
+        lines.append(f"{run.label()}: {run.bill.total:,} tokens ({ratio(run.bill, full.bill):.2f}x the full "
+                     f"buffer), {run.bill.summariser_calls} summariser calls, {kept}/{wanted} facts kept")
+    return "\n".join(lines)
+
+
+def render_tradeoff(make: MemoryFactory, transcript: Transcript, ledger: Ledger, runs: Sequence[StrategyRun],
+                    threshold: int = 4, keep: int = 2, budget: int = 600, window: int = 4,
+                    chart: TradeoffChart | None = None) -> tuple[str, Figure]:
+    """Run the three slider strategies with these settings and draw them (hollow) beside ``runs``."""
+    moved = [_replayed(make, transcript, ledger, name, kind, tuple(sorted(settings.items())))
+             for name, (kind, settings) in slider_settings(threshold, keep, budget, window).items()]
+    chart = chart or TradeoffChart()
+    return tradeoff_text(runs, moved), chart.update(runs, moved, "hollow points, dashed lines: the sliders' settings")
+
+
+@functools.lru_cache(maxsize=64)
+def _cached(make: MemoryFactory, transcript: Transcript, ledger: Ledger, name: str, kind: str,
+            settings: tuple[tuple[str, Any], ...]) -> StrategyRun:
+    return replay(make(kind, dict(settings)), transcript, ledger, name)
+
+
+def _replayed(make: MemoryFactory, transcript: Transcript, ledger: Ledger, name: str, kind: str,
+              settings: tuple[tuple[str, Any], ...]) -> StrategyRun:
+    """A replay, cached while the same settings come back (a slider moved and moved back)."""
+    try:
+        return _cached(make, transcript, ledger, name, kind, settings)
+    except TypeError:  # an unhashable factory: run it each time
+        return replay(make(kind, dict(settings)), transcript, ledger, name)
+
+
+def _slider(description: str, value: int, low: int, high: int, step: int = 1) -> widgets.IntSlider:
+    return widgets.IntSlider(value=value, min=low, max=high, step=step, description=description,
+                             continuous_update=False, style={"description_width": "initial"},
+                             layout=widgets.Layout(width="300px"))
+
+
+class TradeoffPanel(widgets.VBox):
+    """Sliders for the summary memory's threshold and turns kept, the buffer's budget and the window; each move
+    replays the strategies it sets and moves their points."""
+
+    def __init__(self, render: Callable[..., tuple[str, Figure]], threshold: int, keep: int, budget: int,
+                 window: int, turns: int) -> None:
+        super().__init__()
+        self.sliders = {"threshold": _slider("threshold", threshold, 2, turns),
+                        "keep": _slider("keep verbatim", keep, 1, turns - 1),
+                        "budget": _slider("budget", budget, 100, 8000, 100),
+                        "window": _slider("window turns", window, 1, turns)}
+        self.readout, self.image = widgets.HTML(), widgets.Image(format="png", layout=widgets.Layout(max_width="100%"))
+        self._render, self._chart = render, TradeoffChart()
+        self.children = [widgets.HBox(list(self.sliders.values())[:2]), widgets.HBox(list(self.sliders.values())[2:]),
+                         self.readout, self.image]
+        for slider in self.sliders.values():
+            slider.observe(lambda _change: self.refresh(), names="value")
+        self.refresh()
+
+    def refresh(self) -> None:
+        values = {name: slider.value for name, slider in self.sliders.items()}
+        values["keep"] = min(values["keep"], values["threshold"] - 1)
+        text, _ = self._render(**values, chart=self._chart)
+        self.readout.value = f"<pre>{html.escape(text)}</pre>"
+        self.image.value = self._chart.png(72)
+
+
+def tradeoff_panel(make: MemoryFactory, transcript: Transcript, ledger: Ledger, runs: Sequence[StrategyRun],
+                   threshold: int = 4, keep: int = 2, budget: int = 600, window: int = 4) -> TradeoffPanel:
+    """The slider panel over ``render_tradeoff``."""
+    render = functools.partial(render_tradeoff, make, transcript, ledger, runs)
+    return TradeoffPanel(render, threshold, keep, budget, window, len(transcript))
