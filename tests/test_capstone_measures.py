@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pytest
 
 from helpers.base.tokens import count_tokens
-from helpers.display.capstone_exercise import judge_cheapest
+from helpers.grading.capstone import judge_cheapest
 from helpers.display.side_by_side import comparison_table, ledger_table, render_tradeoff
 from helpers.measure.bill import Bill, CallBill, TurnBill, ratio
 from helpers.measure.ledger import (

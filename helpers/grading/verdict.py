@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import Any
 
 NOT_DONE = "not done yet"
 CORRECT = "correct"
@@ -49,6 +50,11 @@ class Feedback:
         if self.status == WRONG:
             return f"{self}\n  (a hint comes with the next try, or now with {ask})"
         return str(self)
+
+
+def is_unanswered(answer: Any) -> bool:
+    """True for the placeholder an exercise starts with (``...``) or an answer left as None."""
+    return answer is Ellipsis or answer is None
 
 
 def show(verdict: Feedback, hint: bool | None = None, check: str = "", answer: str = "") -> Feedback:

@@ -1,8 +1,6 @@
 """Exercise 7.1 (notebook 07): choose the memory and its settings so that every planted fact survives the
 long conversation, at the lowest cost. The check is bounded: one replay of the answer, then the few
 candidate settings it compares with, each under a time limit.
-
-(Kept in a module of its own so that it can move to the exercise-grading layer as it is.)
 """
 from __future__ import annotations
 
@@ -10,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from helpers.base.bounded import TimedOut, run_bounded
-from helpers.display.exercise import CORRECT, NOT_DONE, WRONG, Feedback, is_unanswered, show
+from helpers.grading.verdict import CORRECT, NOT_DONE, WRONG, Feedback, is_unanswered, show
 from helpers.measure.ledger import Ledger
 from helpers.measure.transcript import FULL_BUFFER, MemoryFactory, StrategyRun, Transcript, replay, strategies
 from helpers.memory.registry import KINDS
