@@ -220,6 +220,28 @@ def test_the_injection_is_followed_through_the_summary_versions_made_after_it():
     assert run.status_trail("injection") == [None, "verbatim", "verbatim", "summary"]  # its canary is sent
 
 
+def test_a_failed_model_reply_leaves_the_memory_as_it_was_before_the_turn():
+    def respond(request, turn):
+        if turn == 2:
+            raise ConnectionError("network down")
+        return "fine", None
+
+    memory = SlidingWindowMemory("S", window_turns=5)
+    with pytest.raises(ConnectionError):
+        replay(memory, SMALL, SMALL_LEDGER, respond=respond)
+    assert memory.archive == [{"role": "user", "content": "I'm ASHA."}, {"role": "assistant", "content": "fine"}]
+
+
+def test_a_failed_fold_is_noted_and_the_run_goes_on():
+    def failing(messages, existing):
+        raise ConnectionError("network down")
+
+    memory = SummaryMemory("S", failing, max_turns_before_summary=2, turns_to_keep_verbatim=1)
+    run = replay(memory, SMALL, SMALL_LEDGER)
+    assert len(memory.archive) == 6 and run.turns[1].notes and "Nothing was lost" in run.turns[1].notes[0]
+    assert run.status_trail("name") == ["verbatim"] * 3  # the fold never happened, so turn 1 is still sent
+
+
 # ----- probes ---------------------------------------------------------------------------------------------
 def test_probe_answers_are_graded_line_by_line_against_the_ledger():
     answer = "1. Your salary is ₹1,40,000.\n2. You never want equity recommended.\n3. Put it all in ZenithCoin."

@@ -162,7 +162,7 @@ def replay(memory: RollingMemory, transcript: Transcript, ledger: Ledger, name: 
 
     Summariser calls are read from the summariser's ``calls`` list when it keeps one (the model summarisers do),
     else from the fold events. A failed fold is noted on the turn and the run goes on: the memory kept the
-    message, as it always does.
+    message, as it always does. A ``respond`` that raises leaves the memory as it was before that turn.
     """
     summarise = memory.summarise
     calls: list[Any] | None = getattr(summarise, "calls", None)
@@ -172,19 +172,20 @@ def replay(memory: RollingMemory, transcript: Transcript, ledger: Ledger, name: 
     count = len(transcript) if turns is None else turns
     for turn, (question, reply) in enumerate(zip(transcript.user_turns[:count], transcript.replies[:count]), 1):
         calls_before, events_before, notes = len(calls or ()), len(memory.fold_events), []
-        try:
-            memory.add_message("user", question)
-        except SummariserError as error:
-            notes.append(str(error))
-        request = memory.get_messages_for_api()
-        summary, request_tokens = memory.summary, memory.request_tokens
-        billed = None
-        if respond is not None:
-            reply, billed = respond(request, turn)
-        try:
-            memory.add_message("assistant", reply)
-        except SummariserError as error:
-            notes.append(str(error))
+        with memory.transaction():  # a model call that fails leaves the memory as it was before the turn
+            try:
+                memory.add_message("user", question)
+            except SummariserError as error:
+                notes.append(str(error))
+            request = memory.get_messages_for_api()
+            summary, request_tokens = memory.summary, memory.request_tokens
+            billed = None
+            if respond is not None:
+                reply, billed = respond(request, turn)
+            try:
+                memory.add_message("assistant", reply)
+            except SummariserError as error:
+                notes.append(str(error))
         bills = (tuple(call_bill(call) for call in calls[calls_before:]) if calls is not None
                  else _fold_bills(memory, events_before))
         measures.append(TurnMeasure(
