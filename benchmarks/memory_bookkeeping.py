@@ -5,7 +5,7 @@ Prints figures; asserts nothing. A turn is what ``chat()`` asks of a memory: add
 request, add the reply. The summarisers are stubs (no model), so the figures are the memories' own work.
 
 * **One run, interleaved**: in each round every contestant gets a fresh memory, and all of them are fed the
-  same conversation a block of turns at a time, taking turns in an order that rotates from block to block,
+  same conversation a block of turns at a time, taking turns in a new (seeded) random order for each block,
   so a slow spell of the machine lands on all of them alike. Time is this thread's CPU time, so what other
   processes take is not counted. Each ratio is taken within a round (a library over the project, the
   project over the floor), and the median of the rounds is shown with its spread (lowest to highest).
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import random
 import statistics
 import time
 from collections.abc import Callable
@@ -179,21 +180,22 @@ def available(name: str, make: Callable[[], Any], turns: list[tuple[str, str]]) 
     return Contestant(name, make)
 
 
-def run_round(contestants: list[Contestant], turns: list[tuple[str, str]], block: int = 25) -> None:
+def run_round(contestants: list[Contestant], turns: list[tuple[str, str]], seed: int, block: int = 25) -> None:
     """One round: a fresh memory per contestant, all fed the conversation ``block`` turns at a time, taking
-    turns in an order that rotates from block to block, so that every contestant runs under the same load
-    from start to end. Timed in this thread's CPU time (time another process takes from it is not counted);
+    turns in a new random order for each block (seeded), so that every contestant runs under the same load
+    from start to end and none always follows the same neighbour (whose use of the caches it would inherit). Timed in this thread's CPU time (time another process takes from it is not counted);
     the garbage collector runs between rounds, not inside a contestant's block."""
     memories = [contestant.make() for contestant in contestants]
+    shuffled = random.Random(seed)
     tenths = [[0.0] * 10 for _ in contestants]
     turns_in = [0] * 10  # turns in each tenth of the run (a block counts in the tenth it starts in)
     gc.collect()
     gc.disable()
     try:
-        for number, start in enumerate(range(0, len(turns), block)):
+        for start in range(0, len(turns), block):
             chunk, tenth = turns[start:start + block], start * 10 // len(turns)
             turns_in[tenth] += len(chunk)
-            for index in [(number + k) % len(contestants) for k in range(len(contestants))]:
+            for index in shuffled.sample(range(len(contestants)), len(contestants)):
                 began = time.thread_time()
                 run_turns(memories[index], chunk)
                 tenths[index][tenth] += time.thread_time() - began
@@ -201,7 +203,8 @@ def run_round(contestants: list[Contestant], turns: list[tuple[str, str]], block
         gc.enable()
     for contestant, spent in zip(contestants, tenths):
         contestant.per_turn.append(sum(spent) / len(turns) * 1e6)
-        contestant.last_over_first.append(spent[-1] / turns_in[-1] / (spent[0] / turns_in[0]))
+        per_turn = [seconds / count for seconds, count in zip(spent, turns_in) if count]  # a short run skips tenths
+        contestant.last_over_first.append(per_turn[-1] / per_turn[0])
 
 
 def ratios(top: Contestant, bottom: Contestant) -> list[float]:
@@ -245,8 +248,8 @@ def main() -> None:
     groups = [(title, [available(name, make, turns) for name, make in group])
               for title, group in workloads(args.budgets)]
     running = [c for _, group in groups for c in group if c.missing is None]
-    for _ in range(args.rounds):
-        run_round(running, turns)
+    for round_number in range(args.rounds):
+        run_round(running, turns, seed=round_number)
     print(f"{args.turns:,} turns ({len(messages):,} messages) per memory, stub summarisers, {args.rounds} rounds, "
           "every memory interleaved with every other in each round;\nµs of CPU time per turn; each figure is the "
           "median of the rounds (lowest-highest); ratios are taken within a round")

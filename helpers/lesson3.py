@@ -17,6 +17,7 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "helpers.memory.sliding_window": "SlidingWindowMemory",
     "helpers.memory.summary": "SummaryMemory",
     "helpers.memory.types": "SummariserError",
+    "helpers.memory.validation": "check_count",
     "helpers.measure": "drift",
     "helpers.measure.billed_tokens": "fit_overhead lesson3_points lesson4_point",
     "helpers.display.lesson3_exercises": "RULE_WORDS check_calls_formula check_rule_check check_window_memory",
@@ -25,6 +26,7 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "helpers.display.reference": "HEADING LABEL lesson3_run_lines",
     "helpers.display.requests": "request_text",
     "helpers.display.widgets": "render_schedule schedule_panel",
+    "helpers.model.chat": "chat",
     "helpers.model.connect": "connect",
     "helpers.model.offline.facts": "fact_score split_sentences",
 })

@@ -78,3 +78,15 @@ def test_a_no_model_notebooks_names_load_no_sdk(notebook):
     code = f"import sys\nfrom {module} import connect\nprint('openai' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                           cwd=ROOT).stdout.strip() == "True"  # the check above can fail
+
+
+@pytest.mark.parametrize("module", sorted(SERVES))
+def test_every_name_a_lesson_module_offers_exists(module):
+    offered = importlib.import_module(module)
+    missing = []
+    for name in offered.__all__:
+        try:
+            getattr(offered, name)
+        except (AttributeError, ImportError) as error:
+            missing.append(f"{name}: {error}")
+    assert not missing, f"{module} offers names that do not exist: {missing}"

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 
+from helpers.base.errors import SettingError
 from helpers.base.text import messages_from_lines
 from helpers.base.tokens import count_tokens
 from helpers.lessons.data import lesson3, prompt
@@ -97,5 +98,6 @@ def test_messages_from_lines_reads_the_drift_batches():
     messages = messages_from_lines(batch)
     assert [m["role"] for m in messages] == ["user", "assistant", "user", "assistant"]
     assert messages[2]["content"].startswith("One hard rule:")
-    with pytest.raises(ValueError):
+    with pytest.raises(SettingError) as refused:
         messages_from_lines(["SYSTEM: no"])
+    assert (refused.value.setting, refused.value.value) == ("lines", "SYSTEM: no")

@@ -1,5 +1,8 @@
 """Names a module offers but imports only when first used (PEP 562), so that one import line can serve a
-notebook that needs the model layer and one that must never load the openai SDK."""
+notebook that needs the model layer and one that must never load the openai SDK.
+
+Only the one-import modules above every layer (``helpers/lesson3.py`` and its like) use it: the modules it
+imports are theirs to name."""
 from __future__ import annotations
 
 import importlib
