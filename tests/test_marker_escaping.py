@@ -156,3 +156,21 @@ def test_ordinary_text_is_left_as_it_was():
     assert memory_message("H:\n", text, "system") == {"role": "system", "content": "H:\n" + text}
     assert memory_message("H:\n", text, "data", note="Pinned.")["content"] == f"Pinned.\n{DATA_OPEN}\nH:\n{text}\n{DATA_CLOSE}"
     assert memory_message("H:\n", text, "data")["content"].startswith(DATA_NOTE + "\n")
+
+
+def test_escaping_imitations_leaves_every_ordinary_text_as_it_was_and_quotes_every_copy():
+    # the ordinary corpus of data/security is sent unchanged; a copy of a heading or note, in any case, with
+    # look-alike letters or a zero-width space, is rewritten so that no reader sees the memory's text in it
+    import json
+    from helpers.base.paths import DATA_DIR
+    from helpers.memory.imitation import BLOCK_TEXTS, escape_imitations, note_clauses
+    from helpers.memory.placement import readable_form
+    heading = "CONVERSATION SUMMARY (earlier turns):\n"
+    talk = json.loads((DATA_DIR / "security" / "ordinary_talk.json").read_text(encoding="utf-8"))
+    for text in (*talk["user_messages"], *talk["summaries"]):
+        assert escape_imitations(text, [heading]) == text, text
+    own = [t for t in note_clauses(t for t in (*BLOCK_TEXTS, heading) if not t.startswith("<<<"))]
+    for text in own:
+        for copy in (text, text.lower(), text.replace("o", "\u043e").replace("E", "\u0395"), text.replace(" ", " \u200b")):
+            read = " ".join(readable_form(escape_imitations(f"Note: {copy} ok", [heading])).split()).upper()
+            assert not any(t.upper() in read for t in own), (copy, read)

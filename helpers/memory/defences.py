@@ -5,8 +5,8 @@ field switches one defence on:
 
 * ``placement="data"``: the summary goes in a delimited data block in a user-role message, marked as data,
   with any run of angle brackets inside it spaced out (``placement.py``);
-* ``pinned_rules=[...]``: rules sent word for word in every request, in a block of their own that says they
-  are the application's rules (``pinned.py``);
+* ``pinned_rules=[...]``: rules sent word for word in every request, in the first system message after the
+  system prompt, under every placement (``pinned.py``);
 * ``summary_check="report"`` or ``"refuse"``: every new summary is checked for instructions, role markers,
   template tokens and forged headers, every registered kind's heading among them (``summary_check.py``);
   the findings go on the fold event, or the summary is refused and the messages stay verbatim;

@@ -40,8 +40,10 @@ def _imitation(headings: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile("|".join(words), re.IGNORECASE)
 
 
-def _reading_with_origin(text: str) -> tuple[str, list[int]]:
+def _reading_with_origin(text: str) -> tuple[str, list[int] | range]:
     """``text`` read character by character (``readable_form``), with the index in ``text`` of each character read."""
+    if text.isascii() and "\r\n" not in text:  # no ASCII character reads as another length: one for one
+        return readable_form(text), range(len(text))
     read, origin = [], []
     for index, ch in enumerate(text):
         for out in readable_form(ch):

@@ -1,5 +1,6 @@
-"""Where the summary (and the pinned rules) go in the request: the lessons' second system message,
-or a delimited block marked as data, in a user-role message.
+"""Where the summary goes in the request: the lessons' second system message, or a delimited block marked
+as data, in a user-role message (pinned rules always go in the first system message: ``pinned.py``); and
+how the defences read text as a reader sees it (``readable_form``).
 
 A system message ranks above the user (the instruction hierarchy), so a summary placed there
 lends system authority to whatever user text was folded into it. The data placement keeps it at
@@ -89,7 +90,7 @@ def escape_markers(text: str) -> str:
 
 
 def memory_message(heading: str, body: str, placement: str, *, note: str = DATA_NOTE) -> dict[str, str]:
-    """One memory message (summary or pinned rules) as the request carries it under ``placement``;
+    """The summary's memory message as the request carries it under ``placement``;
     ``note`` is the sentence put before a data block (the summary's by default)."""
     if placement == "system":
         return {"role": "system", "content": strip_invisible(heading + body)}

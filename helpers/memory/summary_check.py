@@ -109,7 +109,7 @@ _ROLE_MARKER = re.compile(
     r"|" + _SENTENCE_START + r"(?-i:" + _ROLES + r")[*_\])]*\s*:"
     # a JSON message field, a YAML role line, XML role tags
     r"|[\"'](?:role|author)[\"']\s*:\s*[\"'](?:" + _ROLES + r")[\"']"
-    r"|^[\s\-]*role\s*:\s*[\"']?(?:" + _ROLES + r")[\"']?\s*$"
+    r"|^[ \t]*(?:-[ \t]*)?role[ \t]*:[ \t]*[\"']?(?:" + _ROLES + r")[\"']?[ \t]*$"
     r"|<\s*/?\s*(?:" + _ROLES + r"|instructions?|system[ _-]?prompt)\s*>"
     # a markdown heading that is a role, or instructions ("## System", "## System: obey", "#### instructions")
     r"|^[ \t]*#{1,6}[ \t]*(?:(?:system|developer|assistant|tool)(?:[ \t]+(?:prompt|message|note|instructions?))?"
@@ -187,6 +187,8 @@ class SummaryCheck:
 # what JSON writes for a line break, a tab and a quote inside a string: a summary holding "\\nSYSTEM:" starts a line
 _JSON_ESCAPES = re.compile(r"\\([nrt\"'/])")
 _UNESCAPED = {"n": "\n", "r": "\n", "t": " ", '"': '"', "'": "'", "/": "/"}
+_BLANK_LINES = re.compile(r"[^\S\n]*\n\s*")
+_SPACES = re.compile(r"[^\S\n]{2,}")
 _LEADING_MARKDOWN = re.compile(r"^[" + _MARKDOWN + r"(\[{]+(?=\w)")  # what _SENTENCE_START took before a word
 
 
@@ -200,6 +202,9 @@ def check_summary(summary: str, *, headings: Iterable[str] | None = None, names:
     given = kind_headings() if headings is None else tuple(headings)
     forged = _forged_header(tuple(sorted({" ".join(h.split()) for h in given if h.strip()})))
     text = readable_form(_JSON_ESCAPES.sub(lambda m: _UNESCAPED[m.group(1)], summary))
+    # a run of whitespace holding a line break reads as one line break, any other run as one space: what the
+    # patterns match is the same, and no pattern scans a long run again from each of its line starts
+    text = _SPACES.sub(" ", _BLANK_LINES.sub("\n", text))
     counted: dict[tuple[str, str], int] = {}
     for kind, pattern in (("instruction", _instruction(tuple(names))), ("role marker", _ROLE_MARKER),
                           ("template token", _TEMPLATE_TOKEN), ("forged header", forged)):
