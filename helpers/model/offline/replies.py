@@ -1,14 +1,14 @@
 """The stand-in's chat replies: one or two short lines, grounded only in the request.
 
 Short (about 10 to 40 tokens) so that a printed request is about the conversation, not about the
-stand-in; to a message of the course's own conversations, the grounded line(s) are followed by the
-reply written for it in ``data/offline_replies/`` (``written``), so the run has the lesson's lengths. Asked for a fact about the user, it quotes the sentence that holds it and says where it
-found it ("From the summary: ...", "From the recent turns: ..."), or says it does not have it in
-what it was sent; told a fact, it names what it noted ("Noted: your salary."); a general question
-gets one line saying it cannot answer that offline. What the stand-in is, is said once, by the mode
-line ``connect()`` prints. Values are quoted only when the latest message asks for them, so the
-stand-in never carries an old fact forward: whether a fact is still in the recent turns is the
-memory's doing.
+stand-in; to a message of the course's own conversations, the grounded line(s) are followed by the reply
+written for it in ``data/offline_replies/`` (``written``), so the run has the lesson's lengths. Asked
+for a fact about the user, it quotes the sentence that holds it and says where it found it ("From the
+summary: ...", "From the recent turns: ..."), or says it does not have it in what it was sent; told a
+fact, it names what it noted ("Noted: your salary."); a general question gets one line saying it cannot
+answer that offline. What the stand-in is, is said once, by the mode line ``connect()`` prints. Values
+are quoted only when the latest message asks for them, so the stand-in never carries an old fact
+forward: whether a fact is still in the recent turns is the memory's doing.
 """
 from __future__ import annotations
 
