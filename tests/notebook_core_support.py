@@ -14,6 +14,8 @@ from typing import Any
 
 import nbformat
 
+from helpers.memory.types import SettingError
+
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 CORE_TAG = "lesson-core"
 
@@ -41,3 +43,13 @@ def load_core(notebook: str | Path, namespace: Mapping[str, Any] | None = None,
     with contextlib.redirect_stdout(io.StringIO()):
         exec(compile(source, f"<{Path(notebook).name} lesson-core cells>", "exec"), scope)
     return scope
+
+
+def settings_outcome(make: Any) -> str:
+    """"made" if ``make()`` builds a memory, "refused" if it raises a one-line ``SettingError`` naming the setting."""
+    try:
+        make()
+    except SettingError as error:
+        assert "\n" not in str(error) and error.setting in str(error), str(error)
+        return "refused"
+    return "made"

@@ -24,7 +24,7 @@ from helpers.memory.types import SettingError
 from helpers.model.chat import chat as project_chat
 from helpers.model.connect import connect
 from helpers.model.summarisers import make_summariser
-from tests.notebook_core_support import core_cells, load_core
+from tests.notebook_core_support import core_cells, load_core, settings_outcome
 
 NOTEBOOK = "02_summary_memory_run.ipynb"
 SYSTEM = "You are FinCoach."
@@ -139,14 +139,8 @@ SETTINGS_TRIED = [(threshold, keep) for threshold in (-1, 0, 1, 2, 3, 4, 6, 2.5,
 def test_the_notebook_class_refuses_the_settings_the_projects_refuses_with_one_line(core, threshold, keep):
     """Keeping 0 turns, or as many as the threshold, would fold nothing: both classes refuse it, in one line."""
     memory_class, _ = core
-    outcomes = []
-    for make in (lambda: memory_class(SYSTEM, threshold, keep), lambda: Hardened(SYSTEM, LoggingSummariser(), threshold, keep)):
-        try:
-            make()
-            outcomes.append("made")
-        except SettingError as error:
-            assert "\n" not in str(error) and error.setting in str(error)
-            outcomes.append("refused")
+    outcomes = [settings_outcome(lambda: memory_class(SYSTEM, threshold, keep)),
+                settings_outcome(lambda: Hardened(SYSTEM, LoggingSummariser(), threshold, keep))]
     assert outcomes[0] == outcomes[1], (threshold, keep, outcomes)
     valid = isinstance(threshold, int) and isinstance(keep, int) and not isinstance(keep, bool) \
         and not isinstance(threshold, bool) and 1 <= keep < threshold

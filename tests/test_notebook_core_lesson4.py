@@ -29,7 +29,7 @@ from helpers.model.chat import chat as measured_chat
 from helpers.model.connect import ModelAccess, connect
 from helpers.model.summarisers import build_summariser_request, make_summariser, request_templates
 
-from .notebook_core_support import core_cells, load_core
+from .notebook_core_support import core_cells, load_core, settings_outcome
 
 NOTEBOOK = "05_summary_buffer_run.ipynb"
 BUDGET_NOTEBOOK = "04_budget_analysis.ipynb"
@@ -137,15 +137,8 @@ def test_the_notebook_class_has_the_lessons_names_and_defaults(core):
 @pytest.mark.parametrize("compress", [-2, 0, 1, 2, 3, 4, 5, 4.0, False])
 def test_the_notebook_class_refuses_the_settings_the_projects_refuses_with_one_line(core, budget, compress):
     """An odd messages_to_compress_on_overflow would split a turn, a budget under 1 holds nothing: both refuse."""
-    outcomes = []
-    for make in (lambda: core["SummaryBufferMemory"]("s", budget, compress),
-                 lambda: SummaryBufferMemory("s", Summariser(), budget, compress)):
-        try:
-            make()
-            outcomes.append("made")
-        except SettingError as error:
-            assert "\n" not in str(error) and error.setting in str(error)
-            outcomes.append("refused")
+    outcomes = [settings_outcome(lambda: core["SummaryBufferMemory"]("s", budget, compress)),
+                settings_outcome(lambda: SummaryBufferMemory("s", Summariser(), budget, compress))]
     assert outcomes[0] == outcomes[1], (budget, compress, outcomes)
     valid = budget in (1, 600) and budget is not True and compress in (2, 4) and isinstance(compress, int) \
         and compress is not False
