@@ -17,7 +17,7 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "helpers.memory.summary": "SummaryMemory",
     "helpers.memory.summary_check": "check_summary",
     "helpers.measure.attacks": "attack_rates benign_control corpus payload roles_holding run_attacks where_it_is",
-    "helpers.display.attack_chart": "attack_chart attack_table_text benign_line",
+    "helpers.display.attack_chart": "attack_chart attack_table_text benign_line check_table_text",
     "helpers.model.connect": "connect",
     "helpers.model.recordings": "Recording",
     "helpers.model.summarisers": "make_summariser summariser_for",

@@ -16,9 +16,10 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "helpers.memory.types": "SettingError",
     "helpers.memory.validation": "check_count",
     "helpers.measure.billed_tokens": "fit_overhead lesson3_points lesson4_point",
-    "helpers.display.exercise": "run_answer",
     "helpers.display.flowchart": "summary_buffer_flowchart",
-    "helpers.display.lesson4_exercises": "check_overflows_at check_summary_cap",
+    "helpers.grading.overflows": "check_overflows_at",
+    "helpers.grading.runner": "run_answer",
+    "helpers.grading.summary_cap": "check_summary_cap",
     "helpers.display.lines": "audit_report fold_line",
     "helpers.display.plots": "overflow_bar_chart request_chart",
     "helpers.display.reference": "lesson4_request_at_turn_6 lesson4_run_lines lesson4_run_sizes "

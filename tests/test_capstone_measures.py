@@ -8,6 +8,7 @@ import pytest
 
 from helpers.base.tokens import count_tokens
 from helpers.grading.capstone import judge_cheapest
+from helpers.grading.verdict import CORRECT
 from helpers.display.side_by_side import comparison_table, ledger_table, render_tradeoff
 from helpers.measure.bill import Bill, CallBill, TurnBill, ratio
 from helpers.measure.ledger import (
@@ -316,7 +317,7 @@ def test_exercise_7_1_says_not_done_wrong_or_correct():
     full = judge_cheapest(whole, make, SMALL, SMALL_LEDGER, compare=[])
     assert full.status == "not yet" and "no less than the full buffer" in full.message
     late = Ledger((Fact("greeting", "name", 2, ("hi",)),))  # only turn 2's fact: a window of 2 keeps it for less
-    assert judge_cheapest(("sliding window", {"window_turns": 2}), make, SMALL, late, compare=[whole]).correct
+    assert judge_cheapest(("sliding window", {"window_turns": 2}), make, SMALL, late, compare=[whole]).status == CORRECT
     cheaper = judge_cheapest(("sliding window", {"window_turns": 2}), make, SMALL, late,
                              compare=[("sliding window", {"window_turns": 1})])
     assert cheaper.status == "correct"  # a window of 1 loses the greeting at turn 3, so it does not count

@@ -133,9 +133,9 @@ def test_a_401_body_echoing_the_key_reaches_no_error_or_cause(form, echoing):
     echoing.echo_key_in_401 = True
     wrong = SLASHED[:-3] + "abc"  # the key the client sent: the one the server echoes
     echoing.body_filter = lambda data: data.replace(wrong.encode(), rendered(wrong)[form].encode())  # valid JSON
-    access = connect("live", base_url=echoing.base_url, api_key=wrong, model="stand-in", load_env=False, quiet=True,
-                     max_retries=0)
-    with pytest.raises(Exception) as raised:
+    with pytest.raises(Exception) as raised:  # connect() reads the model list, so the 401 comes there already
+        access = connect("live", base_url=echoing.base_url, api_key=wrong, model="stand-in", load_env=False,
+                         quiet=True, max_retries=0)
         access.complete([{"role": "user", "content": "hello"}], max_tokens=5)
     assert echoing.received[-1]["headers"]["authorization"] == f"Bearer {wrong}"  # the server had it to echo
     assert not holds_key(error_texts(raised.value), wrong)
