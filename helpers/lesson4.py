@@ -18,7 +18,7 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "helpers.measure.billed_tokens": "fit_overhead lesson3_points lesson4_point",
     "helpers.display.flowchart": "summary_buffer_flowchart",
     "helpers.grading.overflows": "check_overflows_at",
-    "helpers.grading.runner": "run_answer",
+    "helpers.grading.runner": "try_it",
     "helpers.grading.summary_cap": "check_summary_cap",
     "helpers.display.lines": "audit_report fold_line",
     "helpers.display.plots": "overflow_bar_chart request_chart",
