@@ -299,8 +299,8 @@ def _offline(sdk: dict[str, Any]) -> _Built:
     client = openai.OpenAI(api_key="offline-stand-in", base_url=_OFFLINE_URL,
                            http_client=httpx2.Client(transport=OfflineTransport()), **sdk)
     label = (f"Model: offline | a deterministic stand-in, not a language model: its summaries copy sentences, its "
-             f"replies (marked [offline stand-in]) take facts only from the request, and to the lessons' questions add "
-             f"a reply written for this project | {OFFLINE_MODEL} | no network")
+             f"replies (marked [offline stand-in]) take facts only from the request, and to the course's own "
+             f"conversations add replies written for this project | {OFFLINE_MODEL} | no network")
     return client, OFFLINE_MODEL, label, "in-process stand-in", "offline"
 
 
