@@ -133,8 +133,11 @@ def test_the_no_model_notebooks_do_not_load_the_sdk(notebook):
     import nbformat
 
     path = HELPERS.parent / "notebooks" / f"{notebook}.ipynb"
-    lines = [line for cell in nbformat.read(path, as_version=4).cells if cell.cell_type == "code"
-             for line in cell.source.splitlines() if line.startswith(("from ", "import "))]
+    lines = []  # every import statement at a cell's top level, whole (an import in brackets spans lines)
+    for cell in nbformat.read(path, as_version=4).cells:
+        if cell.cell_type == "code":
+            lines += [ast.get_source_segment(cell.source, node) for node in ast.parse(cell.source).body
+                      if isinstance(node, (ast.Import, ast.ImportFrom))]
     assert lines, f"no import lines found in {notebook}"
     code = "import sys\n" + "\n".join(lines) + f"\nprint(sorted(m for m in {MODEL_ONLY!r} if m in sys.modules))"
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
