@@ -1,6 +1,7 @@
 """Small text helpers shared by the memory, the measurements and the model layer."""
 from __future__ import annotations
 
+import math
 import re
 
 from helpers.base.errors import SettingError
@@ -43,3 +44,14 @@ def messages_from_lines(lines: list[str]) -> list[dict[str, str]]:
             raise SettingError("lines", text, f"each line must start 'USER:' or 'ASSISTANT:', got {text[:40]!r}")
         messages.append({"role": role.strip().lower(), "content": content.strip()})
     return messages
+
+
+def duration(seconds: float) -> str:
+    """A wait in words: "1 second", "30 seconds", "60 minutes", "2.5 hours"."""
+    if not math.isfinite(seconds):
+        return "longer than any retry"
+    if seconds < 120:
+        return f"{seconds:g} second{'' if seconds == 1 else 's'}"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} minutes"
+    return f"{seconds / 3600:.1f} hours"

@@ -7,7 +7,6 @@ retry can help) and every secret scrubbed.
 """
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -16,6 +15,7 @@ from typing import Any, Protocol
 import openai
 
 from helpers.base.errors import Explained
+from helpers.base.text import duration
 from helpers.model.errors import ContextOverflow, ModelAccessError, ModelUnavailable, Reason
 from helpers.model.responses import CallTrace
 from helpers.model.secrets import configured_secrets, scrub_text
@@ -106,17 +106,6 @@ def _first_number(patterns: tuple[re.Pattern[str], ...], text: str) -> int | Non
         if match:
             return int(match.group(1))
     return None
-
-
-def duration(seconds: float) -> str:
-    """A wait in words: "1 second", "30 seconds", "60 minutes", "2.5 hours"."""
-    if not math.isfinite(seconds):
-        return "longer than any retry"
-    if seconds < 120:
-        return f"{seconds:g} second{'' if seconds == 1 else 's'}"
-    if seconds < 7200:
-        return f"{seconds / 60:.0f} minutes"
-    return f"{seconds / 3600:.1f} hours"
 
 
 def rejected_key(where: str, status: int | None, said: str, key_env: str, *, key_set: bool = True,

@@ -23,6 +23,7 @@ from typing import Any
 import httpx2
 
 from helpers.base.files import lone_surrogate_at
+from helpers.base.text import duration
 from helpers.model.errors import BadResponse
 from helpers.model.secrets import scrub_text
 
@@ -127,7 +128,7 @@ def parse_completion(content: bytes, where: str, secrets: Iterable[str] = ()) ->
     if problem is None:
         return payload
     raise BadResponse(scrub_text(
-        f"{where} answered 200, but not with a chat completion: {problem}. Nothing was stored. An HTML page or "
+        f"{where} answered 200, but not with a chat completion: {problem}. An HTML page or "
         "text usually means a captive portal (log in to the network in a browser), a proxy, or an LLM_BASE_URL "
         "that is not an OpenAI-compatible /v1 endpoint; a malformed completion means the server is not "
         "compatible. Run the cell again; or run without the network: LLM_MODE=replay (recorded answers) or "
@@ -193,9 +194,9 @@ class CheckedTransport(httpx2.BaseTransport):
         if self.notify is None or taken is None or taken >= self.max_retries:
             return
         if asked is not None and 0 < asked <= MAX_RETRY_AFTER_SECONDS:
-            wait = f"{asked:g} seconds, as the server asked (Retry-After)"
+            wait = f"{duration(asked)}, as the server asked (Retry-After)"
         else:  # the SDK's backoff: 0.5 s doubled each retry, at most 8 s, less up to a quarter
-            wait = f"about {min(0.5 * 2 ** taken, 8.0):g} seconds"
+            wait = f"about {duration(min(0.5 * 2 ** taken, 8.0))}"
         self.notify(f"attempt {taken + 1} of {self.max_retries + 1}: {self.where} {what}; the SDK tries again in "
                     f"{wait} (LLM_MAX_RETRIES={self.max_retries} sets how often)")
 
