@@ -15,10 +15,12 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "helpers.memory.sliding_window": "SlidingWindowMemory",
     "helpers.memory.state": "load save",
     "helpers.memory.summary": "SummaryMemory",
-    "helpers.memory.summary_check": "check_summary",
-    "helpers.measure.attacks": "attack_rates benign_control corpus measure_check payload roles_holding run_attacks where_it_is",
+    "helpers.memory.summary_check": "assistant_names check_summary",
+    "helpers.measure.attacks": "attack_rates benign_control corpus measure_check payload roles_holding run_attacks "
+                               "where_it_is",
     "helpers.display.attack_chart": "attack_chart attack_table_text benign_line check_table_text",
     "helpers.model.connect": "connect",
+    "helpers.model.delivery": "adapt",
     "helpers.model.recordings": "Recording",
     "helpers.model.summarisers": "make_summariser summariser_for",
 })
