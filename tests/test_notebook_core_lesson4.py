@@ -14,7 +14,7 @@ import io
 from types import SimpleNamespace
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
 from helpers.base.tokens import count_tokens, encoding, filler_text
@@ -306,9 +306,14 @@ class HardenedWithoutExtraTurns(SummaryBufferMemory):
         return min(self.messages_to_compress_on_overflow, len(self.buffer) // 2 * 2)
 
 
+# Four 9-token messages fill a 40-token buffer; a 28-token message then needs two turns folded, not one.
+NEEDS_TWO_TURNS = (["one two three four five six seven eight nine"] * 4 + [" ".join(["word"] * 28)], 40, 2)
+
+
 def test_a_changed_rule_in_the_project_class_is_caught(core):
     @MUTANT
     @given(case=conversations())
+    @example(case=NEEDS_TWO_TURNS)  # the smallest case where the mutant differs, so the verdict never rests on chance
     def check(case):
         run_both(core, HardenedWithoutExtraTurns, *case)
 
