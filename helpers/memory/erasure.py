@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from helpers.base.tokens import count_tokens
-from helpers.memory.pinned import PINNED_CLOSE, PINNED_HEADING, PINNED_NOTE, PINNED_OPEN
-from helpers.memory.placement import DATA_CLOSE, DATA_NOTE, DATA_OPEN, strip_invisible
+from helpers.memory.imitation import BLOCK_TEXTS
+from helpers.memory.placement import strip_invisible
 from helpers.memory.rolling import RollingMemory
 from helpers.memory.types import FoldEvent, Message, SettingError, SummariserError, SummaryRefused
 
@@ -196,8 +196,7 @@ def forget(memory: RollingMemory, text: str, *, max_request_tokens: int | None =
     if mentions(memory.system_prompt, text):
         raise SettingError("text", text, f"{text!r} is in the system prompt, which the application sets: change "
                            "the system prompt instead")
-    own = (memory.KIND.heading or "", PINNED_HEADING, PINNED_NOTE, PINNED_OPEN, PINNED_CLOSE, DATA_NOTE, DATA_OPEN,
-           DATA_CLOSE)
+    own = (memory.KIND.heading or "", *BLOCK_TEXTS)
     if any(mentions(part, text) for part in own if part):
         raise SettingError("text", text, f"{text!r} is in the headings or data markers the memory writes itself, "
                            "not only in the conversation, so it would stay in every request: forget a longer piece "

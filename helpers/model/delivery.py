@@ -30,7 +30,6 @@ import httpx2
 
 from helpers.base.text import listed
 from helpers.base.tokens import count_tokens
-from helpers.memory.pinned import PINNED_HEADING
 from helpers.memory.registry import headings
 from helpers.model.offline.requests import is_summariser_request
 from helpers.model.responses import CallTrace, retries_taken
@@ -112,14 +111,13 @@ def shape(messages: list[dict[str, Any]]) -> tuple[bool, ...]:
 
 def recognised(messages: list[dict[str, Any]], index: int) -> str | None:
     """What a system message is, read from the request itself when the caller gave it no name: a memory's
-    summary or pinned rules (by the heading its kind gives it), a summariser's prompt, or the system prompt."""
+    summary (by the heading its kind gives it), a summariser's prompt, or the system prompt (which carries the
+    pinned rules, if any, in the same message)."""
     content = messages[index].get("content")
     if not isinstance(content, str):
         return None
     if any(content.startswith(heading) for heading in headings()):
         return "the summary"
-    if content.startswith(PINNED_HEADING):
-        return "the pinned rules"
     systems = [i for i, m in enumerate(messages) if m.get("role") == "system"]
     if systems and index == systems[0]:
         return "the summariser prompt" if is_summariser_request(messages) else "the system prompt"
