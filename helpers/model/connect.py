@@ -1,23 +1,10 @@
-"""One way to get a model client for every situation: live, record, replay or offline.
+"""``connect()``: a real ``openai.OpenAI`` client for each mode (live, record, replay, offline), the mode named in
+one printed line, and ``ModelAccess.complete()`` with the project's checks and explanations.
 
-``connect()`` returns a ``ModelAccess`` whose ``.client`` is a real ``openai.OpenAI``, so notebook
-code reads like the lessons: ``access.client.chat.completions.create(model=access.model, ...)``.
-The mode decides what sits under the SDK (an ``httpx2`` transport):
-
-* ``live``    Groq by default (``GROQ_API_KEY``), OpenAI (``OPENAI_API_KEY``), or any
-  OpenAI-compatible server (``LLM_BASE_URL`` + ``LLM_MODEL``, e.g. Ollama, vLLM, LM Studio).
-  If the notebook's recording exists, a call that fails for good is answered from it.
-* ``record``  live, and every exchange saved to ``data/recordings/NAME.json`` (no key, no headers).
-* ``replay``  answers from that recording by exact request match; no network.
-* ``offline`` the deterministic stand-in of ``helpers.model.offline``; no network, not a language model.
-
-Against a server at ``LLM_BASE_URL`` (live and record), a probe finds out which system messages its chat
-format drops, and every affected request says so (``helpers.model.delivery``); ``LLM_SYSTEM_MESSAGES``
-sends them in a form such a server keeps. Where the server lists its models, ``LLM_MODEL`` must be one.
-
-The mode comes from the argument or ``LLM_MODE``; with neither: live if a key (or server URL) is
-set, else replay if the recording exists, else offline. Keys come from the environment or the
-repository's ``.env`` file (see ``.env.example``), never from a prompt, and are never printed or stored.
+The mode decides the ``httpx2`` transport under the SDK (see docs/architecture.md, Models): the network, the
+network and a recorder, a recording, or the offline stand-in. With no mode given or in ``LLM_MODE``: live if a
+key (or ``LLM_BASE_URL``) is set, else replay if the recording exists, else offline. Keys come from the
+environment or the repository's ``.env``, never from a prompt, and are never printed or stored.
 """
 from __future__ import annotations
 
@@ -25,6 +12,7 @@ import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -47,21 +35,13 @@ from helpers.model.errors import (
     RecordingMissing,
     UnknownModel,
 )
-from helpers.model.explain import explain_error, model_error
-from helpers.model.notebook_errors import explain_in_notebooks
+from helpers.model.explain import explain_error, explain_in_notebooks, model_error
 from helpers.model.offline.markers import MODEL_NAME as OFFLINE_MODEL
 from helpers.model.offline.server import OfflineTransport
-from helpers.model.recordings import (
-    FallbackTransport,
-    Recording,
-    RecordTransport,
-    ReplayTransport,
-    display_path,
-    recording_path,
-)
+from helpers.model.recordings import Recording, RecordingTransport, display_path, recording_path
 from helpers.model.responses import CallTrace, CheckedTransport
 from helpers.model.secrets import configured_secrets, public_url, url_credentials
-from helpers.model.served import MODELS_TIMEOUT, ModelFileTransport, ServedModel, listed_models, served_model
+from helpers.model.served import MODELS_TIMEOUT, ModelFileTransport, listed_models, served_model
 from helpers.model.settings import (
     CUSTOM_KEY_ENV,
     DEFAULT_MAX_RETRIES,
@@ -80,10 +60,9 @@ __all__ = ["MODES", "ModelAccess", "connect", "BadResponse", "ContextOverflow", 
 
 MODES = ("live", "record", "replay", "offline")
 ENV_FILE = REPO_ROOT / ".env"
-_REPLAY_URL = "http://replay.invalid/v1"  # never contacted: the replay transport answers
-_OFFLINE_URL = "http://offline-stand-in.invalid/v1"  # never contacted: the stand-in answers in process
 _NO_KEY_NEEDED = "no-key-needed"  # the SDK insists on a key; local servers ignore it
 DEFAULT_KEY_ENV = PROVIDERS[DEFAULT_PROVIDER].key_env  # the key a replay or offline client would name
+NO_NETWORK = "or run without the network: LLM_MODE=replay (recorded answers) or LLM_MODE=offline (the stand-in)"
 
 
 @dataclass(frozen=True)
@@ -97,24 +76,21 @@ class _Endpoint:
     key_env: str  # the variable a user should set
 
     @property
-    def configured(self) -> bool:
-        return self.api_key is not None
-
-    @property
     def public_url(self) -> str:
-        """The base URL without credentials written into it: what is printed and stored."""
         return public_url(self.base_url)
 
+    @property
+    def key(self) -> str | None:
+        return self.api_key if self.api_key != _NO_KEY_NEEDED else None
+
     def secrets(self) -> list[str]:
-        return configured_secrets(self.api_key if self.api_key != _NO_KEY_NEEDED else None,
-                                  *url_credentials(self.base_url))
+        return configured_secrets(self.key, *url_credentials(self.base_url))
 
 
 def _resolve_endpoint(provider: str | None, base_url: str | None, model: str | None,
                       api_key: str | None) -> _Endpoint:
     provider = (provider or env("LLM_PROVIDER") or "").lower() or None
-    base_url = base_url or env("LLM_BASE_URL")
-    model = model or env("LLM_MODEL")
+    base_url, model = base_url or env("LLM_BASE_URL"), model or env("LLM_MODEL")
     if provider not in (None, *PROVIDERS, "custom"):
         raise SettingError("LLM_PROVIDER", provider, f"unknown provider {provider!r}: use "
                            f"{', '.join(map(repr, PROVIDERS))}, or 'custom' with a base URL")
@@ -128,49 +104,46 @@ def _resolve_endpoint(provider: str | None, base_url: str | None, model: str | N
                          key or _NO_KEY_NEEDED, source, CUSTOM_KEY_ENV)
     provider = provider or default_provider(key_passed=bool(api_key))
     known = PROVIDERS[provider]
-    key = api_key or env(known.key_env)
-    source = "argument" if api_key else known.key_env
     return _Endpoint(provider, known.name, (base_url or known.base_url).rstrip("/"), model or known.default_model,
-                     key, source, known.key_env)
+                     api_key or env(known.key_env), "argument" if api_key else known.key_env, known.key_env)
 
 
 def _model_traits(model: str, provider: str) -> tuple[bool, str, bool]:
-    """(accepts reasoning_effort, name of the token-limit parameter, accepts temperature) for a model.
-
-    Decided by endpoint first: only OpenAI's own API has ``max_completion_tokens`` and refuses a
-    temperature for its reasoning models; a local server (``custom``) gets ``max_tokens`` and a
-    temperature whatever the model is called (llama.cpp's server has no ``max_completion_tokens``).
-    """
+    """(accepts reasoning_effort, the token-limit parameter, accepts temperature), decided by endpoint first: only
+    OpenAI's API has ``max_completion_tokens`` and refuses a temperature for its reasoning models."""
     short = model.rsplit("/", 1)[-1].lower()
     openai_reasoning = provider == "openai" and bool(re.match(r"(o\d|gpt-5)", short))
     reasoning = ("gpt-oss" in short and provider != "custom") or openai_reasoning
     override = (env("LLM_REASONING_EFFORT") or "").lower()
-    if override in ("off", "no", "false", "0"):
-        reasoning = False
-    elif override in ("on", "yes", "true", "1"):
-        reasoning = True
+    if override in ("off", "no", "false", "0", "on", "yes", "true", "1"):
+        reasoning = override in ("on", "yes", "true", "1")
     return reasoning, ("max_completion_tokens" if openai_reasoning else "max_tokens"), not openai_reasoning
 
 
 def _proxy_for(url: str) -> str | None:
     """The proxy the environment sets for this URL (our own transports do not read it themselves)."""
-    parsed = httpx2.URL(url)
-    if parsed.host in ("localhost", "127.0.0.1", "::1") or parsed.host.startswith("127."):
+    host = httpx2.URL(url).host
+    if host in ("localhost", "::1") or host.startswith("127."):
         return None
     no_proxy = [h.strip().lstrip(".") for h in (env("NO_PROXY") or env("no_proxy") or "").split(",") if h.strip()]
-    if "*" in no_proxy or any(parsed.host == h or parsed.host.endswith("." + h) for h in no_proxy):
+    if "*" in no_proxy or any(host == h or host.endswith("." + h) for h in no_proxy):
         return None
-    scheme = parsed.scheme.upper()
-    return env(f"{scheme}_PROXY") or env(f"{scheme.lower()}_proxy") or env("ALL_PROXY") or env("all_proxy")
+    scheme = httpx2.URL(url).scheme
+    return env(f"{scheme.upper()}_PROXY") or env(f"{scheme}_proxy") or env("ALL_PROXY") or env("all_proxy")
 
 
 def _text(response: ChatCompletion) -> str:
-    choice = response.choices[0] if response.choices else None
-    return (choice.message.content or "") if choice else ""
+    return (response.choices[0].message.content or "") if response.choices else ""
 
 
 def _finish(response: ChatCompletion) -> str | None:
     return response.choices[0].finish_reason if response.choices else None
+
+
+def _notify(notices: list[str], quiet: bool, line: str) -> None:
+    notices.append(line)
+    if not quiet:
+        print(line, flush=True)
 
 
 @dataclass
@@ -205,9 +178,7 @@ class ModelAccess:
 
     def notify(self, line: str) -> None:
         """Print a one-line notice (unless quiet) and keep it in ``notices``."""
-        self.notices.append(line)
-        if not self.quiet:
-            print(line, flush=True)
+        _notify(self.notices, self.quiet, line)
 
     def request_options(self, messages: list[dict[str, Any]], *, max_tokens: int, temperature: float | None = 0,
                         reasoning_effort: str | None = None) -> dict[str, Any]:
@@ -221,13 +192,8 @@ class ModelAccess:
 
     def complete(self, messages: list[dict[str, Any]], *, max_tokens: int = 1024, temperature: float | None = 0,
                  reasoning_effort: str | None = None, purpose: str = "reply") -> ChatCompletion:
-        """One chat completion through the SDK, with a non-empty reply or a clear exception.
-
-        SDK errors become ``ModelUnavailable`` (``ContextOverflow`` for a request too long for the server)
-        saying what to do, with the facts as fields. An empty reply cut off by the token limit (gpt-oss
-        spends ``max_tokens`` on hidden reasoning) is retried once with twice the limit; still empty ->
-        ``EmptyReply``. Afterwards ``trace.not_received`` lists the messages the server dropped.
-        """
+        """One chat completion with a non-empty reply, or the project's error saying what to do; an empty reply
+        cut at the token limit (gpt-oss reasons inside ``max_tokens``) is retried once with twice the limit."""
         options = dict(temperature=temperature, reasoning_effort=reasoning_effort)
         response = self._create(messages, max_tokens, **options)
         if not _text(response).strip() and _finish(response) == "length":
@@ -246,12 +212,10 @@ class ModelAccess:
                              "Run the cell again, or switch to LLM_MODE=replay / LLM_MODE=offline.")
         return response
 
-    def _create(self, messages: list[dict[str, Any]], limit: int, *, temperature: float | None,
-                reasoning_effort: str | None) -> ChatCompletion:
+    def _create(self, messages: list[dict[str, Any]], limit: int, **options: Any) -> ChatCompletion:
         self.trace.reset()
         try:
-            return self.client.chat.completions.create(**self.request_options(
-                messages, max_tokens=limit, temperature=temperature, reasoning_effort=reasoning_effort))
+            return self.client.chat.completions.create(**self.request_options(messages, max_tokens=limit, **options))
         except ModelAccessError:
             raise
         except openai.APIError as error:
@@ -266,20 +230,15 @@ class ModelAccess:
 
 
 def load_env_file(path: str | Path | None = None) -> bool:
-    """Load keys from ``.env`` (the repository's by default) into the environment, never overriding what is set.
-
-    A variable exported empty (``export GROQ_API_KEY=``) counts as unset, so the file's value is used.
-    Returns True if the file set anything.
-    """
+    """Load ``.env`` (the repository's by default) into the environment, never overriding a value that is set
+    (one exported empty counts as unset); True if the file set anything."""
     file = Path(path) if path else ENV_FILE
     if not file.is_file():
         return False
-    changed = False
-    for name, value in dotenv_values(file).items():
-        if value is not None and not os.environ.get(name, "").strip():
-            os.environ[name] = value
-            changed = True
-    return changed
+    unset = {name: value for name, value in dotenv_values(file).items()
+             if value is not None and not os.environ.get(name, "").strip()}
+    os.environ.update(unset)
+    return bool(unset)
 
 
 def _missing_key(endpoint: _Endpoint, mode: str) -> MissingKey:
@@ -292,91 +251,78 @@ def _missing_key(endpoint: _Endpoint, mode: str) -> MissingKey:
         setting=endpoint.key_env)
 
 
-_Built = tuple[openai.OpenAI, str, str, str, str]  # client, model, label, endpoint, provider
+def _needs_recording(mode: str, path: Path | None) -> Path:
+    if path is None:
+        verb = "reads" if mode == "replay" else "writes"
+        message = (f"{mode} mode needs the name of a recording: connect('{mode}', recording='02_summary_memory_run')"
+                   f" {verb} data/recordings/02_summary_memory_run.json")
+        raise RecordingMissing(message) if mode == "replay" else SettingError("recording", None, message)
+    return path
 
 
-def _offline(sdk: dict[str, Any]) -> _Built:
-    client = openai.OpenAI(api_key="offline-stand-in", base_url=_OFFLINE_URL,
-                           http_client=httpx2.Client(transport=OfflineTransport()), **sdk)
+def _client(transport: httpx2.BaseTransport, base_url: str, key: str | None, sdk: dict[str, Any]) -> openai.OpenAI:
+    return openai.OpenAI(api_key=key, base_url=base_url, http_client=httpx2.Client(transport=transport), **sdk)
+
+
+def _offline(sdk: dict[str, Any]) -> dict[str, Any]:
     label = (f"Model: offline | a deterministic stand-in, not a language model: its summaries copy sentences, its "
              f"replies (marked [offline stand-in]) take facts only from the request, and to the course's own "
              f"conversations add replies written for this project | {OFFLINE_MODEL} | no network")
-    return client, OFFLINE_MODEL, label, "in-process stand-in", "offline"
+    return dict(client=_client(OfflineTransport(), "http://offline-stand-in.invalid/v1", "offline-stand-in", sdk),
+                model=OFFLINE_MODEL, label=label, endpoint="in-process stand-in", provider="offline")
 
 
-def _recorded_provider(path: Path | None) -> str:
-    """The provider a recording was made against, so a replay sends the parameters the recording holds."""
-    endpoint = Recording.load(path).endpoint if path is not None and path.exists() else None
-    if not endpoint:
-        return DEFAULT_PROVIDER
-    known = [name for name, provider in PROVIDERS.items() if endpoint.rstrip("/") == provider.base_url]
-    return known[0] if known else "custom"
-
-
-def _replay(path: Path | None, model: str | None, sdk: dict[str, Any], trace: CallTrace) -> _Built:
-    if path is None:
-        raise RecordingMissing("replay mode needs the name of a recording: connect('replay', "
-                               "recording='02_summary_memory_run') reads data/recordings/02_summary_memory_run.json")
-    saved = Recording.load(path)
+def _replay(path: Path | None, model: str | None, sdk: dict[str, Any], trace: CallTrace) -> dict[str, Any]:
+    saved, where = Recording.load(_needs_recording("replay", path)), display_path(path)
     # the recorded model wins over LLM_MODEL (which may name a local server's model)
-    model_name = model or (saved.models[0] if saved.models else None) or PROVIDERS[DEFAULT_PROVIDER].default_model
-    checked = CheckedTransport(ReplayTransport(saved), timeout=sdk["timeout"], where=display_path(path), trace=trace)
-    client = openai.OpenAI(api_key="replay", base_url=_REPLAY_URL, http_client=httpx2.Client(transport=checked),
-                           **sdk)
+    model = model or (saved.models[0] if saved.models else None) or PROVIDERS[DEFAULT_PROVIDER].default_model
+    checked = CheckedTransport(RecordingTransport(saved, "replay"), timeout=sdk["timeout"], where=where, trace=trace)
     origin = f", recorded from {saved.endpoint}" if saved.endpoint else ""
-    label = (f"Model: replay | {display_path(path)} ({len(saved.exchanges)} exchanges{origin}) | {model_name} "
-             "| no network")
-    return client, model_name, label, display_path(path), "replay"
+    known = [name for name, known in PROVIDERS.items() if (saved.endpoint or "").rstrip("/") == known.base_url]
+    provider = known[0] if known else ("custom" if saved.endpoint else DEFAULT_PROVIDER)  # what was recorded
+    return dict(client=_client(checked, "http://replay.invalid/v1", "replay", sdk), model=model, endpoint=where,
+                label=f"Model: replay | {where} ({len(saved.exchanges)} exchanges{origin}) | {model} | no network",
+                provider="replay", traits_of=provider)
 
 
-def _served(endpoint: _Endpoint, network: httpx2.BaseTransport, timeout: float) -> ServedModel:
-    """The model a custom server serves, checked against the list it gives (a key it refuses there is said so)."""
-    where = endpoint.public_url
-    lister = CheckedTransport(network, timeout=min(timeout, MODELS_TIMEOUT), where=f"{where} (its list of models)",
-                              secrets=endpoint.secrets)
-    key = endpoint.api_key if endpoint.api_key != _NO_KEY_NEEDED else None
-    listed = listed_models(endpoint.base_url, lister, key, key_env=endpoint.key_env, where=where)
-    return served_model(endpoint.model, listed, where)
-
-
-def _live(mode: str, endpoint: _Endpoint, path: Path | None, transport: httpx2.BaseTransport | None,
-          notify: Callable[[str], None], sdk: dict[str, Any], trace: CallTrace, system_messages: str) -> _Built:
+def _live(mode: str, endpoint: _Endpoint, path: Path | None, network: httpx2.BaseTransport,
+          notify: Callable[[str], None], sdk: dict[str, Any], trace: CallTrace, sent_as: str) -> dict[str, Any]:
     """Live or record: the real endpoint, wrapped to record, or to fall back on the recording."""
-    if not endpoint.configured:
+    if endpoint.api_key is None:
         raise _missing_key(endpoint, mode)
-    if mode == "record" and path is None:
-        raise SettingError("recording", None, "record mode needs the name of a recording: connect('record', "
-                           "recording='02_summary_memory_run') writes data/recordings/02_summary_memory_run.json")
-    network = transport or httpx2.HTTPTransport(proxy=_proxy_for(endpoint.base_url))
-    custom = endpoint.provider == "custom"
+    if mode == "record":
+        _needs_recording(mode, path)
     model = shown = endpoint.model or "?"
-    if custom:  # a custom server's model is known once it has listed its models
-        served = _served(endpoint, network, sdk["timeout"])
+    if endpoint.provider == "custom":  # a custom server's model is known once it has listed its models
+        lister = CheckedTransport(network, timeout=min(sdk["timeout"], MODELS_TIMEOUT), secrets=endpoint.secrets,
+                                  where=f"{endpoint.public_url} (its list of models)")
+        served = served_model(endpoint.model, listed_models(endpoint.base_url, lister, endpoint.key,
+                                                            key_env=endpoint.key_env, where=endpoint.public_url),
+                              endpoint.public_url)
         model, shown = served.name, served.label
         if served.wire != served.name:  # a model file's path: sent, but never held above this transport
             network = ModelFileTransport(network, served.name, served.wire)
-
-    def checked(**options: Any) -> CheckedTransport:
-        return CheckedTransport(network, where=f"{endpoint.public_url} (model {model})", secrets=endpoint.secrets,
-                                **options)
-
+    checked = partial(CheckedTransport, network, where=f"{endpoint.public_url} (model {model})",
+                      secrets=endpoint.secrets, timeout=sdk["timeout"])
     key_text = f"key from {endpoint.key_source}" if endpoint.key_source != "no key needed" else "no key"
     label = f"Model: {mode} | {endpoint.name} {endpoint.public_url} | {shown} | {key_text}"
-    if system_messages in ADAPTED:
-        label += f" | system messages {ADAPTED[system_messages]} (LLM_SYSTEM_MESSAGES={system_messages})"
+    if sent_as in ADAPTED:
+        label += f" | system messages {ADAPTED[sent_as]} (LLM_SYSTEM_MESSAGES={sent_as})"
     wrapped: httpx2.BaseTransport = DeliveryTransport(
-        checked(timeout=sdk["timeout"], trace=trace, notify=notify, max_retries=sdk["max_retries"]),
-        probe=checked(timeout=sdk["timeout"]), mode=system_messages, check=custom, notify=notify, trace=trace)
+        checked(trace=trace, notify=notify, max_retries=sdk["max_retries"]), probe=checked(), mode=sent_as,
+        check=endpoint.provider == "custom", notify=notify, trace=trace)
     if mode == "record":
-        wrapped = RecordTransport(wrapped, Recording.load(path, missing_ok=True), endpoint=endpoint.public_url,
-                                  secrets=endpoint.secrets)
+        wrapped = RecordingTransport(Recording.load(path, missing_ok=True), "record", wrapped,
+                                     endpoint=endpoint.public_url, secrets=endpoint.secrets)
         label += f" | saving exchanges to {display_path(path)}"
     elif path is not None and path.exists():
-        wrapped = FallbackTransport(wrapped, Recording.load(path), max_retries=sdk["max_retries"], notify=notify)
+        wrapped = RecordingTransport(Recording.load(path), "fallback", wrapped, max_retries=sdk["max_retries"],
+                                     notify=notify)
         label += f" | a failed call is answered from {display_path(path)}"
-    http_client = openai.DefaultHttpxClient(transport=wrapped)
-    client = openai.OpenAI(api_key=endpoint.api_key, base_url=endpoint.base_url, http_client=http_client, **sdk)
-    return client, model, label, endpoint.public_url, endpoint.provider
+    client = openai.OpenAI(api_key=endpoint.api_key, base_url=endpoint.base_url, **sdk,
+                           http_client=openai.DefaultHttpxClient(transport=wrapped))
+    return dict(client=client, model=model, label=label, endpoint=endpoint.public_url, provider=endpoint.provider,
+                system_messages=sent_as)
 
 
 def _chosen_mode(mode: str | None, endpoint: _Endpoint | None, path: Path | None) -> tuple[str, str]:
@@ -387,8 +333,7 @@ def _chosen_mode(mode: str | None, endpoint: _Endpoint | None, path: Path | None
                            "or env LLM_MODE)")
     if chosen is not None:
         return chosen, ""
-    assert endpoint is not None  # no endpoint setting failed (else only offline or replay was possible)
-    if endpoint.configured:
+    if endpoint is not None and endpoint.api_key is not None:
         source = "LLM_BASE_URL" if endpoint.provider == "custom" else endpoint.key_source
         return "live", f" (LLM_MODE not set: {source} is set)"
     if path is not None and path.exists():
@@ -404,51 +349,35 @@ def connect(mode: str | None = None, *, provider: str | None = None, base_url: s
             quiet: bool = False) -> ModelAccess:
     """A real ``openai.OpenAI`` client for the chosen mode, and one printed line saying what it talks to.
 
-    ``recording`` names this notebook's recording (``data/recordings/NAME.json``; ``recordings_dir``
-    or env ``LLM_RECORDINGS_DIR`` moves the folder). ``transport`` replaces the network transport of
-    live and record modes (tests use it). ``max_retries`` (env ``LLM_MAX_RETRIES``, default 2) and
-    ``timeout`` (env ``LLM_TIMEOUT``, default ``DEFAULT_TIMEOUT`` seconds) go to the SDK;
-    ``system_messages`` (env ``LLM_SYSTEM_MESSAGES``) says how a live server gets system messages.
-    ``load_env``: True reads the repository's ``.env``, a path reads that file, False reads none.
+    ``recording`` names this notebook's recording (``data/recordings/NAME.json``); ``transport`` replaces the
+    network in live and record modes (tests); the other settings default to their ``LLM_*`` variables.
     """
     if load_env:
         load_env_file(None if load_env is True else load_env)
     path = recording_path(recording, recordings_dir) if recording else None
     try:
         endpoint: _Endpoint | None = _resolve_endpoint(provider, base_url, model, api_key)
-        endpoint_error: SettingError | None = None
     except SettingError as error:  # a bad live setting matters only if we go live
         endpoint, endpoint_error = None, error
     chosen, why = _chosen_mode(mode, endpoint, path)
     if endpoint is None and chosen not in ("offline", "replay"):
-        raise endpoint_error  # type: ignore[misc]
-    notices: list[str] = []  # shared with the ModelAccess: transports report fallbacks and retries here
-
-    def notify(line: str) -> None:
-        notices.append(line)
-        if not quiet:
-            print(line, flush=True)
-
+        raise endpoint_error
     sdk: dict[str, Any] = {"max_retries": max_retries_setting(max_retries), "timeout": timeout_seconds(timeout)}
-    sent_as = system_message_mode(system_messages)
-    trace = CallTrace()
+    sent_as, trace, notices = system_message_mode(system_messages), CallTrace(), []
     if chosen == "offline":
-        client, model_name, label, where, provider_name = _offline(sdk)
+        built = _offline(sdk)
     elif chosen == "replay":
-        client, model_name, label, where, provider_name = _replay(path, model, sdk, trace)
+        built = _replay(path, model, sdk, trace)
     else:
-        assert endpoint is not None
-        client, model_name, label, where, provider_name = _live(chosen, endpoint, path, transport, notify, sdk,
-                                                                trace, sent_as)
-    traits = _model_traits(model_name, _recorded_provider(path) if chosen == "replay" else provider_name)
-    access = ModelAccess(client=client, model=model_name, mode=chosen, label=label + why, endpoint=where,
-                         provider=provider_name, recording_path=path, accepts_reasoning_effort=traits[0],
-                         token_limit_parameter=traits[1], accepts_temperature=traits[2],
+        network = transport or httpx2.HTTPTransport(proxy=_proxy_for(endpoint.base_url))
+        built = _live(chosen, endpoint, path, network, partial(_notify, notices, quiet), sdk, trace, sent_as)
+    reasoning, limit, temperature = _model_traits(built["model"], built.pop("traits_of", built["provider"]))
+    access = ModelAccess(**built, mode=chosen, recording_path=path, accepts_reasoning_effort=reasoning,
+                         token_limit_parameter=limit, accepts_temperature=temperature, notices=notices, quiet=quiet,
                          max_retries=sdk["max_retries"], key_env=endpoint.key_env if endpoint else DEFAULT_KEY_ENV,
-                         notices=notices, quiet=quiet, timeout=sdk["timeout"], trace=trace,
-                         secrets=endpoint.secrets() if endpoint else [],
-                         system_messages=sent_as if chosen in ("live", "record") else "as-written")
-    explain_in_notebooks(str(client.base_url), access.explain)  # a notebook's own SDK calls explain their errors
+                         timeout=sdk["timeout"], trace=trace, secrets=endpoint.secrets() if endpoint else [])
+    access.label += why
+    explain_in_notebooks(str(access.client.base_url), access.explain)  # a notebook's own SDK calls explain errors
     if not quiet:
         print(access.label, flush=True)
     return access

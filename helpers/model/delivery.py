@@ -1,27 +1,15 @@
 """What reaches the model: system messages sent in a form the server's chat format keeps
 (``LLM_SYSTEM_MESSAGES``), and a check, by probe, of whether each one arrived.
 
-A local server turns the messages into one prompt with a chat format, and many formats have no
-place for a second system message, or for any (llama-cpp-python 0.3.36: ``llama-3`` keeps every
-one; ``chatml`` and ``llama-2`` keep only the first; ``gemma`` drops them all). The lessons send the
-summary as the second system message, so on such a server the model never sees it.
-
-The check: for each system message of a request, two ``max_tokens=1`` probes are sent with that
-message's text replaced by a short and by a long sentence (every other text short). A server that
-keeps the message bills the long one more; one that drops it bills both the same. The difference of
-two probes does not depend on how the server's tokenizer counts (it may count 1.2 times tiktoken)
-nor on a prompt cache. The verdict is kept per request shape (which system messages lead the
-request) for the client's session, so a notebook's run costs a few probes in all.
-
-``DeliveryTransport`` sits under the recorder and the fallback in live and record modes, so it sees
-only what a live server answered: replay and offline say nothing about a server. The recording
-holds each request as the notebook wrote it.
+Many chat formats keep only the first system message, or none, so the lessons' summary (the second) may never
+reach the model. For each system message, two ``max_tokens=1`` probes replace its text by a short and a long
+sentence: a server that keeps it bills the long one more. The verdict is kept per request shape for the
+session. ``DeliveryTransport`` sits under the recorder in live and record modes (docs/local_servers.md).
 """
 from __future__ import annotations
 
 import contextlib
 import contextvars
-import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,13 +20,12 @@ from helpers.base.text import listed
 from helpers.base.tokens import count_tokens
 from helpers.memory.registry import headings
 from helpers.model.offline.requests import is_summariser_request
-from helpers.model.responses import CallTrace, retries_taken
+from helpers.model.responses import CallTrace, json_of, request_json, retries_taken, with_body
 
 SHORT_TEXT = "Check."
 LONG_TEXT = " ".join(["This sentence checks whether a system message reaches the model."] * 6)
 FILLER = "Hello."  # every other message of a probe: its shape matters, not its text
 ARRIVED_SHARE, DROPPED_SHARE = 0.3, 0.1  # of the expected difference: above -> arrived, below -> dropped
-_SKIPPED_HEADERS = ("content-length", "transfer-encoding")
 ADAPTED = {"merge": "joined into one", "user": "put at the start of the user message after them"}
 
 _names: contextvars.ContextVar[dict[str, str]] = contextvars.ContextVar("message_names", default={})
@@ -165,7 +152,7 @@ class DeliveryTransport(httpx2.BaseTransport):
         written = body["messages"]
         sent, carries = adapt(written, self.mode)
         if sent != written:
-            request = _with_body(request, {**body, "messages": sent})
+            request = with_body(request, {**body, "messages": sent})
         if sent != written and not retries_taken(request):  # said once per call, not per retry
             count = sum(1 for m in written if m.get("role") == "system")
             self.notify(f"sent adapted (LLM_SYSTEM_MESSAGES={self.mode}): {count} system message"
@@ -201,8 +188,8 @@ class DeliveryTransport(httpx2.BaseTransport):
 
     def _billed(self, request: httpx2.Request, body: dict[str, Any]) -> int | None:
         try:
-            response = self.probe.handle_request(_with_body(request, body))
-            payload = json.loads(response.read()) if response.status_code == 200 else None
+            response = self.probe.handle_request(with_body(request, body))
+            payload = json_of(response.read()) if response.status_code == 200 else None
         except Exception:  # noqa: BLE001 - a probe that fails tells nothing; the call itself went through
             return None
         usage = payload.get("usage") if isinstance(payload, dict) else None
@@ -240,21 +227,11 @@ def _chat_body(request: httpx2.Request) -> dict[str, Any] | None:
     """The JSON body of a chat completion request with a list of messages (not streamed), else None."""
     if request.method != "POST" or not request.url.path.rstrip("/").endswith("chat/completions"):
         return None
-    try:
-        body = json.loads(request.read() or b"{}")
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        return None
-    messages = body.get("messages") if isinstance(body, dict) else None
+    body = request_json(request)
+    messages = body.get("messages")
     if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages) or body.get("stream"):
         return None
     return body
-
-
-def _with_body(request: httpx2.Request, body: dict[str, Any]) -> httpx2.Request:
-    headers = [(k, v) for k, v in request.headers.multi_items() if k.lower() not in _SKIPPED_HEADERS]
-    return httpx2.Request(request.method, request.url, headers=headers,
-                          content=json.dumps(body, ensure_ascii=False).encode("utf-8"),
-                          extensions=request.extensions)
 
 
 def _probe_body(body: dict[str, Any], index: int, text: str) -> dict[str, Any]:

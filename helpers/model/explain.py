@@ -1,24 +1,23 @@
-"""An SDK error turned into the project's error: what happened and what to do next, in one paragraph,
-with the facts as fields (status, attempts, the wait asked for, the setting to change, whether a
-retry can help) and every secret scrubbed.
+"""An SDK error turned into the project's error: what happened and what to do next, in one paragraph, with the
+facts as fields and every secret scrubbed; and, in IPython, a notebook's own SDK errors shown the same way.
 
-``ModelAccess.complete()`` raises what ``model_error`` builds; a notebook's own
-``client.chat.completions.create(...)`` shows the same message (``helpers.model.notebook_errors``).
+One table, ``_CASES``, says per kind of failure its reason, its words and the setting to change.
 """
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from types import TracebackType
 from typing import Any, Protocol
 
 import openai
 
-from helpers.base.errors import Explained
+from helpers.base.errors import Explained, short_traceback
 from helpers.base.text import duration
 from helpers.model.errors import ContextOverflow, ModelAccessError, ModelUnavailable, Reason
 from helpers.model.responses import CallTrace
-from helpers.model.secrets import configured_secrets, scrub_text
+from helpers.model.secrets import configured_secrets, public_url, scrub_text
 
 
 class ModelAccess(Protocol):
@@ -33,41 +32,38 @@ class ModelAccess(Protocol):
     trace: CallTrace
     secrets: list[str]
 
-FALLBACK = "or run without the network: LLM_MODE=replay (recorded answers) or LLM_MODE=offline (the stand-in)"
 
-# How servers word "the request does not fit my context" (llama-cpp-python and vLLM: "This model's maximum
-# context length is 512 tokens. However, you requested 1566 tokens (542 in the messages, ...)"; llama.cpp's
-# server: "exceeds the available context size"; OpenAI and Groq: code context_length_exceeded; LM Studio:
-# "loaded with context length of only 512 tokens").
+FALLBACK = "or run without the network: LLM_MODE=replay (recorded answers) or LLM_MODE=offline (the stand-in)"
+# How servers word "the request does not fit my context" (llama-cpp-python, vLLM, llama.cpp, OpenAI, Groq, LM Studio)
 _OVERFLOW = re.compile(r"maximum context length|context[ _]length|context window|exceed_context_size|"
                        r"available context size|context size|\bn_ctx\b|prompt is too long", re.IGNORECASE)
-_CONTEXT_NUMBERS = (re.compile(r"maximum context length is (\d+)", re.I), re.compile(r"context window of (\d+)", re.I),
-                    re.compile(r"context length of only (\d+)", re.I), re.compile(r"\bn_ctx\W+(\d+)", re.I))
-_PROMPT_NUMBERS = (re.compile(r"(\d+) in the messages", re.I), re.compile(r"n_prompt_tokens\W+(\d+)", re.I))
+_CONTEXT_NUMBERS = (r"maximum context length is (\d+)", r"context window of (\d+)", r"context length of only (\d+)",
+                    r"\bn_ctx\W+(\d+)")
+_PROMPT_NUMBERS = (r"(\d+) in the messages", r"n_prompt_tokens\W+(\d+)")
 
 
 def model_error(error: BaseException, access: ModelAccess) -> ModelAccessError:
-    """The project's error for an SDK error from a call through ``access`` (message and fields, secrets scrubbed).
-
-    An error the project already built is returned as it is: explaining it twice would say everything twice.
-    """
+    """The project's error for an SDK error from a call through ``access``; one already built is kept as it is."""
     built = error if isinstance(error, ModelAccessError) else _error_for(error, access)
     built.args = (scrub_text(str(built), [*access.secrets, *configured_secrets()]),)
     return built
 
 
 def explain_error(error: BaseException, access: ModelAccess) -> str:
-    """What a failed call means and what to do next, with every secret scrubbed; the project's own errors (a
-    ``SummariserError`` that wraps a model error, say) already say it and are shown as they are."""
+    """What a failed call means and what to do next, secrets scrubbed; the project's other errors (a
+    ``SummariserError`` wrapping a model error, say) already say it and are shown as they are."""
     if isinstance(error, Explained) and not isinstance(error, ModelAccessError):
         return scrub_text(str(error), [*access.secrets, *configured_secrets()])
     return str(model_error(error, access))
 
 
+def _status(error: BaseException) -> int | None:
+    return error.status_code if isinstance(error, openai.APIStatusError) else None
+
+
 def is_context_overflow(error: BaseException) -> bool:
     """True for a server's answer that the request is longer than its context."""
-    return (isinstance(error, openai.APIStatusError) and error.status_code in (400, 413, 422, 500)
-            and bool(_OVERFLOW.search(_server_words(error, limit=2000) + " " + _error_code(error))))
+    return _status(error) in (400, 413, 422, 500) and bool(_OVERFLOW.search(_said_in_full(error)))
 
 
 def _sentence(text: str) -> str:
@@ -75,13 +71,13 @@ def _sentence(text: str) -> str:
     return text if text.endswith((".", "!", "?")) else text + "."
 
 
-def _error_code(error: BaseException) -> str:
+def _said_in_full(error: BaseException) -> str:
+    """The server's words and its error fields (code, type, n_ctx, n_prompt_tokens), where numbers are found."""
     body = getattr(error, "body", None)
     inner = body.get("error", body) if isinstance(body, dict) else None
-    if not isinstance(inner, dict):
-        return ""
-    return " ".join(f"{key} {value}" for key, value in inner.items() if key in ("code", "type", "n_ctx",
-                                                                                  "n_prompt_tokens"))
+    codes = " ".join(f"{key} {value}" for key, value in inner.items()
+                     if key in ("code", "type", "n_ctx", "n_prompt_tokens")) if isinstance(inner, dict) else ""
+    return _server_words(error, limit=2000) + " " + codes
 
 
 def _server_words(error: BaseException, limit: int = 300) -> str:
@@ -100,12 +96,9 @@ def _server_words(error: BaseException, limit: int = 300) -> str:
     return " ".join(text.split())[:limit] or str(getattr(error, "message", "") or "")[:limit]
 
 
-def _first_number(patterns: tuple[re.Pattern[str], ...], text: str) -> int | None:
-    for pattern in patterns:
-        match = pattern.search(text)
-        if match:
-            return int(match.group(1))
-    return None
+def _first_number(patterns: tuple[str, ...], text: str) -> int | None:
+    found = (re.search(pattern, text, re.IGNORECASE) for pattern in patterns)
+    return next((int(match.group(1)) for match in found if match), None)
 
 
 def rejected_key(where: str, status: int | None, said: str, key_env: str, *, key_set: bool = True,
@@ -120,140 +113,120 @@ def rejected_key(where: str, status: int | None, said: str, key_env: str, *, key
                             retry_can_help=False, **facts)
 
 
-@dataclass(frozen=True)
-class _Failure:
-    """What every explanation of one failed call may say: where, how many attempts, the wait the server asked
-    for, what the server said, and the facts every error carries as fields."""
-
-    error: BaseException
-    access: ModelAccess
-    where: str
-    tries: str
-    wait: float | None  # a wait the server asked for that is worth naming (a second or more)
-    detail: str  # " The server said: ..." or ""
-    facts: dict[str, Any]
-
-    @classmethod
-    def of(cls, error: BaseException, access: ModelAccess) -> _Failure:
-        made = access.trace.attempts or access.max_retries + 1
-        asked = access.trace.retry_after
-        status = error.status_code if isinstance(error, openai.APIStatusError) else None
-        words = _server_words(error) if status is not None else ""
-        return cls(error, access, f"{access.endpoint} (model {access.model})",
-                   "1 attempt" if made == 1 else f"{made} attempts, the SDK retrying with backoff",
-                   asked if (asked or 0) >= 1 else None, f" The server said: {_sentence(words)}" if words else "",
-                   {"status": status, "attempts": made, "retry_after": asked})
-
-    @property
-    def status(self) -> int | None:
-        return self.facts["status"]
-
-
-def _timeout(f: _Failure) -> ModelUnavailable:
-    return ModelUnavailable(
-        f"{f.where} sent no complete answer within LLM_TIMEOUT={f.access.timeout:g} seconds ({f.tries}). "
-        "A slow server needs a larger LLM_TIMEOUT (a local model on a CPU can take minutes for a long reply): "
-        "set e.g. LLM_TIMEOUT=300 in .env or your environment and restart the kernel; a slow server also "
-        "keeps working on a request the client gave up on, so set LLM_MAX_RETRIES=0 for one. If the server "
-        f"should be fast, check the network or the server, then run the cell again; {FALLBACK}.",
-        reason=Reason.TIMEOUT, setting="LLM_TIMEOUT", **f.facts)
-
-
-def _no_connection(f: _Failure) -> ModelUnavailable:
-    cause = f" ({type(f.error.__cause__).__name__})" if f.error.__cause__ else ""
-    return ModelUnavailable(
-        f"Could not reach {f.where}{cause} after {f.tries}: no network, or the server is not running at that "
-        f"address (check LLM_BASE_URL). Connect and run the cell again; {FALLBACK}.", reason=Reason.NO_CONNECTION,
-        setting="LLM_BASE_URL" if f.access.provider == "custom" else None, **f.facts)
-
-
-def _overflow(f: _Failure) -> ContextOverflow:
-    said = _server_words(f.error, limit=2000) + " " + _error_code(f.error)
+def _fit(said: str) -> str:
+    """What the server's numbers say about a request too long for its context."""
     context, prompt = _first_number(_CONTEXT_NUMBERS, said), _first_number(_PROMPT_NUMBERS, said)
-    if context is not None and prompt is not None and prompt <= context:
-        fit = (f" The messages ({prompt} tokens) fit its context of {context} tokens but the reply limit does not: "
-               "lower max_tokens, or")
-    elif context is not None and prompt is not None:
-        fit = (f" The messages alone ({prompt} tokens) are longer than its context of {context} tokens, so a "
-               "shorter reply cannot help:")
-    else:
-        fit = ""
-    return ContextOverflow(
-        f"{f.where} rejected the request as too long for the server's context ({f.status}).{f.detail}{fit} "
-        "start the server with a larger context (llama.cpp and llama-cpp-python: --n_ctx, e.g. --n_ctx 8192), or "
-        "keep the requests smaller (a smaller max_buffer_tokens or max_turns_before_summary for the memory). "
-        "Sending the same request again cannot work. Replay and offline still work: LLM_MODE=replay (recorded "
-        "answers) or LLM_MODE=offline (the stand-in).", setting="--n_ctx", context_tokens=context,
-        prompt_tokens=prompt, **f.facts)
+    if context is None or prompt is None:
+        return ""
+    if prompt <= context:
+        return (f" The messages ({prompt} tokens) fit its context of {context} tokens but the reply limit does not: "
+                "lower max_tokens, or")
+    return (f" The messages alone ({prompt} tokens) are longer than its context of {context} tokens, so a shorter "
+            "reply cannot help:")
 
 
-def _rate_limit(f: _Failure) -> ModelUnavailable:
-    asked = ""
-    if f.wait is not None:
-        asked = f" It asked to wait {duration(f.wait)} before trying again (Retry-After)"
-        too_long = f.wait > 120 and f.facts["attempts"] == 1
-        asked += ", longer than the SDK waits, so it did not retry." if too_long else "."
-    how_long = duration(f.wait) if f.wait and f.wait > 60 else "a minute"
-    return ModelUnavailable(
-        f"{f.where} answered 429 Too Many Requests (rate limit) after {f.tries}.{f.detail}{asked} Free tiers "
-        f"limit tokens per minute: wait {how_long} and run the cell again; {FALLBACK}.",
-        reason=Reason.RATE_LIMIT, **f.facts)
+def _is(kind: type[BaseException], *statuses: int, at_least: int | None = None) -> Callable[[BaseException], bool]:
+    def test(error: BaseException) -> bool:
+        if not isinstance(error, kind):
+            return False
+        if at_least is not None:
+            return (_status(error) or 0) >= at_least
+        return not statuses or _status(error) in statuses
+    return test
 
 
-def _rejected_key(f: _Failure) -> ModelUnavailable:
-    facts = {name: value for name, value in f.facts.items() if name != "status"}
-    return rejected_key(f.where, f.status, _server_words(f.error), f.access.key_env, **facts)
-
-
-def _not_found(f: _Failure) -> ModelUnavailable:
-    return ModelUnavailable(
-        f"{f.where} answered 404: the model or the URL does not exist there.{f.detail} Check LLM_MODEL and "
-        f"LLM_BASE_URL; {FALLBACK}.", reason=Reason.NOT_FOUND, setting="LLM_MODEL", retry_can_help=False, **f.facts)
-
-
-def _bad_request(f: _Failure) -> ModelUnavailable:
-    reasoning = "reasoning" in str(getattr(f.error, "message", "")).lower()
-    hint = " This endpoint may not accept reasoning_effort: set LLM_REASONING_EFFORT=off." if reasoning else ""
-    return ModelUnavailable(f"{f.where} rejected the request (400).{f.detail}{hint}", reason=Reason.REJECTED_REQUEST,
-                            setting="LLM_REASONING_EFFORT" if reasoning else None, retry_can_help=False, **f.facts)
-
-
-def _server_error(f: _Failure) -> ModelUnavailable:
-    asked = f" It asked to wait {duration(f.wait)} (Retry-After)." if f.wait else ""
-    return ModelUnavailable(
-        f"{f.where} answered {f.status} (a server error on their side) after {f.tries}.{f.detail}{asked} "
-        f"Wait and run the cell again; {FALLBACK}.", reason=Reason.SERVER_ERROR, **f.facts)
-
-
-def _other_status(f: _Failure) -> ModelUnavailable:
-    return ModelUnavailable(f"{f.where} answered {f.status}.{f.detail} Run the cell again; {FALLBACK}.",
-                            reason=Reason.HTTP_ERROR, **f.facts)
-
-
-def _unknown(f: _Failure) -> ModelUnavailable:
-    return ModelUnavailable(f"The call to {f.where} failed: {type(f.error).__name__}: {f.error}. Run the cell "
-                            f"again; {FALLBACK}.", reason=Reason.SDK_ERROR, **f.facts)
-
-
-def _is_status(*statuses: int) -> Callable[[BaseException], bool]:
-    return lambda error: isinstance(error, openai.APIStatusError) and error.status_code in statuses
-
-
-# The first test an error passes picks its explanation (a context overflow is a 400 too, so it comes first).
-_EXPLANATIONS: tuple[tuple[Callable[[BaseException], bool], Callable[[_Failure], ModelUnavailable]], ...] = (
-    (lambda error: isinstance(error, openai.APITimeoutError), _timeout),
-    (lambda error: isinstance(error, openai.APIConnectionError), _no_connection),
-    (is_context_overflow, _overflow),
-    (_is_status(429), _rate_limit),
-    (_is_status(401, 403), _rejected_key),
-    (_is_status(404), _not_found),
-    (_is_status(400), _bad_request),
-    (lambda error: isinstance(error, openai.APIStatusError) and error.status_code >= 500, _server_error),
-    (lambda error: isinstance(error, openai.APIStatusError), _other_status),
+# (which errors, reason, what happened and what to do, setting to change, whether a retry can help); the first
+# row an error matches decides (a context overflow is a 400 too, so it comes first)
+_CASES: tuple[tuple[Callable[[BaseException], bool], Reason, str, str, bool], ...] = (
+    (_is(openai.APITimeoutError), Reason.TIMEOUT,
+     "{where} sent no complete answer within LLM_TIMEOUT={timeout:g} seconds ({tries}). A slow server needs a larger "
+     "LLM_TIMEOUT (a local model on a CPU can take minutes for a long reply): set e.g. LLM_TIMEOUT=300 in .env or "
+     "your environment and restart the kernel; a slow server also keeps working on a request the client gave up "
+     "on, so set LLM_MAX_RETRIES=0 for one. If the server should be fast, check the network or the server, then "
+     "run the cell again; {fallback}.", "LLM_TIMEOUT", True),
+    (_is(openai.APIConnectionError), Reason.NO_CONNECTION,
+     "Could not reach {where}{cause} after {tries}: no network, or the server is not running at that address "
+     "(check LLM_BASE_URL). Connect and run the cell again; {fallback}.", "{url_setting}", True),
+    (is_context_overflow, Reason.CONTEXT_OVERFLOW,
+     "{where} rejected the request as too long for the server's context ({status}).{detail}{fit} start the server "
+     "with a larger context (llama.cpp and llama-cpp-python: --n_ctx, e.g. --n_ctx 8192), or keep the requests "
+     "smaller (a smaller max_buffer_tokens or max_turns_before_summary for the memory). Sending the same request "
+     "again cannot work. Replay and offline still work: LLM_MODE=replay (recorded answers) or LLM_MODE=offline "
+     "(the stand-in).", "--n_ctx", False),
+    (_is(openai.APIStatusError, 429), Reason.RATE_LIMIT,
+     "{where} answered 429 Too Many Requests (rate limit) after {tries}.{detail}{asked_rate} Free tiers limit tokens "
+     "per minute: wait {how_long} and run the cell again; {fallback}.", "", True),
+    (_is(openai.APIStatusError, 404), Reason.NOT_FOUND,
+     "{where} answered 404: the model or the URL does not exist there.{detail} Check LLM_MODEL and LLM_BASE_URL; "
+     "{fallback}.", "LLM_MODEL", False),
+    (_is(openai.APIStatusError, 400), Reason.REJECTED_REQUEST,
+     "{where} rejected the request (400).{detail}{reasoning_hint}", "{reasoning_setting}", False),
+    (_is(openai.APIStatusError, at_least=500), Reason.SERVER_ERROR,
+     "{where} answered {status} (a server error on their side) after {tries}.{detail}{asked_server} Wait and run the "
+     "cell again; {fallback}.", "", True),
+    (_is(openai.APIStatusError), Reason.HTTP_ERROR, "{where} answered {status}.{detail} Run the cell again; {fallback}.",
+     "", True),
+    (_is(BaseException), Reason.SDK_ERROR,
+     "The call to {where} failed: {error_type}: {error}. Run the cell again; {fallback}.", "", True),
 )
 
 
 def _error_for(error: BaseException, access: ModelAccess) -> ModelUnavailable:
-    failure = _Failure.of(error, access)
-    build = next((build for matches, build in _EXPLANATIONS if matches(error)), _unknown)
-    return build(failure)
+    made, wait = access.trace.attempts or access.max_retries + 1, access.trace.retry_after
+    status, where = _status(error), f"{access.endpoint} (model {access.model})"
+    facts = {"status": status, "attempts": made, "retry_after": wait}
+    if status in (401, 403):
+        return rejected_key(where, status, _server_words(error), access.key_env, attempts=made, retry_after=wait)
+    named = wait if (wait or 0) >= 1 else None  # a wait worth naming: a second or more
+    words = _server_words(error) if status is not None else ""
+    reasoning = "reasoning" in str(getattr(error, "message", "")).lower()
+    asked_rate = (f" It asked to wait {duration(named)} before trying again (Retry-After)"
+                  + (", longer than the SDK waits, so it did not retry." if named > 120 and made == 1 else ".")
+                  if named is not None else "")
+    text = dict(
+        where=where, status=status, timeout=access.timeout, fallback=FALLBACK, error_type=type(error).__name__,
+        error=error, tries="1 attempt" if made == 1 else f"{made} attempts, the SDK retrying with backoff",
+        detail=f" The server said: {_sentence(words)}" if words else "", asked_rate=asked_rate,
+        cause=f" ({type(error.__cause__).__name__})" if error.__cause__ else "",
+        how_long=duration(named) if named and named > 60 else "a minute",
+        asked_server=f" It asked to wait {duration(named)} (Retry-After)." if named else "",
+        url_setting="LLM_BASE_URL" if access.provider == "custom" else "",
+        reasoning_hint=" This endpoint may not accept reasoning_effort: set LLM_REASONING_EFFORT=off." if reasoning
+        else "", reasoning_setting="LLM_REASONING_EFFORT" if reasoning else "")
+    matches, reason, words_for, setting, retry = next(case for case in _CASES if case[0](error))
+    if reason is Reason.CONTEXT_OVERFLOW:
+        said = _said_in_full(error)
+        return ContextOverflow(words_for.format(**text, fit=_fit(said)), setting=setting, **facts,
+                               context_tokens=_first_number(_CONTEXT_NUMBERS, said),
+                               prompt_tokens=_first_number(_PROMPT_NUMBERS, said))
+    return ModelUnavailable(words_for.format(**text), reason=reason, setting=setting.format(**text) or None,
+                            retry_can_help=retry, **facts)
+
+
+# ----- a notebook's own client.chat.completions.create(...) -------------------------------------------
+
+_explainers: dict[str, Callable[[BaseException], str]] = {}  # public base URL -> that client's explain()
+
+
+def explain_in_notebooks(base_url: str, explain: Callable[[BaseException], str]) -> None:
+    """In an IPython kernel, show SDK errors of requests to ``base_url`` with ``explain``'s message first."""
+    key = public_url(base_url).rstrip("/")
+    _explainers.pop(key, None)
+    _explainers[key] = explain  # the latest client for a URL explains its errors; the latest overall is the default
+    module = sys.modules.get("IPython")  # only a running kernel has imported it; never import it here
+    shell = module.get_ipython() if module is not None else None
+    if shell is not None:
+        shell.set_custom_exc((openai.APIError,), _show)
+
+
+def _show(shell: Any, etype: type[BaseException], value: BaseException, tb: TracebackType | None,
+          tb_offset: int | None = None) -> list[str]:
+    """IPython's custom exception handler: the explanation first, two more lines, ``%tb`` still works."""
+    shell._get_exc_info((etype, value, tb))  # sets sys.last_* so that %tb prints the whole traceback
+    request = getattr(value, "request", None)
+    url = public_url(str(request.url)) if request is not None else ""
+    explain = next((_explainers[key] for key in reversed(list(_explainers)) if url == key or url.startswith(key + "/")),
+                   next(reversed(_explainers.values()), None))
+    lines = short_traceback(etype.__name__, explain(value) if explain else str(value), tb)
+    shell._showtraceback(etype, value, lines)
+    return lines

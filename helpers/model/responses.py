@@ -1,13 +1,9 @@
-"""The one check of what an endpoint answered, and the one bound on how long an answer may take.
+"""The one check of what an endpoint answered, the one bound on how long an answer may take, and the small
+HTTP helpers every transport shares (a body read as JSON, a request with a new body, a response rebuilt).
 
-``CheckedTransport`` sits under the SDK in live, record and replay modes. For each attempt it
-reads the whole answer within ``timeout`` seconds (a server trickling bytes, of its headers or
-its body, cannot stretch a call past it), notes what a retry needs to be explained (attempts,
-``Retry-After``), and checks that a successful chat completion really is one. Anything else raises ``BadResponse`` saying what came
-back and what to do, before the SDK, a recording or the memory sees it. Every answer's body, of every
-status, is scrubbed of every configured secret here, in every form it can be written (``scrub_text``), so
-neither an SDK exception raised by a notebook's own ``client.chat.completions.create(...)``, nor a reply
-stored in a memory, nor a model id in the printed label can quote a key the server echoed.
+``CheckedTransport`` reads each whole answer within ``timeout`` seconds, traces attempts and ``Retry-After``,
+scrubs every configured secret from every body whatever its status, and refuses a 200 that is not a chat
+completion with ``BadResponse`` before the SDK, a recording or a memory sees it.
 """
 from __future__ import annotations
 
@@ -27,25 +23,63 @@ from helpers.base.text import duration
 from helpers.model.errors import BadResponse
 from helpers.model.secrets import scrub_text
 
-_SKIPPED_HEADERS = ("content-length", "transfer-encoding")
+RETRY_COUNT_HEADER = "x-stainless-retry-count"  # the SDK numbers its attempts in this header
+RETRIED_STATUSES = frozenset({408, 409, 429}) | frozenset(range(500, 600))  # what the SDK retries
+MAX_RETRY_AFTER_SECONDS = 120  # the SDK does not wait longer than this for a retry
+FRAMING = ("content-length", "transfer-encoding")  # headers that describe the bytes on the wire
 
 
 @dataclass
 class CallTrace:
-    """What the transports saw during one call: attempts made, the last wait the server asked for, and which
-    written messages the server dropped (``helpers.model.delivery``)."""
+    """What the transports saw during one call: attempts, the last wait asked for, messages the server dropped."""
 
     attempts: int = 0
-    retry_after: float | None = None  # seconds, from Retry-After / retry-after-ms of the last failed answer
+    retry_after: float | None = None
     not_received: tuple[int, ...] = ()  # indices of the request's messages the model never saw
 
     def reset(self) -> None:
         self.attempts, self.retry_after, self.not_received = 0, None, ()
 
 
-RETRY_COUNT_HEADER = "x-stainless-retry-count"  # the SDK numbers its attempts in this header
-RETRIED_STATUSES = frozenset({408, 409, 429}) | frozenset(range(500, 600))  # what the SDK retries
-MAX_RETRY_AFTER_SECONDS = 120  # the SDK does not wait longer than this for a retry
+def json_of(content: bytes) -> Any:
+    """``content`` parsed as JSON, or None when it is not JSON."""
+    try:
+        return json.loads(content)
+    except ValueError:
+        return None
+
+
+def request_json(request: httpx2.Request) -> dict[str, Any]:
+    """A request's JSON body as a dict ({} when it has none)."""
+    parsed = json_of(request.read() or b"{}")
+    return parsed if isinstance(parsed, dict) else {}
+
+
+def with_body(request: httpx2.Request, body: dict[str, Any]) -> httpx2.Request:
+    """The same request with another JSON body."""
+    headers = [(k, v) for k, v in request.headers.multi_items() if k.lower() not in FRAMING]
+    return httpx2.Request(request.method, request.url, headers=headers, extensions=request.extensions,
+                          content=json.dumps(body, ensure_ascii=False).encode("utf-8"))
+
+
+def read_decoded(response: httpx2.Response, request: httpx2.Request, deadline: float | None = None) -> bytes:
+    """A response's whole body, its content encoding undone; past ``deadline`` (monotonic) ``ReadTimeout``."""
+    chunks: list[bytes] = []
+    try:
+        for chunk in response.stream:
+            chunks.append(chunk)
+            if deadline is not None and time.monotonic() > deadline:
+                raise httpx2.ReadTimeout("no complete answer within LLM_TIMEOUT", request=request)
+    finally:
+        response.close()
+    headers = [(k, v) for k, v in response.headers.multi_items() if k.lower() not in FRAMING]
+    return httpx2.Response(response.status_code, headers=headers, content=b"".join(chunks)).read()
+
+
+def rebuilt(response: httpx2.Response, content: bytes, request: httpx2.Request) -> httpx2.Response:
+    """A response with a decoded body in place of what came over the wire."""
+    headers = [(k, v) for k, v in response.headers.multi_items() if k.lower() not in (*FRAMING, "content-encoding")]
+    return httpx2.Response(response.status_code, headers=headers, content=content, request=request)
 
 
 def sdk_retries(response: httpx2.Response) -> bool:
@@ -59,7 +93,7 @@ def sdk_retries(response: httpx2.Response) -> bool:
 
 
 def retries_taken(request: httpx2.Request) -> int | None:
-    """How many times the SDK has already tried this request (0 on the first attempt); None if it does not say."""
+    """How often the SDK has already tried this request (0 on the first attempt); None if it does not say."""
     try:
         return int(request.headers.get(RETRY_COUNT_HEADER, ""))
     except ValueError:
@@ -67,8 +101,8 @@ def retries_taken(request: httpx2.Request) -> int | None:
 
 
 def retry_after_seconds(headers: httpx2.Headers) -> float | None:
-    """The wait a failed answer asks for, in seconds, or None, read as the SDK reads it: ``retry-after-ms``,
-    else ``Retry-After`` as seconds or as an HTTP date; a number too large for a float is an endless wait."""
+    """The wait a failed answer asks for, in seconds, read as the SDK reads it (``retry-after-ms``, else
+    ``Retry-After`` as seconds or an HTTP date); a number too large for a float is an endless wait."""
     for name, divisor in (("retry-after-ms", 1000), ("retry-after", 1)):
         value = headers.get(name)
         if value is None:
@@ -87,42 +121,41 @@ def retry_after_seconds(headers: httpx2.Headers) -> float | None:
         return None
 
 
+def _type(value: Any) -> str:
+    return type(value).__name__
+
+
 def completion_problem(payload: Any) -> str | None:
     """What keeps ``payload`` (parsed JSON) from being a chat completion the project can use, or None."""
     if not isinstance(payload, dict):
-        return f"the body is a JSON {type(payload).__name__}, not a chat completion object"
+        return f"the body is a JSON {_type(payload)}, not a chat completion object"
     choices = payload.get("choices")
     if not isinstance(choices, list) or not choices:
         return "the body has no choices"
     choice = choices[0]
     if not isinstance(choice, dict):
-        return f"choices[0] is a {type(choice).__name__}, not an object"
-    message = choice.get("message")
+        return f"choices[0] is a {_type(choice)}, not an object"
+    message, finish, usage = choice.get("message"), choice.get("finish_reason"), payload.get("usage")
     if not isinstance(message, dict):
-        return f"choices[0].message is {'missing' if message is None else type(message).__name__}"
+        return f"choices[0].message is {'missing' if message is None else _type(message)}"
     content = message.get("content")
     if content is not None and not isinstance(content, str):
-        return f"choices[0].message.content is a {type(content).__name__}, not text"
+        return f"choices[0].message.content is a {_type(content)}, not text"
     if isinstance(content, str) and (position := lone_surrogate_at(content)) is not None:
         return (f"the reply holds a lone surrogate at character {position} (half of a character such as an emoji), "
                 "which cannot be stored")
-    finish = choice.get("finish_reason")
     if finish is not None and not isinstance(finish, str):
-        return f"choices[0].finish_reason is a {type(finish).__name__}, not text"
-    usage = payload.get("usage")
+        return f"choices[0].finish_reason is a {_type(finish)}, not text"
     if usage is not None and not isinstance(usage, dict):
-        return f"usage is a {type(usage).__name__}, not an object"
+        return f"usage is a {_type(usage)}, not an object"
     return None
 
 
 def parse_completion(content: bytes, where: str, secrets: Iterable[str] = ()) -> dict[str, Any]:
     """The chat completion in ``content``, or ``BadResponse`` saying what came back instead."""
-    try:
-        payload = json.loads(content)
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        text = content[:120].decode("utf-8", "replace")
-        problem = f"the body is not JSON (it starts {text!r})"
-        payload = None
+    payload = json_of(content)
+    if payload is None:
+        problem = f"the body is not JSON (it starts {content[:120].decode('utf-8', 'replace')!r})"
     else:
         problem = completion_problem(payload)
     if problem is None:
@@ -136,20 +169,15 @@ def parse_completion(content: bytes, where: str, secrets: Iterable[str] = ()) ->
 
 
 def scrub_body(content: bytes, secrets: Iterable[str]) -> bytes:
-    """An answer's body with every secret replaced in every form (``scrub_text``), so that nothing built from it
-    (the SDK's exception, a reply stored in a memory, a recording, a model list) can show one. Bytes that are not
-    UTF-8 are kept as they were around it."""
+    """A body with every secret replaced in every form (``scrub_text``); bytes that are not UTF-8 kept as they are."""
     text = content.decode("utf-8", "surrogateescape")
     scrubbed = scrub_text(text, secrets)
     return content if scrubbed == text else scrubbed.encode("utf-8", "surrogateescape")
 
 
 class CheckedTransport(httpx2.BaseTransport):
-    """Wraps a transport: whole answers within ``timeout`` seconds, attempts traced, chat completions checked.
-
-    With ``notify``, a failed attempt that the SDK will try again is reported as it happens: what failed,
-    how long the SDK waits, and which setting changes it (``max_retries`` must be the client's).
-    """
+    """Wraps a transport: whole answers within ``timeout`` seconds, attempts traced, bodies scrubbed, chat
+    completions checked; with ``notify``, each failed attempt the SDK will retry is reported as it happens."""
 
     def __init__(self, inner: httpx2.BaseTransport, *, timeout: float, where: str,
                  secrets: Callable[[], Iterable[str]] = tuple, trace: CallTrace | None = None,
@@ -163,7 +191,7 @@ class CheckedTransport(httpx2.BaseTransport):
         self.trace.attempts += 1
         try:
             response = self._headers_within(request)
-            raw = self._read_within(response, request, started)
+            content = read_decoded(response, request, started + self.timeout)
         except httpx2.TransportError as error:
             if isinstance(error, httpx2.TimeoutException):
                 what = (f"sent no complete answer within LLM_TIMEOUT={self.timeout:g} seconds (a server keeps "
@@ -173,12 +201,7 @@ class CheckedTransport(httpx2.BaseTransport):
                 what = f"could not be reached ({type(error).__name__})"
             self._report_retry(request, what, None)
             raise
-        headers = [(k, v) for k, v in response.headers.multi_items() if k.lower() not in _SKIPPED_HEADERS]
-        content = httpx2.Response(response.status_code, headers=headers, content=raw).read()  # undo the encoding
-        plain = [(k, v) for k, v in headers if k.lower() != "content-encoding"]
-        # every body, whatever its status: an error can echo the key and the SDK quotes it; a 200 reply or a
-        # model list can quote it too, and would carry it into a memory, a saved state or the printed label
-        content = scrub_body(content, self.secrets())
+        content = scrub_body(content, self.secrets())  # any body can echo a key, and the SDK would quote it
         if not 200 <= response.status_code < 300:
             self.trace.retry_after = retry_after_seconds(response.headers)
             if sdk_retries(response):
@@ -186,7 +209,7 @@ class CheckedTransport(httpx2.BaseTransport):
         elif (request.url.path.rstrip("/").endswith("chat/completions")
               and "event-stream" not in response.headers.get("content-type", "")):  # a stream is checked by the SDK
             parse_completion(content, self.where, self.secrets())
-        return httpx2.Response(response.status_code, headers=plain, content=content, request=request)
+        return rebuilt(response, content, request)
 
     def _report_retry(self, request: httpx2.Request, what: str, asked: float | None) -> None:
         """Say that an attempt failed and when the SDK tries again (nothing on the last attempt: the error says it)."""
@@ -201,16 +224,10 @@ class CheckedTransport(httpx2.BaseTransport):
                     f"{wait} (LLM_MAX_RETRIES={self.max_retries} sets how often)")
 
     def _headers_within(self, request: httpx2.Request) -> httpx2.Response:
-        """The inner transport's response, if its status line and headers arrive within ``timeout`` seconds.
-
-        The HTTP library bounds each read, not the whole wait, so a server that sends its headers a byte at a
-        time could hold a call for minutes. The request runs in a worker thread; past the deadline the call
-        raises ``ReadTimeout`` (the SDK's retry and our messages treat it as any timeout), and a response that
-        arrives later is closed by the worker, so its connection goes back to the pool.
-        """
+        """The inner response if its headers arrive within ``timeout`` (the HTTP library bounds each read, not the
+        whole wait); the request runs in a worker thread, which closes an answer that comes too late."""
         outcome: dict[str, Any] = {}
-        abandoned = threading.Event()
-        lock = threading.Lock()
+        abandoned, lock = threading.Event(), threading.Lock()
 
         def send() -> None:
             try:
@@ -232,24 +249,12 @@ class CheckedTransport(httpx2.BaseTransport):
             abandoned.set()
             raise
         with lock:
-            if "response" not in outcome and "error" not in outcome:
+            if not outcome:
                 abandoned.set()
                 raise httpx2.ReadTimeout(f"no answer within {self.timeout:g} s (LLM_TIMEOUT)", request=request)
         if "error" in outcome:
             raise outcome["error"]
         return outcome["response"]
-
-    def _read_within(self, response: httpx2.Response, request: httpx2.Request, started: float) -> bytes:
-        chunks: list[bytes] = []
-        try:
-            for chunk in response.stream:
-                chunks.append(chunk)
-                if time.monotonic() - started > self.timeout:
-                    raise httpx2.ReadTimeout(f"no complete answer within {self.timeout:g} s (LLM_TIMEOUT)",
-                                             request=request)
-        finally:
-            response.close()
-        return b"".join(chunks)
 
     def close(self) -> None:
         self.inner.close()

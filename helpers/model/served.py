@@ -1,22 +1,18 @@
-"""Which model a server at ``LLM_BASE_URL`` serves: its list at ``/models``, ``LLM_MODEL`` checked against it, and
-model ids that are file paths named by their file name.
-
-llama-cpp-python lists the GGUF it loaded by its path (``/home/me/models/gemma-3-270m-it-Q4_K_M.gguf``), and vLLM
-the folder it was given. A path names a machine, so it is never shown, recorded or stored: the notebooks use
-the file name without its extension (``gemma-3-270m-it-Q4_K_M``) and ``ModelFileTransport``, the lowest layer
-above the network, puts the path back in each request and takes it out of each answer.
+"""Which model a server at ``LLM_BASE_URL`` serves: its list at ``/models``, ``LLM_MODEL`` checked against it,
+and model ids that are file paths (llama-cpp-python lists its GGUF by path) named by their file name. A path
+names a machine, so only ``ModelFileTransport``, next to the network, ever holds it.
 """
 from __future__ import annotations
 
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
 
 import httpx2
 
 from helpers.model.errors import UnknownModel
 from helpers.model.explain import rejected_key
+from helpers.model.responses import json_of, read_decoded, rebuilt, request_json, with_body
 
 MODELS_TIMEOUT = 10.0  # seconds for the server's list of models; a server that takes longer is not asked
 MODEL_FILE_SUFFIXES = (".gguf", ".ggml", ".bin", ".safetensors")
@@ -24,8 +20,7 @@ _ABSOLUTE = re.compile(r"^(?:/|~|\\\\|[A-Za-z]:[\\/]|\.{1,2}[\\/])")
 
 
 def is_file_path(model_id: str) -> bool:
-    """True for a model id that is a local file or folder path (absolute, relative with ./, or a path to a model
-    file), not a name such as ``llama3.2:latest`` or ``meta-llama/Llama-3.1-8B``."""
+    """True for a model id that is a file or folder path, not a name such as ``meta-llama/Llama-3.1-8B``."""
     has_folder = "/" in model_id or "\\" in model_id
     return bool(_ABSOLUTE.match(model_id)) or (has_folder and model_id.lower().endswith(MODEL_FILE_SUFFIXES))
 
@@ -33,10 +28,8 @@ def is_file_path(model_id: str) -> bool:
 def file_name(model_id: str) -> str:
     """What a model id that is a path is called here: its last part, without a model file's extension."""
     last = model_id.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
-    for suffix in MODEL_FILE_SUFFIXES:
-        if last.lower().endswith(suffix):
-            return last[:-len(suffix)]
-    return last
+    suffix = next((s for s in MODEL_FILE_SUFFIXES if last.lower().endswith(s)), "")
+    return last[:len(last) - len(suffix)]
 
 
 def shown(model_id: str) -> str:
@@ -46,44 +39,28 @@ def shown(model_id: str) -> str:
 
 def listed_models(base_url: str, transport: httpx2.BaseTransport, api_key: str | None, *, key_env: str,
                   where: str) -> tuple[str, ...] | None:
-    """The model ids a server lists at ``/models``; None when it lists none (no such path, no answer, no JSON).
-
-    A key the server rejects there (401, 403) raises the same rejected-key error as a chat call would.
-    """
+    """The model ids a server lists at ``/models`` (None when it lists none); a key it rejects there (401, 403)
+    raises the same error as a chat call would."""
     headers = {"authorization": f"Bearer {api_key}"} if api_key else {}
     try:
         with httpx2.Client(transport=transport) as client:
             response = client.get(base_url.rstrip("/") + "/models", headers=headers)
     except Exception:  # noqa: BLE001 - a server that cannot list its models is simply not checked
         return None
-    payload = _json(response.content)
+    payload = json_of(response.content)
     if response.status_code in (401, 403):
-        raise rejected_key(where, response.status_code, _said(payload), key_env, key_set=api_key is not None,
-                           attempts=1)
+        inner = payload.get("error", payload) if isinstance(payload, dict) else None
+        words = (inner.get("message") or inner.get("detail")) if isinstance(inner, dict) else inner
+        said = " ".join(words.split())[:300] if isinstance(words, str) else ""
+        raise rejected_key(where, response.status_code, said, key_env, key_set=api_key is not None, attempts=1)
     data = payload.get("data") if response.status_code == 200 and isinstance(payload, dict) else None
-    if not isinstance(data, list):
-        return None
-    names = tuple(item["id"] for item in data if isinstance(item, dict) and isinstance(item.get("id"), str))
+    names = tuple(item["id"] for item in data if isinstance(item, dict) and isinstance(item.get("id"), str)) \
+        if isinstance(data, list) else ()
     return names or None
 
 
-def _json(content: bytes) -> Any:
-    try:
-        return json.loads(content)
-    except ValueError:
-        return None
-
-
-def _said(payload: Any) -> str:
-    """The server's own words in an error answer (``{"error": {"message": ...}}`` or ``{"detail": ...}``)."""
-    inner = payload.get("error", payload) if isinstance(payload, dict) else None
-    words = (inner.get("message") or inner.get("detail")) if isinstance(inner, dict) else inner
-    return " ".join(words.split())[:300] if isinstance(words, str) else ""
-
-
 def _served_as(model: str, listed: tuple[str, ...]) -> str | None:
-    """The listed id that ``model`` names: the same id, Ollama's ``:latest`` tag left off, or a model file's name
-    (llama.cpp servers list the path they loaded) with or without its extension; None if it names none."""
+    """The listed id that ``model`` names: the same id, without Ollama's ``:latest``, or a model file's name."""
     for name in listed:
         last = name.replace("\\", "/").rsplit("/", 1)[-1]
         if model in (name, name.removesuffix(":latest"), last, file_name(name)):
@@ -93,8 +70,8 @@ def _served_as(model: str, listed: tuple[str, ...]) -> str | None:
 
 @dataclass(frozen=True)
 class ServedModel:
-    """The model to ask for: ``name`` as requests, outputs and recordings say it, ``wire`` as the server wants it
-    (they differ only for a path), and how the mode line names it."""
+    """The model to ask for: ``name`` as outputs and recordings say it, ``wire`` as the server wants it (they
+    differ only for a path), and how the mode line names it."""
 
     name: str
     wire: str
@@ -102,8 +79,8 @@ class ServedModel:
 
 
 def served_model(wanted: str | None, listed: tuple[str, ...] | None, where: str) -> ServedModel:
-    """``LLM_MODEL`` (``wanted``) if the server lists it, or lists nothing; else the server's only model when
-    ``wanted`` is unset; else ``UnknownModel`` with the names it lists (paths by their file names)."""
+    """``LLM_MODEL`` if the server lists it (or lists nothing), else its only model when none is named, else
+    ``UnknownModel`` with the names it lists."""
     if wanted and listed is None:
         return ServedModel(shown(wanted), wanted, shown(wanted))
     served = _served_as(wanted, listed) if wanted and listed else None
@@ -113,9 +90,8 @@ def served_model(wanted: str | None, listed: tuple[str, ...] | None, where: str)
         same = served in (wanted, wire) or shown(served) == name
         return ServedModel(name, wire, name if same else f"{name} (served as {shown(served)})")
     if not wanted and listed and len(listed) == 1:
-        only = listed[0]
-        how = "the one model the server lists" + (", named by its file" if is_file_path(only) else "")
-        return ServedModel(shown(only), only, f"{shown(only)} ({how})")
+        how = "the one model the server lists" + (", named by its file" if is_file_path(listed[0]) else "")
+        return ServedModel(shown(listed[0]), listed[0], f"{shown(listed[0])} ({how})")
     names = tuple(shown(name) for name in listed or ())
     said = ", ".join(repr(name) for name in names[:12]) + (" ..." if len(names) > 12 else "")
     if not wanted:
@@ -131,29 +107,18 @@ def served_model(wanted: str | None, listed: tuple[str, ...] | None, where: str)
 
 class ModelFileTransport(httpx2.BaseTransport):
     """Sends ``name`` to the server as ``wire`` (a model file's path) and answers with ``name`` wherever the
-    server wrote the path, so nothing above it (the SDK, the checks, the recorder) ever holds the path."""
+    server wrote the path, so nothing above it ever holds the path."""
 
     def __init__(self, inner: httpx2.BaseTransport, name: str, wire: str) -> None:
         self.inner, self.name, self.wire = inner, name, wire
         self._quoted = (json.dumps(wire)[1:-1].encode(), json.dumps(name)[1:-1].encode())  # as JSON writes them
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
-        body = _json(request.read()) if request.method == "POST" else None
-        if isinstance(body, dict) and body.get("model") == self.name:
-            content = json.dumps({**body, "model": self.wire}).encode()
-            headers = [(k, v) for k, v in request.headers.multi_items() if k.lower() != "content-length"]
-            request = httpx2.Request(request.method, request.url, headers=headers, content=content,
-                                     extensions=request.extensions)
+        body = request_json(request) if request.method == "POST" else {}
+        if body.get("model") == self.name:
+            request = with_body(request, {**body, "model": self.wire})
         response = self.inner.handle_request(request)
-        try:
-            raw = b"".join(response.stream)
-        finally:
-            response.close()
-        content = httpx2.Response(response.status_code, headers=response.headers, content=raw).read()
-        headers = [(k, v) for k, v in response.headers.multi_items()
-                   if k.lower() not in ("content-length", "content-encoding", "transfer-encoding")]
-        return httpx2.Response(response.status_code, headers=headers, content=content.replace(*self._quoted),
-                               request=request)
+        return rebuilt(response, read_decoded(response, request).replace(*self._quoted), request)
 
     def close(self) -> None:
         self.inner.close()
