@@ -1,14 +1,6 @@
-"""One conversation turn, in the spirit of the lessons' ``chat()``, returning what it measured.
-
-``chat(memory, user_message, access)`` stores the user message, sends the memory's request
-through ``access`` (the real openai SDK), stores the reply, and returns a ``TurnRecord``: the
-numbers the lessons print per turn, the folds the memory made during the turn, the request and
-the reply. ``helpers.display.lines.turn_text(record)`` prints it in the lessons' format.
-
-A failed model call changes nothing: the turn runs inside ``memory.transaction()``. A failed
-summariser call does not abort the turn: the memory keeps the message verbatim and retries the
-fold later (or, if the error says a retry cannot help, not until something changes), and the
-record carries a note saying which.
+"""One conversation turn, as the lessons' ``chat()``, returning what it measured as a ``TurnRecord``. A failed
+model call changes nothing (``memory.transaction()``); a failed summariser keeps the message and the record
+notes when the fold is tried again.
 """
 from __future__ import annotations
 
@@ -56,10 +48,8 @@ def chat(memory: ConversationMemory, user_message: str, access: ModelAccess, *, 
          show: bool = False) -> TurnRecord:
     """Run one turn: store the question, send the memory's request, store the reply; return the record.
 
-    If the model call fails (``ModelUnavailable``, ``RecordingMissing``, ``EmptyReply``) the
-    exception propagates and the memory is exactly as before the call. ``watch`` is a text looked
-    for in the verbatim turns, named ``watch_label`` on the turn line (the text itself if not named).
-    ``show=True`` prints the record's lines as the turn completes, as the lessons do.
+    A failed model call propagates and leaves the memory as before. ``watch`` is a text looked for in the verbatim
+    turns (named ``watch_label`` on the turn line); ``show=True`` prints the record's lines, as the lessons do.
     """
     notices_before = len(access.notices)
     events_start = len(memory.fold_events)

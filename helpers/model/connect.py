@@ -24,17 +24,8 @@ from openai.types.chat import ChatCompletion
 from helpers.base.paths import REPO_ROOT
 from helpers.memory.types import SettingError
 from helpers.model.delivery import ADAPTED, DeliveryTransport
-from helpers.model.errors import (
-    BadResponse,
-    ContextOverflow,
-    EmptyReply,
-    MissingKey,
-    ModelAccessError,
-    ModelUnavailable,
-    Reason,
-    RecordingMissing,
-    UnknownModel,
-)
+from helpers.model.errors import (BadResponse, ContextOverflow, EmptyReply, MissingKey, ModelAccessError,
+                                  ModelUnavailable, Reason, RecordingMissing, UnknownModel)
 from helpers.model.explain import explain_error, explain_in_notebooks, model_error
 from helpers.model.offline.markers import MODEL_NAME as OFFLINE_MODEL
 from helpers.model.offline.server import OfflineTransport
@@ -42,18 +33,9 @@ from helpers.model.recordings import Recording, RecordingTransport, display_path
 from helpers.model.responses import CallTrace, CheckedTransport
 from helpers.model.secrets import configured_secrets, public_url, url_credentials
 from helpers.model.served import MODELS_TIMEOUT, ModelFileTransport, listed_models, served_model
-from helpers.model.settings import (
-    CUSTOM_KEY_ENV,
-    DEFAULT_MAX_RETRIES,
-    DEFAULT_PROVIDER,
-    DEFAULT_TIMEOUT,
-    PROVIDERS,
-    default_provider,
-    env,
-    max_retries as max_retries_setting,
-    system_message_mode,
-    timeout_seconds,
-)
+from helpers.model.settings import (CUSTOM_KEY_ENV, DEFAULT_MAX_RETRIES, DEFAULT_PROVIDER, DEFAULT_TIMEOUT, PROVIDERS,
+                                    default_provider, env, max_retries as max_retries_setting, system_message_mode,
+                                    timeout_seconds)
 
 __all__ = ["MODES", "ModelAccess", "connect", "BadResponse", "ContextOverflow", "EmptyReply", "MissingKey",
            "ModelAccessError", "ModelUnavailable", "RecordingMissing", "UnknownModel"]
@@ -347,10 +329,9 @@ def connect(mode: str | None = None, *, provider: str | None = None, base_url: s
             timeout: float | None = None, system_messages: str | None = None,
             transport: httpx2.BaseTransport | None = None, load_env: bool | str | Path = True,
             quiet: bool = False) -> ModelAccess:
-    """A real ``openai.OpenAI`` client for the chosen mode, and one printed line saying what it talks to.
-
-    ``recording`` names this notebook's recording (``data/recordings/NAME.json``); ``transport`` replaces the
-    network in live and record modes (tests); the other settings default to their ``LLM_*`` variables.
+    """A real ``openai.OpenAI`` client for the chosen mode, and one printed line saying what it talks to;
+    ``recording`` names the notebook's recording, ``transport`` replaces the network (tests), the rest default
+    to their ``LLM_*`` variables.
     """
     if load_env:
         load_env_file(None if load_env is True else load_env)

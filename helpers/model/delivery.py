@@ -42,13 +42,14 @@ def naming(names: dict[str, str]) -> Iterator[None]:
         _names.reset(token)
 
 
-def adapt(messages: list[dict[str, Any]], mode: str) -> tuple[list[dict[str, Any]], list[tuple[int, ...]]]:
-    """The messages as sent under ``mode`` ("as-written", "merge", "user"), and for each message sent the
-    indices of the written messages it carries.
+def _systems(messages: list[dict[str, Any]]) -> list[int]:
+    return [i for i, m in enumerate(messages) if m.get("role") == "system"]
 
-    "merge" joins every system message, in order, into one at the place of the first; "user" puts each
-    run of system messages at the start of the user message that follows it (a user message of its own
-    if none follows), as llama.cpp's own Gemma template does with a system prompt.
+
+def adapt(messages: list[dict[str, Any]], mode: str) -> tuple[list[dict[str, Any]], list[tuple[int, ...]]]:
+    """The messages as sent under ``mode``, and for each one sent the indices of the written messages it carries:
+    "merge" joins every system message into the first; "user" puts each run of them at the start of the next user
+    message (one of its own if none follows), as llama.cpp's Gemma template does.
     """
     plain = all(isinstance(m, dict) and isinstance(m.get("content"), str) for m in messages)
     systems = [i for i, m in enumerate(messages) if plain and m.get("role") == "system"]
@@ -56,15 +57,9 @@ def adapt(messages: list[dict[str, Any]], mode: str) -> tuple[list[dict[str, Any
         return list(messages), [(i,) for i in range(len(messages))]
     if mode == "merge":
         merged = {"role": "system", "content": "\n\n".join(messages[i]["content"] for i in systems)}
-        sent, carries = [], []
-        for index, message in enumerate(messages):
-            if index == systems[0]:
-                sent.append(merged)
-                carries.append(tuple(systems))
-            elif index not in systems:
-                sent.append(message)
-                carries.append((index,))
-        return sent, carries
+        kept = [i for i in range(len(messages)) if i not in systems[1:]]
+        return ([merged if i == systems[0] else messages[i] for i in kept],
+                [tuple(systems) if i == systems[0] else (i,) for i in kept])
     sent, carries, waiting = [], [], []  # "user": system texts wait for the next user message
     for index, message in enumerate(messages):
         if message.get("role") == "system":
@@ -84,29 +79,20 @@ def adapt(messages: list[dict[str, Any]], mode: str) -> tuple[list[dict[str, Any
 
 
 def shape(messages: list[dict[str, Any]]) -> tuple[bool, ...]:
-    """For each system message of a request, whether only system messages come before it: what decides,
-    in a chat format, whether a system message is kept (the first, the leading ones, or none)."""
-    result, leading = [], True
-    for message in messages:
-        is_system = isinstance(message, dict) and message.get("role") == "system"
-        if is_system:
-            result.append(leading)
-        else:
-            leading = False
-    return tuple(result)
+    """For each system message, whether only system messages come before it: what decides, in a chat format,
+    whether it is kept (the first, the leading ones, or none)."""
+    roles = [message.get("role") if isinstance(message, dict) else None for message in messages]
+    return tuple(all(role == "system" for role in roles[:i]) for i, role in enumerate(roles) if role == "system")
 
 
 def recognised(messages: list[dict[str, Any]], index: int) -> str | None:
-    """What a system message is, read from the request itself when the caller gave it no name: a memory's
-    summary (by the heading its kind gives it), a summariser's prompt, or the system prompt (which carries the
-    pinned rules, if any, in the same message)."""
+    """What a system message is, read from the request: a memory's summary, a summariser's prompt, the system prompt."""
     content = messages[index].get("content")
     if not isinstance(content, str):
         return None
     if any(content.startswith(heading) for heading in headings()):
         return "the summary"
-    systems = [i for i, m in enumerate(messages) if m.get("role") == "system"]
-    if systems and index == systems[0]:
+    if index == next(iter(_systems(messages)), None):
         return "the summariser prompt" if is_summariser_request(messages) else "the system prompt"
     return None
 
@@ -118,7 +104,7 @@ def describe(messages: list[dict[str, Any]], index: int) -> str:
     named = _names.get().get(content) if isinstance(content, str) else None
     if named:
         return named
-    systems = [i for i, m in enumerate(messages) if m.get("role") == "system"]
+    systems = _systems(messages)
     text = " ".join(str(content).split())
     preview = text if len(text) <= 48 else text[:45] + "..."
     place = f"system message {systems.index(index) + 1} of {len(systems)}" if index in systems else f"message {index + 1}"
@@ -128,11 +114,8 @@ def describe(messages: list[dict[str, Any]], index: int) -> str:
 
 @dataclass
 class DeliveryTransport(httpx2.BaseTransport):
-    """Sends chat requests with their system messages as ``mode`` says and, when ``check`` is on, finds out
-    by probe which system messages the server's chat format drops; each affected request is reported.
-
-    ``inner`` answers the requests; ``probe`` answers the probes (a transport with no recording and no
-    retries). What was found for the last request is left in ``trace.not_received`` (written indices).
+    """Sends chat requests with their system messages as ``mode`` says and, with ``check``, finds by probe (through
+    ``probe``, with no recording or retries) which ones the server drops; ``trace.not_received`` holds them.
     """
 
     inner: httpx2.BaseTransport
@@ -153,16 +136,15 @@ class DeliveryTransport(httpx2.BaseTransport):
         sent, carries = adapt(written, self.mode)
         if sent != written:
             request = with_body(request, {**body, "messages": sent})
-        if sent != written and not retries_taken(request):  # said once per call, not per retry
-            count = sum(1 for m in written if m.get("role") == "system")
-            self.notify(f"sent adapted (LLM_SYSTEM_MESSAGES={self.mode}): {count} system message"
-                        f"{'' if count == 1 else 's'} {ADAPTED[self.mode]}")
+            count = len(_systems(written))
+            if not retries_taken(request):  # said once per call, not per retry
+                self.notify(f"sent adapted (LLM_SYSTEM_MESSAGES={self.mode}): {count} system message"
+                            f"{'' if count == 1 else 's'} {ADAPTED[self.mode]}")
         response = self.inner.handle_request(request)
         if self.check and response.status_code == 200:
             verdict = self._verdict(request, {**body, "messages": sent})
-            systems = [i for i, m in enumerate(sent) if m.get("role") == "system"]
-            dropped_sent = [i for i, arrived in zip(systems, verdict) if arrived is False]
-            not_received = tuple(sorted({w for i in dropped_sent for w in carries[i]}))
+            dropped = [i for i, arrived in zip(_systems(sent), verdict) if arrived is False]
+            not_received = tuple(sorted({w for i in dropped for w in carries[i]}))
             self.trace.not_received = not_received
             if not_received:
                 self._report(written, not_received, verdict)
@@ -171,8 +153,7 @@ class DeliveryTransport(httpx2.BaseTransport):
     def _verdict(self, request: httpx2.Request, body: dict[str, Any]) -> tuple[bool | None, ...]:
         key = (str(request.url), str(body.get("model")), shape(body["messages"]))
         if key not in self.verdicts:
-            systems = [i for i, m in enumerate(body["messages"]) if m.get("role") == "system"]
-            self.verdicts[key] = tuple(self._arrives(request, body, index) for index in systems)
+            self.verdicts[key] = tuple(self._arrives(request, body, index) for index in _systems(body["messages"]))
         return self.verdicts[key]
 
     def _arrives(self, request: httpx2.Request, body: dict[str, Any], index: int) -> bool | None:

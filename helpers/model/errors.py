@@ -1,11 +1,6 @@
-"""Errors of model access: a message saying what happened and what to do next, and the same facts as fields.
-
-Code and tests read the fields (``reason``, ``status``, ``attempts``, ``retry_after``, ``setting``,
-``retry_can_help``) instead of parsing the message. A memory, for example, stops retrying a summariser
-request whose error has ``retry_can_help == False``: the same request (or a larger one) fails again.
-
-They subclass ``openai.OpenAIError`` so that one raised inside a transport passes through the SDK
-unchanged (the SDK re-raises its own error type as it is, with no retry and no wrapping).
+"""Errors of model access: a message saying what happened and what to do, and the same facts as fields
+(``reason`` from the closed set ``Reason``, ``status``, ``attempts``, ``retry_after``, ``setting``,
+``retry_can_help``). They subclass ``openai.OpenAIError``, so one raised in a transport passes the SDK unchanged.
 """
 from __future__ import annotations
 
@@ -41,12 +36,8 @@ class Reason(StrEnum):
 
 
 class ModelAccessError(Explained, openai.OpenAIError):
-    """Base of every model-access error in this project.
-
-    Fields: ``reason`` (a ``Reason``: what went wrong, e.g. ``Reason.RATE_LIMIT``), ``status`` (the HTTP
-    status of the failed answer, None when none came), ``attempts`` (attempts made, the SDK's retries
-    included), ``retry_after`` (seconds the server asked to wait), ``setting`` (the setting or variable to
-    change, e.g. "LLM_TIMEOUT"), ``retry_can_help`` (whether sending the same request again may work).
+    """Base of every model-access error: ``status`` is None when no answer came, ``attempts`` counts the SDK's
+    retries, ``retry_can_help`` says whether the same request sent again may work.
     """
 
     default_reason: ClassVar[Reason] = Reason.FAILED
@@ -77,11 +68,7 @@ class ModelUnavailable(ModelAccessError):
 
 
 class ContextOverflow(ModelUnavailable):
-    """The request is longer than the server's context: the same request can never succeed.
-
-    ``context_tokens`` is the server's context size and ``prompt_tokens`` the messages' share of the
-    request, as the server reported them (None where it did not say).
-    """
+    """The request is longer than the server's context (``context_tokens``; the messages' share ``prompt_tokens``)."""
 
     default_reason = Reason.CONTEXT_OVERFLOW
     default_retry_can_help = False

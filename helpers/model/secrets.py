@@ -1,12 +1,8 @@
 r"""Keeping secrets out of every text the project shows or stores: server messages, labels, recordings.
 
-The secrets are the values of ``settings.secret_variables()`` (the one list of secret variable names) and
-the credentials written into ``LLM_BASE_URL``. ``scrub_text`` is the one scrubber: it finds a secret in
-every form a server or the SDK can render it, written as it is, in any case (a secret of 8 characters or
-more), with any of its characters
-JSON-escaped (``\/``, ``\u0041``) or percent-encoded (``%2F``, ``+`` for a space), and replaces it whole.
-Every answer of a server passes it (``helpers.model.responses``), whatever its status, before the SDK, an
-error message, a recording or a memory sees it.
+``scrub_text`` is the one scrubber: it finds each secret (the values of ``settings.secret_variables()`` and the
+credentials in ``LLM_BASE_URL``) as written, in any case when 8 characters or longer, JSON-escaped or
+percent-encoded, and replaces it whole.
 """
 from __future__ import annotations
 
@@ -32,8 +28,7 @@ def configured_secrets(*extra: str | None) -> list[str]:
     return [secret for secret in dict.fromkeys(found) if secret]
 
 
-ANY_CASE_LENGTH = 8  # a secret this long is found in any case; a shorter one (a password "Pune") only as written,
-# or every "pune" in a reply would go too
+ANY_CASE_LENGTH = 8  # shorter secrets (a password "Pune") are found only as written, or every "pune" would go
 
 
 def _hex(value: int, width: int) -> str:
@@ -42,8 +37,7 @@ def _hex(value: int, width: int) -> str:
 
 
 def _char_forms(ch: str, any_case: bool) -> str:
-    r"""A pattern for one character of a secret in any rendering: itself (in either case, with ``any_case``), its
-    JSON escapes (``\uXXXX``, ``\/`` and the like), its percent-encoding (``+`` for a space)."""
+    r"""A pattern for one character of a secret in any rendering: itself (in either case), JSON-escaped, percent-encoded."""
     cases = {ch, ch.lower(), ch.upper()} if any_case and len(ch.lower()) == len(ch.upper()) == 1 else {ch}
     forms = {re.escape(code) for code in cases}
     for code in cases:
@@ -65,8 +59,7 @@ def _secret_pattern(secrets: tuple[str, ...]) -> re.Pattern[str]:
 
 
 def scrub_text(text: str, secrets: Iterable[str]) -> str:
-    """``text`` with every secret (whatever its length), in every form it can be rendered, and anything shaped
-    like a key replaced by ``[REDACTED]``."""
+    """``text`` with every secret, in every form it can be rendered, and anything shaped like a key redacted."""
     known = tuple(sorted({s for s in secrets if s}, key=len, reverse=True))
     if known:
         text = _secret_pattern(known).sub(REDACTED, text)
@@ -85,9 +78,8 @@ def _last_at(authority: str) -> int:
 
 
 def url_credentials(url: str) -> list[str]:
-    """The user name and password written into a URL (``http://user:pass@host/v1``), if any: as written,
-    percent-decoded (what the HTTP client sends) and as the Basic authorization token a server may echo;
-    read by hand from a URL that cannot be parsed (a full-width ``＠`` in the password)."""
+    """The user name and password written into a URL, as written, percent-decoded and as the Basic token a server
+    may echo (read by hand from a URL ``urlsplit`` refuses, such as one with a full-width ``＠``)."""
     try:
         parts = urlsplit(url)
         written = [value for value in (parts.username, parts.password) if value]
@@ -106,8 +98,7 @@ def url_credentials(url: str) -> list[str]:
 
 
 def public_url(url: str) -> str:
-    """``url`` without the credentials written into it: what may be printed or stored (a URL that cannot be
-    parsed loses everything before its last ``@`` or look-alike of one, never printed whole)."""
+    """``url`` without the credentials written into it: what may be printed or stored."""
     try:
         parts = urlsplit(url)
     except ValueError:

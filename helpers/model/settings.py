@@ -1,15 +1,14 @@
 """Every environment variable model access reads, in one place: the providers and their keys, the other
-secrets, and the settings, each read and checked here.
-
-The list of secret variables is the one list the project uses to scrub messages and recordings
-(``helpers.model.secrets``) and to clean the tests' environment (``conftest.py``): a provider added to
-``PROVIDERS`` has its key scrubbed and cleaned everywhere, with no other list to update.
+secrets, and the settings, each read and checked here. ``secret_variables()`` is the one list of secret
+names: scrubbing (``secrets.py``) and the tests' clean environment (``conftest.py``) both read it.
 """
 from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from helpers.base.signing import KEY_ENV as SIGNING_KEY_ENV
 from helpers.memory.types import SettingError
@@ -31,29 +30,22 @@ PROVIDERS: dict[str, Provider] = {
 }
 DEFAULT_PROVIDER = "groq"  # the lessons' provider
 CUSTOM_KEY_ENV = "LLM_API_KEY"  # the key of a server at LLM_BASE_URL, if it wants one
+# What is not a secret but changes what model access does (the tests' environment removes these too).
+SETTING_VARIABLES = ("LLM_MODE", "LLM_PROVIDER", "LLM_BASE_URL", "LLM_MODEL", "LLM_TIMEOUT", "LLM_MAX_RETRIES",
+                     "LLM_REASONING_EFFORT", "LLM_RECORDINGS_DIR", "LLM_SYSTEM_MESSAGES")
+DEFAULT_MAX_RETRIES = 2  # the SDK's own default
+DEFAULT_TIMEOUT = 60.0  # seconds for one answer: the SDK's 600 looks like a frozen notebook in a live demo
+# LLM_SYSTEM_MESSAGES: as the notebook wrote them, joined into the first system message (for chat formats that
+# keep only the first), or put at the start of the first user message (for chat formats with no system role)
+SYSTEM_MESSAGE_MODES = ("as-written", "merge", "user")
 
 
 def default_provider(key_passed: bool) -> str:
-    """The hosted provider when none is named: the lessons' (Groq), unless its key is unset and exactly one other
-    provider's key is set (a key passed as an argument means the lessons' provider)."""
+    """The lessons' provider (Groq), unless its key is unset and exactly one other provider's key is set."""
     if key_passed or env(PROVIDERS[DEFAULT_PROVIDER].key_env):
         return DEFAULT_PROVIDER
     others = [name for name, provider in PROVIDERS.items() if name != DEFAULT_PROVIDER and env(provider.key_env)]
     return others[0] if len(others) == 1 else DEFAULT_PROVIDER
-
-# What is not a secret but changes what model access does (the tests' environment removes these too).
-SETTING_VARIABLES = ("LLM_MODE", "LLM_PROVIDER", "LLM_BASE_URL", "LLM_MODEL", "LLM_TIMEOUT", "LLM_MAX_RETRIES",
-                     "LLM_REASONING_EFFORT", "LLM_RECORDINGS_DIR", "LLM_SYSTEM_MESSAGES")
-
-DEFAULT_MAX_RETRIES = 2  # the SDK's own default
-# Seconds to wait for one answer. The SDK's own default is 600, which in a live demo on a flaky
-# network looks like a frozen notebook; the lessons' calls take a few seconds. LLM_TIMEOUT overrides.
-DEFAULT_TIMEOUT = 60.0
-
-# How system messages are sent (LLM_SYSTEM_MESSAGES): as the notebook wrote them, joined into one leading
-# system message (for chat formats that keep only the first), or put at the start of the first user message
-# (for chat formats with no system role, which drop every one).
-SYSTEM_MESSAGE_MODES = ("as-written", "merge", "user")
 
 
 def secret_variables() -> tuple[str, ...]:
@@ -68,57 +60,55 @@ def model_variables() -> tuple[str, ...]:
 
 def env(name: str) -> str | None:
     """The variable's value without surrounding blanks, or None when it is unset or blank."""
-    value = os.environ.get(name, "").strip()
-    return value or None
+    return os.environ.get(name, "").strip() or None
+
+
+def _setting(argument: str, given: Any, variable: str, default: Any, read: Callable[[Any], Any], wanted: str) -> Any:
+    """``given``, else env ``variable``, else ``default``, read by ``read`` (None when refused: ``SettingError``)."""
+    source, value = (argument, given) if given is not None else (variable, env(variable))
+    if value is None:
+        return default
+    try:
+        result = None if isinstance(value, bool) else read(value)
+    except (TypeError, ValueError, OverflowError):
+        result = None
+    if result is None:
+        raise SettingError(source, value, f"{source} must be {wanted}, got {value!r}. Fix {variable} in .env or your "
+                           f"environment (or the {argument}= argument) and run again.")
+    return result
+
+
+def _seconds(value: Any) -> float | None:
+    seconds = float(value)
+    return seconds if math.isfinite(seconds) and seconds > 0 else None
+
+
+def _count(value: Any) -> int | None:
+    count = int(value)
+    return count if count >= 0 and not (isinstance(value, float) and value != count) else None
+
+
+def _mode(value: str) -> str | None:
+    return value.lower() if value.lower() in SYSTEM_MESSAGE_MODES else None
 
 
 def timeout_seconds(timeout: float | None = None) -> float:
-    """The bound on one whole answer, in seconds: ``timeout``, else env ``LLM_TIMEOUT``, else the default.
-
-    Refuses what is not a positive, finite number (``nan``, ``inf``, ``1e400``, ``-5``) with a message naming LLM_TIMEOUT.
-    """
-    source, value = ("timeout", timeout) if timeout is not None else ("LLM_TIMEOUT", env("LLM_TIMEOUT"))
-    if value is None:
-        return DEFAULT_TIMEOUT
-    try:
-        seconds = float(value)
-    except (TypeError, ValueError):
-        seconds = math.nan
-    if isinstance(value, bool) or not math.isfinite(seconds) or seconds <= 0:
-        raise SettingError(source, value, f"{source} must be a positive number of seconds, such as 60 (the "
-                           f"default) or 300 for a slow local server, got {value!r}. Fix LLM_TIMEOUT in .env or your "
-                           "environment (or the timeout= argument) and run again.")
-    return seconds
+    """The bound on one whole answer: ``timeout``, else env ``LLM_TIMEOUT``, else 60 (a positive, finite number)."""
+    return _setting("timeout", timeout, "LLM_TIMEOUT", DEFAULT_TIMEOUT, _seconds,
+                    "a positive number of seconds, such as 60 (the default) or 300 for a slow local server")
 
 
 def max_retries(retries: int | None = None) -> int:
-    """How often the SDK tries a failed call again: ``retries``, else env ``LLM_MAX_RETRIES``, else 2.
-
-    0 suits a slow local server: it keeps working on a request the client gave up on, so a retry queues behind it.
-    """
-    source, value = ("max_retries", retries) if retries is not None else ("LLM_MAX_RETRIES", env("LLM_MAX_RETRIES"))
-    if value is None:
-        return DEFAULT_MAX_RETRIES
-    try:
-        count = int(value) if not isinstance(value, bool) else -1
-    except (TypeError, ValueError):
-        count = -1
-    if count < 0 or (isinstance(value, float) and value != count):
-        raise SettingError(source, value, f"{source} must be a whole number of retries, 0 or more (2 is the "
-                           f"default, 0 suits a slow local server), got {value!r}. Fix LLM_MAX_RETRIES in .env or your "
-                           "environment (or the max_retries= argument) and run again.")
-    return count
+    """How often the SDK tries a failed call again: ``retries``, else env ``LLM_MAX_RETRIES``, else 2; 0 suits a slow
+    local server, which keeps working on a request the client gave up on."""
+    return _setting("max_retries", retries, "LLM_MAX_RETRIES", DEFAULT_MAX_RETRIES, _count,
+                    "a whole number of retries, 0 or more (2 is the default, 0 suits a slow local server)")
 
 
 def system_message_mode(mode: str | None = None) -> str:
     """How system messages are sent: ``mode``, else env ``LLM_SYSTEM_MESSAGES``, else "as-written"."""
-    source, value = ("system_messages", mode) if mode is not None else ("LLM_SYSTEM_MESSAGES",
-                                                                       env("LLM_SYSTEM_MESSAGES"))
-    if value is None:
-        return SYSTEM_MESSAGE_MODES[0]
-    if value.lower() not in SYSTEM_MESSAGE_MODES:
-        raise SettingError(source, value, f"{source} must be one of {', '.join(SYSTEM_MESSAGE_MODES)}, got "
-                           f"{value!r}: 'merge' joins every system message into the first (for a chat format that "
-                           "keeps only the first), 'user' puts their text at the start of the first user message (for "
-                           "a chat format with no system role). See docs/local_servers.md.")
-    return value.lower()
+    return _setting("system_messages", mode, "LLM_SYSTEM_MESSAGES", SYSTEM_MESSAGE_MODES[0],
+                    _mode,
+                    f"one of {', '.join(SYSTEM_MESSAGE_MODES)}: 'merge' joins every system message into the first "
+                    "(for a chat format that keeps only the first), 'user' puts their text at the start of the first "
+                    "user message (for a chat format with no system role); see docs/local_servers.md")

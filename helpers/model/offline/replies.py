@@ -1,14 +1,7 @@
-"""The stand-in's chat replies: one or two short lines, grounded only in the request.
-
-Short (about 10 to 40 tokens) so that a printed request is about the conversation, not about the
-stand-in; to a message of the course's own conversations, the grounded line(s) are followed by the reply
-written for it in ``data/offline_replies/`` (``written``), so the run has the lesson's lengths. Asked
-for a fact about the user, it quotes the sentence that holds it and says where it found it ("From the
-summary: ...", "From the recent turns: ..."), or says it does not have it in what it was sent; told a
-fact, it names what it noted ("Noted: your salary."); a general question gets one line saying it cannot
-answer that offline. What the stand-in is, is said once, by the mode line ``connect()`` prints. Values
-are quoted only when the latest message asks for them, so the stand-in never carries an old fact
-forward: whether a fact is still in the recent turns is the memory's doing.
+"""The stand-in's chat replies: one or two short lines, grounded only in the request. Asked for a fact, it quotes
+the sentence that holds it and says where ("From the summary: ..."), or says it was not sent; told one, it names
+the topic ("Noted: your salary."). Values are quoted only when the latest message asks, so the stand-in never
+carries an old fact forward: whether a fact is still there is the memory's doing.
 """
 from __future__ import annotations
 
@@ -83,12 +76,8 @@ class RequestFact:
 
 
 def request_facts(messages: list[dict[str, Any]]) -> list[RequestFact]:
-    """The fact sentences about the user a chat request holds, in request order.
-
-    They come from the summary (system messages after the first, or the part of the first that follows a
-    memory heading when a request adaptation merged them) and the user's messages. The agent's instructions
-    and the assistant's replies are not facts about the user, and neither are the summary's sentences
-    labelled "Assistant:".
+    """The fact sentences about the user a chat request holds, in request order: from the summary (also when merged
+    into the first system message) and the user's messages, never the instructions or the assistant's replies.
     """
     last_user = max((index for index, message in enumerate(messages) if message.get("role") == "user"), default=-1)
     facts: list[RequestFact] = []
@@ -153,14 +142,8 @@ def _answer(question: str, facts: list[RequestFact], told_topics: set[str]) -> l
 
 
 def grounded_reply(messages: list[dict[str, Any]]) -> str:
-    """A short chat reply that uses only what the request holds, and says where each quoted fact came from.
-
-    The latest message's own facts are acknowledged by topic ("Noted: your salary."); a question
-    about the user's facts is answered by quoting the sentence of the summary or of the recent turns
-    that holds each, or by saying it was not sent; any other question gets "I cannot answer that
-    offline." No old value is repeated unless the latest message asks for it. When the message has a
-    written reply (``data/offline_replies/``), it follows the grounded line(s) after a blank line, in
-    place of "I cannot answer / advise offline."
+    """A short chat reply that uses only what the request holds and says where each quoted fact came from; a written
+    reply (``data/offline_replies/``) follows it after a blank line, in place of "I cannot answer / advise offline."
     """
     if not messages or messages[-1].get("role") != "user":
         return f"{MARKER} There is no user message to answer."

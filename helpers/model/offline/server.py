@@ -1,36 +1,6 @@
-"""The OpenAI-compatible face of the offline stand-in: response bodies and the ``httpx2`` transport.
-
-The stand-in is a deterministic, in-process replacement for the chat model.
-
-It is **not a language model**. It lets the notebooks run end to end with no key and no network,
-behind the real openai SDK (``OfflineTransport`` is an ``httpx2`` transport), and it does two
-things only, both from the text of the request and nothing else:
-
-* a **summariser request** (a system prompt about summarising, and a user message with the
-  lessons' sections such as ``CONVERSATION TURNS TO SUMMARISE:``) gets an *extractive* summary:
-  the sentences that carry facts (amounts, ages, dates and durations, stated rules such as
-  "never ...", decisions, risk profile, goals, names) are copied word for word, merged with the
-  existing summary, and dropped lowest-value-first until the text keeps to the word limit the
-  prompt states ("at most 80 words"). Extractive summaries never reword a fact: they lose whole
-  sentences instead, which is the other failure mode to the lessons' drift;
-* a **chat request** gets a short reply (one or two lines, about 10 to 40 tokens) grounded in the
-  request, so a printed request is about the conversation. Asked for a fact ("what is my
-  salary?") it quotes the sentence of the summary or of the recent turns that holds it and says
-  which ("From the summary: ..."), or says it does not have it in what it was sent; told a fact,
-  it names what it noted ("Noted: your salary."); a general question gets "I cannot answer that
-  offline." Old values are quoted only when the latest message asks for them, so the stand-in
-  never carries a fact forward in its own replies: whether a fact is still in the recent turns is
-  the memory's doing. To a message of the course's own conversations (listed in
-  ``data/offline_replies/``), the grounded line(s) are followed by a coach's reply written for this
-  project, about as long as the lesson's model wrote (200 to 400 tokens), so token budgets fill as in
-  the lessons' runs; the written reply never states a fact the request must supply.
-
-Every reply starts with a marker (``[offline stand-in]``, summaries ``[offline stand-in summary]``);
-what the stand-in is, is said once, by the mode line ``connect()`` prints. The response's ``model``
-field is ``offline-stand-in``, and the same request always gives the same reply. ``usage`` holds
-real o200k_base counts: ``prompt_tokens`` is the sum of the message contents' tokens (no
-chat-template overhead, so it is a little below what a real server bills), ``completion_tokens``
-the reply's tokens.
+"""The stand-in's OpenAI-compatible face: a ``chat.completions`` body for each request, and the ``httpx2``
+transport the SDK talks to in offline mode. Same request, same reply; ``usage`` holds o200k_base counts of the
+message contents (no chat-template overhead).
 """
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""The stand-in's extractive summariser: fact sentences copied word for word, within the word limit.
-
-Extractive summaries never reword a fact; they lose whole sentences instead, which is the other
-failure mode to the lessons' drift.
-"""
+"""The stand-in's extractive summariser: fact sentences copied word for word, within the word limit."""
 from __future__ import annotations
 
 import re
@@ -52,12 +48,8 @@ def _render(sentences: list[_Sentence]) -> str:
 
 
 def _fewest_drops_within(candidates: list[_Sentence], word_limit: int) -> list[_Sentence]:
-    """The candidates left after dropping, lowest score first (newest of equals first), until the
-    summary fits ``word_limit`` words or one sentence is left.
-
-    Dropping a sentence never adds words (its label goes with it or moves to the next sentence), so
-    the words left fall as more are dropped and the fewest drops are found by bisection: about
-    log2(n) renders instead of one per drop, linear-logarithmic in the input rather than quadratic.
+    """The candidates left after dropping, lowest score first (newest of equals first), until the summary fits
+    ``word_limit`` words or one sentence is left; a drop never adds words, so the fewest are found by bisection.
     """
     order = sorted(range(len(candidates)), key=lambda i: (candidates[i].score, -candidates[i].position))
     rank = {index: step for step, index in enumerate(order)}  # the drop step at which each sentence goes
@@ -77,14 +69,11 @@ def _fewest_drops_within(candidates: list[_Sentence], word_limit: int) -> list[_
 
 def extractive_summary(existing_summary: str | None, messages: list[tuple[str, str]], *,
                        word_limit: int | None, rules_first: bool = False) -> str:
-    """Keep the fact-carrying sentences of the old summary and the new messages, within the word limit.
+    """The fact sentences of the old summary and the new messages, copied with their speaker, within the word limit.
 
-    Sentences are copied word for word with their speaker. The stand-in's own chat replies are
-    skipped (they are marked): they only quote or name what the request held, so the summary would
-    hold copies. Over the limit, the lowest-scoring sentence goes first, the newest of equals first,
-    so facts already in the summary are kept longest; a stated rule ties with amounts unless the
-    prompt names hard rules (``rules_first``), so a tight limit can drop it.
-    The marker and speaker labels count as words; limits under 8 words cannot always be met.
+    The stand-in's own replies are skipped (they only quote the request). Over the limit the lowest-scoring sentence
+    goes first, the newest of equals first, so older facts last longest; a stated rule ties with amounts unless the
+    prompt names hard rules (``rules_first``). Marker and labels count as words; under 8 words cannot always be met.
     """
     candidates: list[_Sentence] = []
     seen: set[str] = set()

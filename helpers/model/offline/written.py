@@ -1,10 +1,6 @@
-"""Replies written for this project to the course's own conversations, read from ``data/offline_replies/``.
-
-Each file there is ``{"source": "<which conversation, which lesson>", "replies": [{"user": "...",
-"reply": "..."}]}``; every file is read (once), so a new conversation adds a file and nothing else.
-The stand-in appends the written reply to its grounded line(s) when the latest user message is one of
-the listed ``user`` texts (compared after whitespace normalisation), so a reply has the length a model's
-would, while a fact asked for is still quoted from the request or said missing.
+"""Replies written for this project to the course's own conversations, read once from ``data/offline_replies/``
+(each file ``{"source": "...", "replies": [{"user": "...", "reply": "..."}]}``), matched by the user message
+after whitespace normalisation.
 """
 from __future__ import annotations
 
