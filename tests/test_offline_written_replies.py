@@ -39,7 +39,7 @@ def test_every_file_of_the_folder_is_read_and_matched_after_whitespace_normalisa
     assert written.written_reply("  Hi!  I'm Chiru.\nMy monthly take-home salary is ₹1,20,000. ") == "Written reply one."
     assert written.written_reply(GENERAL) == "Written reply three."
     assert written.written_reply("Hi! I'm Chiru.") is None  # a part of a listed message is not that message
-    assert set(written.written_replies()) == {SALARY, QUESTION, GENERAL}
+    assert all(written.written_reply(message) for message in (SALARY, QUESTION, GENERAL))
 
 
 def test_the_written_reply_follows_the_grounded_line_and_the_fact_still_comes_from_the_request(folder):

@@ -44,7 +44,6 @@ MODES = ("live", "record", "replay", "offline")
 ENV_FILE = REPO_ROOT / ".env"
 _NO_KEY_NEEDED = "no-key-needed"  # the SDK insists on a key; local servers ignore it
 DEFAULT_KEY_ENV = PROVIDERS[DEFAULT_PROVIDER].key_env  # the key a replay or offline client would name
-NO_NETWORK = "or run without the network: LLM_MODE=replay (recorded answers) or LLM_MODE=offline (the stand-in)"
 
 
 @dataclass(frozen=True)

@@ -10,14 +10,11 @@ from typing import Any
 
 import httpx2
 
+from helpers.base.errors import SettingError
 from helpers.base.tokens import count_tokens, encoding
 from helpers.model.offline.markers import FINGERPRINT, MODEL_NAME
 from helpers.model.offline.replies import grounded_reply
-from helpers.model.offline.requests import (
-    content_text,
-    is_summariser_request,
-    parse_summariser_request,
-)
+from helpers.model.offline.requests import content_text, is_summariser_request, parse_summariser_request
 from helpers.model.offline.summariser import extractive_summary
 
 
@@ -34,7 +31,7 @@ def respond(body: dict[str, Any]) -> dict[str, Any]:
     """A ``chat.completions`` response body for a request body, as an OpenAI-compatible server sends it."""
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
-        raise ValueError("the request has no 'messages' list")
+        raise SettingError("messages", messages, "the request has no 'messages' list")
     reply = reply_for(messages)
     limit = body.get("max_completion_tokens") or body.get("max_tokens")
     finish_reason = "stop"
@@ -44,17 +41,12 @@ def respond(body: dict[str, Any]) -> dict[str, Any]:
     prompt_tokens = sum(count_tokens(content_text(message.get("content"))) for message in messages)
     completion_tokens = count_tokens(reply)
     digest = hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
-    return {
-        "id": f"offline-{digest[:16]}",
-        "object": "chat.completion",
-        "created": 0,
-        "model": MODEL_NAME,
-        "system_fingerprint": FINGERPRINT,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": reply},
-                     "finish_reason": finish_reason, "logprobs": None}],
-        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                  "total_tokens": prompt_tokens + completion_tokens},
-    }
+    return {"id": f"offline-{digest[:16]}", "object": "chat.completion", "created": 0, "model": MODEL_NAME,
+            "system_fingerprint": FINGERPRINT,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": reply},
+                         "finish_reason": finish_reason, "logprobs": None}],
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                      "total_tokens": prompt_tokens + completion_tokens}}
 
 
 def handle_chat_request(method: str, path: str, content: bytes) -> tuple[int, dict[str, Any]]:

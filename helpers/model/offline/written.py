@@ -55,12 +55,6 @@ def _written(folder: Path) -> dict[str, str]:
     return {user: reply for user, (reply, _) in table.items()}
 
 
-def written_replies(folder: Path | None = None) -> dict[str, str]:
-    """Every written reply, by normalised user message, from all the files of ``folder`` (default
-    ``data/offline_replies/``; read once)."""
-    return dict(_written(Path(folder or REPLIES_DIR)))
-
-
 def written_reply(user_message: str, folder: Path | None = None) -> str | None:
     """The reply written for this exact user message (after whitespace normalisation), or None."""
     return _written(Path(folder or REPLIES_DIR)).get(normalised(user_message))
