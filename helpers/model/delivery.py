@@ -107,7 +107,8 @@ def describe(messages: list[dict[str, Any]], index: int) -> str:
     systems = _systems(messages)
     text = " ".join(str(content).split())
     preview = text if len(text) <= 48 else text[:45] + "..."
-    place = f"system message {systems.index(index) + 1} of {len(systems)}" if index in systems else f"message {index + 1}"
+    place = (f"system message {systems.index(index) + 1} of {len(systems)}" if index in systems
+             else f"message {index + 1}")
     what = recognised(messages, index)
     return f"{what} ({place}: {preview!r})" if what else f"{place} ({preview!r})"
 

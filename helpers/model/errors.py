@@ -48,17 +48,8 @@ class ModelAccessError(Explained, openai.OpenAIError):
                  retry_can_help: bool | None = None) -> None:
         super().__init__(message)
         self.reason = Reason(reason) if reason else self.default_reason
-        self.status = status
-        self.attempts = attempts
-        self.retry_after = retry_after
-        self.setting = setting
+        self.status, self.attempts, self.retry_after, self.setting = status, attempts, retry_after, setting
         self.retry_can_help = self.default_retry_can_help if retry_can_help is None else retry_can_help
-
-    @property
-    def fields(self) -> dict[str, object]:
-        """The error's facts as plain data (for tables, logs and tests)."""
-        return {"reason": self.reason, "status": self.status, "attempts": self.attempts,
-                "retry_after": self.retry_after, "setting": self.setting, "retry_can_help": self.retry_can_help}
 
 
 class ModelUnavailable(ModelAccessError):
@@ -76,8 +67,7 @@ class ContextOverflow(ModelUnavailable):
     def __init__(self, message: str, *, context_tokens: int | None = None, prompt_tokens: int | None = None,
                  **fields: object) -> None:
         super().__init__(message, **fields)  # type: ignore[arg-type]
-        self.context_tokens = context_tokens
-        self.prompt_tokens = prompt_tokens
+        self.context_tokens, self.prompt_tokens = context_tokens, prompt_tokens
 
 
 class BadResponse(ModelUnavailable):

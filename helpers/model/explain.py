@@ -164,8 +164,8 @@ _CASES: tuple[tuple[Callable[[BaseException], bool], Reason, str, str, bool], ..
     (_is(openai.APIStatusError, at_least=500), Reason.SERVER_ERROR,
      "{where} answered {status} (a server error on their side) after {tries}.{detail}{asked_server} Wait and run the "
      "cell again; {fallback}.", "", True),
-    (_is(openai.APIStatusError), Reason.HTTP_ERROR, "{where} answered {status}.{detail} Run the cell again; {fallback}.",
-     "", True),
+    (_is(openai.APIStatusError), Reason.HTTP_ERROR,
+     "{where} answered {status}.{detail} Run the cell again; {fallback}.", "", True),
     (_is(BaseException), Reason.SDK_ERROR,
      "The call to {where} failed: {error_type}: {error}. Run the cell again; {fallback}.", "", True),
 )

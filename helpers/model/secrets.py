@@ -22,7 +22,7 @@ KEY_SHAPES = re.compile(r"\b(?:gsk_[A-Za-z0-9]{20,}|sk-(?:proj-|svcacct-)?[A-Za-
 
 
 def configured_secrets(*extra: str | None) -> list[str]:
-    """The secrets this process knows: the given ones, every secret variable's value, and credentials in LLM_BASE_URL."""
+    """The secrets this process knows: the given ones, every secret variable's value, LLM_BASE_URL's credentials."""
     found = [*extra, *(os.environ.get(name, "").strip() for name in secret_variables())]
     found += url_credentials(os.environ.get("LLM_BASE_URL", ""))
     return [secret for secret in dict.fromkeys(found) if secret]
@@ -37,7 +37,7 @@ def _hex(value: int, width: int) -> str:
 
 
 def _char_forms(ch: str, any_case: bool) -> str:
-    r"""A pattern for one character of a secret in any rendering: itself (in either case), JSON-escaped, percent-encoded."""
+    r"""A pattern for one character of a secret: itself (in either case), JSON-escaped or percent-encoded."""
     cases = {ch, ch.lower(), ch.upper()} if any_case and len(ch.lower()) == len(ch.upper()) == 1 else {ch}
     forms = {re.escape(code) for code in cases}
     for code in cases:

@@ -17,7 +17,8 @@ _MONTHS = ("january|february|march|april|may|june|july|august|september|october|
 _FACT_PATTERNS: dict[str, tuple[re.Pattern[str], int]] = {
     "rule": (re.compile(r"\b(?:never|always|don['’]?t|do not|must(?: not)?|hard rule|allergic|avoid|under no)\b",
                         re.IGNORECASE), 3),
-    "amount": (re.compile(r"[₹$€£]\s?\d|\b(?:rs\.?|inr|usd)\s?\d|\d(?:[\d,]*\d)?(?:\.\d+)?\s*(?:%|percent\b|lakhs?\b|"
+    "amount": (re.compile(r"[₹$€£]\s?\d|\b(?:rs\.?|inr|usd)\s?\d|"
+                          r"\d(?:[\d,]*\d)?(?:\.\d+)?\s*(?:%|percent\b|lakhs?\b|"
                           r"crores?\b|cr\b|k\b|l\b)|\b\d{1,3}(?:,\d{2,3})+\b", re.IGNORECASE), 3),
     "age": (re.compile(r"\b\d{1,3}\s*(?:years?|yrs?)[ -]old\b|\b\d{1,3}-year-old\b|\bI['’]?m \d{2}\b|\bI am \d{2}\b|"
                        r"\baged? \d{2}\b|(?<!\d),\s*\d{2},(?!\d)", re.IGNORECASE), 3),

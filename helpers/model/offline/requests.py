@@ -65,7 +65,8 @@ def parse_summariser_request(messages: list[dict[str, Any]]) -> SummariserInput:
         if name.startswith("EXISTING") or "SHORTEN" in name or name.startswith("CURRENT SUMMARY"):
             existing_parts.append(structured.strip() if isinstance(structured, str) else body.strip())
         elif isinstance(structured, list):
-            turns.extend((str(m.get("role", "user")), str(m.get("content", ""))) for m in structured if isinstance(m, dict))
+            turns.extend((str(m.get("role", "user")), str(m.get("content", "")))
+                         for m in structured if isinstance(m, dict))
         else:
             turns.extend(_parse_turn_lines(body))
     existing = "\n".join(part for part in existing_parts if part) or None
