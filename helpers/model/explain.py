@@ -80,14 +80,18 @@ def _said_in_full(error: BaseException) -> str:
     return _server_words(error, limit=2000) + " " + codes
 
 
-def _server_words(error: BaseException, limit: int = 300) -> str:
-    """What the server itself said in an error answer (its ``error.message``, else its text), shortened."""
-    body = getattr(error, "body", None)
+def server_said(body: Any, limit: int = 300) -> str:
+    """The server's own words in an error body (``{"error": {"message": ...}}``, ``{"detail": ...}``), shortened."""
     inner = body.get("error", body) if isinstance(body, dict) else body
     if isinstance(inner, dict):
         inner = inner.get("message") or inner.get("detail")
-    if isinstance(inner, str) and inner.strip():
-        return " ".join(inner.split())[:limit]
+    return " ".join(inner.split())[:limit] if isinstance(inner, str) else ""
+
+
+def _server_words(error: BaseException, limit: int = 300) -> str:
+    """What the server said in an error answer: its error message, else its text, else the SDK's message."""
+    if said := server_said(getattr(error, "body", None), limit):
+        return said
     response = getattr(error, "response", None)
     try:
         text = response.text if response is not None else ""

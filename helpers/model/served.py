@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import httpx2
 
 from helpers.model.errors import UnknownModel
-from helpers.model.explain import rejected_key
+from helpers.model.explain import rejected_key, server_said
 from helpers.model.responses import json_of, read_decoded, rebuilt, request_json, with_body
 
 MODELS_TIMEOUT = 10.0  # seconds for the server's list of models; a server that takes longer is not asked
@@ -49,10 +49,8 @@ def listed_models(base_url: str, transport: httpx2.BaseTransport, api_key: str |
         return None
     payload = json_of(response.content)
     if response.status_code in (401, 403):
-        inner = payload.get("error", payload) if isinstance(payload, dict) else None
-        words = (inner.get("message") or inner.get("detail")) if isinstance(inner, dict) else inner
-        said = " ".join(words.split())[:300] if isinstance(words, str) else ""
-        raise rejected_key(where, response.status_code, said, key_env, key_set=api_key is not None, attempts=1)
+        raise rejected_key(where, response.status_code, server_said(payload), key_env, key_set=api_key is not None,
+                           attempts=1)
     data = payload.get("data") if response.status_code == 200 and isinstance(payload, dict) else None
     names = tuple(item["id"] for item in data if isinstance(item, dict) and isinstance(item.get("id"), str)) \
         if isinstance(data, list) else ()
