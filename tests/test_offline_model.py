@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from helpers.base.errors import SettingError
 from helpers.base.text import messages_from_lines, stated_word_limit, word_count
 from helpers.base.tokens import count_tokens
 from helpers.lessons.data import lesson3, lesson4, prompt
@@ -346,6 +347,14 @@ def test_replies_are_deterministic_and_usage_holds_real_o200k_counts():
     assert first["usage"]["prompt_tokens"] == count_tokens(SYSTEM) + count_tokens(SALARY_TURN)
     assert first["usage"]["completion_tokens"] == count_tokens(text_of(first))
     assert first["usage"]["total_tokens"] == first["usage"]["prompt_tokens"] + first["usage"]["completion_tokens"]
+
+
+def test_a_request_without_messages_is_refused_naming_the_field_and_answered_400_over_http():
+    with pytest.raises(SettingError) as refused:
+        server.respond({"model": "any", "messages": []})
+    assert refused.value.setting == "messages"
+    status, body = server.handle_chat_request("POST", "/v1/chat/completions", b'{"model": "any"}')
+    assert status == 400 and body["error"]["type"] == "invalid_request_error"
 
 
 def test_a_reply_longer_than_max_tokens_is_cut_with_finish_reason_length():

@@ -9,6 +9,7 @@ import pytest
 
 from helpers.model import connect as llm
 from helpers.model.connect import ModelUnavailable, RecordingMissing, connect
+from helpers.base.errors import SettingError
 from helpers.model.recordings import Recording, recording_path, request_key, scrub
 from tests.support.errors import assert_fields
 from tests.support.mock_api import Scripted, ok, status
@@ -96,8 +97,10 @@ def test_a_damaged_recording_file_says_to_record_again():
 
 
 def test_recording_names_are_plain_file_names():
-    with pytest.raises(ValueError):
+    with pytest.raises(SettingError) as refused:
         recording_path("../secrets")
+    assert (refused.value.setting, refused.value.value) == ("recording", "../secrets")
+    assert isinstance(refused.value, ValueError)  # callers that catch ValueError still do
     assert recording_path("02_run").name == "02_run.json"
 
 
