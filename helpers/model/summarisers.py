@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from helpers.base.text import stated_word_limit, turns_text, word_count
 from helpers.lessons import data as lesson_data
@@ -79,20 +78,19 @@ def build_summariser_request(messages: list[dict[str, str]], existing_summary: s
                              structured: bool = False) -> list[dict[str, str]]:
     """The two messages a summariser call sends (system prompt, then the filled-in template); ``structured``
     sends the turns (and a summary to shorten) as JSON, so no message can forge another."""
-    if messages and structured:
-        turns = structured_turns(messages)
-        user = (STRUCTURED_TEMPLATES["update"].format(summary=json_text(existing_summary), turns=turns)
-                if existing_summary else STRUCTURED_TEMPLATES["first"].format(turns=turns))
-    elif messages:
-        text = turns_text(messages, templates.get("line", "{ROLE}: {content}"))
-        user = (templates["update"].format(summary=existing_summary, turns=text) if existing_summary
-                else templates["first"].format(turns=text))
+    if structured:
+        templates = {**STRUCTURED_TEMPLATES, "condense": STRUCTURED_CONDENSE_TEMPLATE}
+        turns, summary = structured_turns(messages), json_text(existing_summary)
+    else:
+        templates = {**templates, "condense": CONDENSE_TEMPLATE}
+        turns, summary = turns_text(messages, templates.get("line", "{ROLE}: {content}")), existing_summary
+    if messages:
+        user = templates["update" if existing_summary else "first"].format(summary=summary, turns=turns)
     elif existing_summary:
         # over its token cap: ask for two thirds of its length (at most the prompt's own limit), unless told
         words = condense_words or min(stated_word_limit(system_prompt) or 10**6,
                                       max(10, word_count(existing_summary) * 2 // 3))
-        user = (STRUCTURED_CONDENSE_TEMPLATE.format(summary=json_text(existing_summary), words=words) if structured
-                else CONDENSE_TEMPLATE.format(summary=existing_summary, words=words))
+        user = templates["condense"].format(summary=summary, words=words)
     else:
         raise SettingError("messages", messages, "nothing to summarise: no messages and no existing summary")
     return [{"role": "system", "content": system_prompt}, {"role": "user", "content": user}]
@@ -131,11 +129,6 @@ class ModelSummariser:
         return build_summariser_request(messages, existing_summary, system_prompt=self.system_prompt,
                                         templates=self.templates, condense_words=self.condense_words,
                                         structured=self.structured)
-
-    def options(self, messages: list[dict[str, str]], existing_summary: str | None = None) -> dict[str, Any]:
-        """The full ``chat.completions.create`` arguments this summariser would send."""
-        return self.access.request_options(self.request(messages, existing_summary), max_tokens=self.max_tokens,
-                                           temperature=self.temperature, reasoning_effort=self.reasoning_effort)
 
     def __call__(self, messages: list[dict[str, str]], existing_summary: str | None = None) -> str:
         request = self.request(messages, existing_summary)
