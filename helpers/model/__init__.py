@@ -1,1 +1,1 @@
-"""Layer 6: model access. The only layer that imports the openai SDK or httpx2."""
+"""Layer 7: model access, the only layer that imports the openai SDK or httpx2 (see docs/architecture.md, Models)."""
