@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -149,12 +150,8 @@ class Recording:
     @property
     def models(self) -> list[str]:
         """The models named in the recorded requests, most used first."""
-        counts: dict[str, int] = {}
-        for exchange in self.exchanges:
-            model = exchange["request"]["body"].get("model")
-            if isinstance(model, str):
-                counts[model] = counts.get(model, 0) + 1
-        return sorted(counts, key=lambda model: -counts[model])
+        models = (exchange["request"]["body"].get("model") for exchange in self.exchanges)
+        return [model for model, _ in Counter(model for model in models if isinstance(model, str)).most_common()]
 
     def closest_difference(self, body: dict[str, Any]) -> str:
         """In words, where this request first differs from the most similar recorded one."""
