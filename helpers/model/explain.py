@@ -197,7 +197,7 @@ def _error_for(error: BaseException, access: ModelAccess) -> ModelUnavailable:
         url_setting="LLM_BASE_URL" if access.provider == "custom" else "",
         reasoning_hint=" This endpoint may not accept reasoning_effort: set LLM_REASONING_EFFORT=off." if reasoning
         else "", reasoning_setting="LLM_REASONING_EFFORT" if reasoning else "")
-    matches, reason, words_for, setting, retry = next(case for case in _CASES if case[0](error))
+    _, reason, words_for, setting, retry = next(case for case in _CASES if case[0](error))
     if reason is Reason.CONTEXT_OVERFLOW:
         said = _said_in_full(error)
         return ContextOverflow(words_for.format(**text, fit=_fit(said)), setting=setting, **facts,
