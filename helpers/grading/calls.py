@@ -8,8 +8,8 @@ import math
 import random
 from collections.abc import Callable
 
-from helpers.grading.runner import name_of, run_cases
-from helpers.grading.verdict import CORRECT, WRONG, Feedback, Mistake, show
+from helpers.grading.runner import checker, run_cases
+from helpers.grading.verdict import CORRECT, WRONG, Feedback, Mistake
 from helpers.memory.schedule import summary_schedule
 
 EXERCISE = "1.1"
@@ -76,15 +76,8 @@ MISTAKES = (  # never the right formula
 )
 
 
-def check_calls_formula(predicted_calls: Callable[[int, int, int], int], *, hint: bool | None = None) -> Feedback:
-    """Exercise 1.1: ``predicted_calls(total_turns, threshold, keep)`` against the memory's own schedule.
-    Prints the verdict and returns it."""
-    return show(grade_calls_formula(predicted_calls), hint, "check_calls_formula",
-                name_of(predicted_calls, "predicted_calls"))
-
-
 def grade_calls_formula(predicted_calls: Callable[[int, int, int], int]) -> Feedback:
-    """The verdict on an answer to 1.1, without printing it."""
+    """Exercise 1.1: ``predicted_calls(total_turns, threshold, keep)`` against the memory's own schedule."""
     answers = []
     for case, _, answer in run_cases(EXERCISE, predicted_calls, CASES, tuple, "write the body of predicted_calls",
                                      START):
@@ -109,3 +102,6 @@ def grade_calls_formula(predicted_calls: Callable[[int, int, int], int]) -> Feed
     return known.verdict(EXERCISE, example) if known else Feedback(EXERCISE, WRONG, example, (
         "play the smallest case turn by turn with schedule() above, and note after which turns the summariser "
         "runs; then see what your function does with the same numbers"))
+
+
+check_calls_formula = checker(grade_calls_formula, "check_calls_formula", "predicted_calls")

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import functools
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from helpers.base.tokens import count_tokens
 from helpers.display.reference import lesson4_run_sizes
-from helpers.grading.runner import name_of, on_case, quietly, run_answer, run_cases
-from helpers.grading.verdict import CORRECT, WRONG, Feedback, Mistake, show
+from helpers.grading.runner import checker, name_of, on_case, quietly, run_answer, run_cases
+from helpers.grading.verdict import CORRECT, WRONG, Feedback, Mistake
 from helpers.lessons.data import lesson4
 from helpers.memory.budget import BudgetStep, analyse_sizes
 from helpers.memory.summary_buffer import SummaryBufferMemory
@@ -327,15 +327,9 @@ def _smaller(case: OverflowCase, answer: list[int], overflows_at: Callable[..., 
     return case, answer
 
 
-def check_overflows_at(overflows_at: Callable[[list[int], int, int], list[int]], *,
-                       hint: bool | None = None) -> Feedback:
-    """Exercise 4.1: ``overflows_at(sizes, budget, messages_to_compress)`` must give the numbers of the messages
-    (1 = the first) whose storing makes ``SummaryBufferMemory`` overflow. Prints the verdict and returns it."""
-    return show(grade_overflows_at(overflows_at), hint, "check_overflows_at", name_of(overflows_at, "overflows_at"))
-
-
 def grade_overflows_at(overflows_at: Callable[[list[int], int, int], list[int]]) -> Feedback:
-    """The verdict on an answer to 4.1, without printing it."""
+    """Exercise 4.1: ``overflows_at(sizes, budget, messages_to_compress)`` must give the numbers of the messages
+    (1 = the first) whose storing makes ``SummaryBufferMemory`` overflow."""
     answers: list[list[int]] = []
     for case, (given, *_), result in run_cases(EXERCISE, overflows_at, CASES,
                                                lambda case: (list(case.sizes), case.budget, case.compress),
@@ -368,3 +362,6 @@ def grade_overflows_at(overflows_at: Callable[[list[int], int, int], list[int]])
     return known.verdict(EXERCISE, example) if known else Feedback(EXERCISE, WRONG, example, (
         "play the smallest case by hand, message by message, writing down the buffer's tokens before each one and "
         "what the memory does; then print what your function holds at the message named above"))
+
+
+check_overflows_at = checker(grade_overflows_at, "check_overflows_at", "overflows_at")

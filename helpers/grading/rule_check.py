@@ -7,8 +7,8 @@ import random
 import re
 from collections.abc import Callable, Sequence
 
-from helpers.grading.runner import name_of, run_cases
-from helpers.grading.verdict import CORRECT, WRONG, Feedback, Mistake, show
+from helpers.grading.runner import checker, run_cases
+from helpers.grading.verdict import CORRECT, WRONG, Feedback, Mistake
 from helpers.lessons.data import published_run
 
 EXERCISE = "3.1"
@@ -125,14 +125,8 @@ def _why(summary: str) -> str:
         "no sentence of it mentions equity"
 
 
-def check_rule_check(rule_kept: Callable[[str], bool], *, hint: bool | None = None) -> Feedback:
-    """Exercise 3.1: ``rule_kept(summary)`` is True only where a sentence about equity still states the rule.
-    Prints the verdict and returns it."""
-    return show(grade_rule_check(rule_kept), hint, "check_rule_check", name_of(rule_kept, "rule_kept"))
-
-
 def grade_rule_check(rule_kept: Callable[[str], bool]) -> Feedback:
-    """The verdict on an answer to 3.1, without printing it."""
+    """Exercise 3.1: ``rule_kept(summary)`` is True only where a sentence about equity still states the rule."""
     answers = []
     for summary, _, answer in run_cases(EXERCISE, rule_kept, CASES, lambda summary: (summary,),
                                        "write the body of rule_kept", START):
@@ -155,3 +149,6 @@ def grade_rule_check(rule_kept: Callable[[str], bool]) -> Feedback:
     return _known(answers, example) or Feedback(EXERCISE, WRONG, example, (
         "print the sentences your check finds in the smallest summary, and which of them it reads as being about "
         "equity"))
+
+
+check_rule_check = checker(grade_rule_check, "check_rule_check", "rule_kept")

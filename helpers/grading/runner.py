@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from helpers.base.bounded import TimedOut, TooManyCalls, run_bounded
-from helpers.grading.verdict import NOT_DONE, WRONG, Feedback
+from helpers.grading.verdict import NOT_DONE, WRONG, Feedback, show
 
 SECONDS = 2.0  # per call of the student's function: far more than a right answer needs
 TOTAL_SECONDS = 30.0  # for all the calls of one check together
@@ -97,6 +97,16 @@ def run_cases(exercise: str, function: Callable[..., Any], cases: Iterable[Any],
 def on_case(verdict: Feedback, where: str) -> Feedback:
     """``verdict`` with the case it failed on added to its message."""
     return dataclasses.replace(verdict, message=f"{verdict.message.rstrip('.')} (on {where}).")
+
+
+def checker(grade: Callable[[Any], Feedback], check: str, answer: str) -> Callable[..., Feedback]:
+    """The check a notebook calls: ``grade``'s verdict, printed and returned (see ``show``; ``answer`` names the
+    student's function in the call that asks for the hint)."""
+    def check_answer(function: Any, *, hint: bool | None = None) -> Feedback:
+        return show(grade(function), hint, check, name_of(function, answer))
+    check_answer.__name__ = check_answer.__qualname__ = check
+    check_answer.__doc__ = f"{grade.__doc__} Prints the verdict and returns it."
+    return check_answer
 
 
 def try_it(function: Callable[..., Any], *args: Any, seconds: float = SECONDS, **kwargs: Any) -> None:

@@ -12,8 +12,8 @@ from typing import Any
 
 from helpers.base.bounded import limit_calls
 from helpers.base.tokens import count_tokens, filler_text
-from helpers.grading.runner import name_of, on_case, run_cases
-from helpers.grading.verdict import CORRECT, NOT_DONE, WRONG, Feedback, Mistake, show
+from helpers.grading.runner import checker, on_case, run_cases
+from helpers.grading.verdict import CORRECT, NOT_DONE, WRONG, Feedback, Mistake
 from helpers.memory.summary_buffer import SummaryBufferMemory
 
 EXERCISE = "5.1"
@@ -216,15 +216,9 @@ def _wrong_call_returned(cap_summary: Callable[..., Any]) -> Callable[..., Any]:
     return attempt
 
 
-def check_summary_cap(cap_summary: Callable[[str, Callable, int | None], str], *,
-                      hint: bool | None = None) -> Feedback:
-    """Exercise 5.1: ``cap_summary(summary, summarise, max_summary_tokens)`` must keep what the memory's
-    ``max_summary_tokens`` keeps, calling ``summarise`` at most once, only over the cap. Prints the verdict."""
-    return show(grade_summary_cap(cap_summary), hint, "check_summary_cap", name_of(cap_summary, "cap_summary"))
-
-
 def grade_summary_cap(cap_summary: Callable[[str, Callable, int | None], str]) -> Feedback:
-    """The verdict on an answer to 5.1, without printing it."""
+    """Exercise 5.1: ``cap_summary(summary, summarise, max_summary_tokens)`` must keep what the memory's
+    ``max_summary_tokens`` keeps, calling ``summarise`` at most once, only over the cap."""
     wrong: list[tuple[CapCase, Mistake]] = []
     for case, (_, summarise, _), result in run_cases(
             EXERCISE, _wrong_call_returned(cap_summary), CASES,
@@ -258,3 +252,6 @@ def grade_summary_cap(cap_summary: Callable[[str, Callable, int | None], str]) -
             "untouched (no call), one call over it, the shorter text kept, never an empty or a longer one."))
     case, mistake = wrong[0]  # the hand-made cases come first: each shows one edge
     return mistake.verdict(EXERCISE, f"{len(wrong)} of {len(CASES)} cases differ. The first: {case.describe()}.")
+
+
+check_summary_cap = checker(grade_summary_cap, "check_summary_cap", "cap_summary")

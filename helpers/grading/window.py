@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from helpers.base.bounded import limit_calls
-from helpers.grading.runner import name_of, quietly, run_cases
-from helpers.grading.verdict import CORRECT, WRONG, Feedback, Mistake, show
+from helpers.grading.runner import checker, name_of, quietly, run_cases
+from helpers.grading.verdict import CORRECT, WRONG, Feedback, Mistake
 from helpers.memory.stubs import turn_range_stub
 from helpers.memory.summary import SummaryMemory
 
@@ -116,15 +116,10 @@ MISTAKES = (  # never the code of the right answer
 )
 
 
-def check_window_memory(memory_class: type, *, hint: bool | None = None) -> Feedback:
-    """Exercise 2.1: a memory with summary memory's trigger that drops the old turns instead of summarising.
-    Prints the verdict and returns it."""
-    return show(grade_window_memory(memory_class), hint, "check_window_memory", name_of(memory_class, "your class"))
-
-
 def grade_window_memory(memory_class: type) -> Feedback:
-    """The verdict on an answer to 2.1, without printing it. While the check runs, the notebook's
-    ``summarise_turns`` (which the student's ``add_message`` may call by mistake) counts calls and calls no model."""
+    """Exercise 2.1: a memory with summary memory's trigger that drops the old turns instead of summarising.
+    While the check runs, the notebook's ``summarise_turns`` (which the student's ``add_message`` may call by
+    mistake) counts calls and calls no model."""
     namespace = getattr(getattr(memory_class, "add_message", None), "__globals__", {})
     counted = limit_calls(lambda turns, existing_summary=None: f"a summary of {len(turns)} messages", 100,
                           "summarise_turns")
@@ -186,3 +181,6 @@ def _verdict(runs: list[WindowRun]) -> Feedback:
 def _describe(messages: Request) -> str:
     """A request as a reader checks it: ``system prompt, question 3, reply 3, question 4``."""
     return ", ".join(m["content"] if m["role"] != "system" else "system prompt" for m in messages)
+
+
+check_window_memory = checker(grade_window_memory, "check_window_memory", "your class")
