@@ -163,10 +163,12 @@ def _problem(case: CapCase, answer: Any, calls: int) -> Mistake | None:
     if within and calls and case.cap == tokens:
         return Mistake("at the cap is over", None, f"the summary has exactly {tokens} tokens and the cap is "
                        f"{case.cap}: that is within the cap, yet summarise was called",
-                       "compare the two sides of your test when they are equal: is a summary of exactly the cap over it?")
+                       "compare the two sides of your test when they are equal: is a summary of exactly the cap "
+                       "over it?")
     if within and calls:
         return Mistake("calls within the cap", None, f"the summary has {tokens} tokens, within the cap of {case.cap}, "
-                       "yet summarise was called", "a summary within the cap costs no model call: when do you need one?")
+                       "yet summarise was called",
+                       "a summary within the cap costs no model call: when do you need one?")
     if not within and not calls:
         if case.cap == 0 and answer == case.summary:
             return Mistake("a cap of 0 is no cap", None, f"with max_summary_tokens=0 your function kept the {tokens}-"
@@ -189,7 +191,8 @@ def _problem(case: CapCase, answer: Any, calls: int) -> Mistake | None:
     shorter = case.summarise([], case.summary).strip()
     if not shorter and not answer.strip():
         return Mistake("keeps an empty summary", None, "the summariser returned an empty text and yours kept it: an "
-                       "empty summary would lose every earlier turn", "when the new text is empty, what is left to keep?")
+                       "empty summary would lose every earlier turn",
+                       "when the new text is empty, what is left to keep?")
     if shorter and count_tokens(shorter) >= tokens and answer.strip() == shorter:
         looks_shorter = len(shorter) < len(case.summary) and len(shorter.split()) < words
         return Mistake("keeps the longer one", None, f"the 'shorter' summary came back with {count_tokens(shorter)} "
