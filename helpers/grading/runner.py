@@ -43,11 +43,12 @@ def quietly(function: Callable[..., Any], name: str | None = None) -> Callable[.
     return quiet
 
 
-def _too_slow(exercise: str, name: str, total: float) -> Feedback:
-    return Feedback(exercise, WRONG, (
-        f"{name} took more than {total:g} seconds for the cases so far, so the check stopped; a right answer needs "
-        "far less than a second for all of them."), "is there a loop that runs many more times than it needs?",
-        "too slow")
+class Misuse(Exception):
+    """Raised by what a check hands the student's code (a summariser) when it is called wrongly: a verdict."""
+
+    def __init__(self, message: str, hint: str, mistake: str) -> None:
+        super().__init__(message)
+        self.hint, self.mistake = hint, mistake
 
 
 def run_answer(exercise: str, function: Callable[..., Any], *args: Any, seconds: float = SECONDS,
@@ -58,15 +59,20 @@ def run_answer(exercise: str, function: Callable[..., Any], *args: Any, seconds:
     ``start`` is the hint for an answer not written yet (how to begin), shown when asked for."""
     name = name_of(function)
     not_done = Feedback(exercise, NOT_DONE, f"{todo}, then run this cell again.", start)
-    if clock is not None and clock.seconds() <= 0:
-        return _too_slow(exercise, name, clock.total)
+    total = clock.total if clock else TOTAL_SECONDS
+    slow = Feedback(exercise, WRONG, (
+        f"{name} took more than {total:g} seconds for the cases so far, so the check stopped; a right answer "
+        "needs far less than a second for all of them."), "is there a loop that runs many more times than it needs?",
+        "too slow")
+    if clock and clock.seconds() <= 0:
+        return slow
     try:
         result = run_bounded(function, *args, seconds=clock.seconds() if clock else seconds, **kwargs)
     except NotImplementedError:
         return not_done
     except TimedOut as stopped:
-        if clock is not None and clock.seconds() <= 0:
-            return _too_slow(exercise, name, clock.total)
+        if clock and clock.seconds() <= 0:
+            return slow
         return Feedback(exercise, WRONG, (
             f"{name} was still running after {stopped.seconds:g} seconds, so the check stopped it: a loop that "
             "never ends?"), "in a while loop, the value the loop tests must change on every pass, or the loop never "
@@ -77,6 +83,8 @@ def run_answer(exercise: str, function: Callable[..., Any], *args: Any, seconds:
             "so the check stopped it. Each call is a model call that costs time and money."),
             "work out what to hand over first, then make the call, and keep what it returns in a variable",
             "too many calls")
+    except Misuse as misuse:
+        return Feedback(exercise, WRONG, str(misuse), misuse.hint, misuse.mistake)
     except Exception as error:  # a student's code may raise anything; say what it was
         return Feedback(exercise, WRONG, f"{name} raised {type(error).__name__}: {error}", (
             "run your function on the case above in a cell of its own and read the traceback: it names the line"),

@@ -12,7 +12,7 @@ from typing import Any
 
 from helpers.base.bounded import limit_calls
 from helpers.base.tokens import count_tokens, filler_text
-from helpers.grading.runner import checker, on_case, run_cases
+from helpers.grading.runner import Misuse, checker, on_case, run_cases
 from helpers.grading.verdict import CORRECT, NOT_DONE, WRONG, Feedback, Mistake
 from helpers.memory.summary_buffer import SummaryBufferMemory
 
@@ -38,8 +38,8 @@ def _short(value: Any) -> str:
     return text if len(text) <= 40 else text[:36] + "...'"
 
 
-class WrongCall(Exception):
-    """The student called the summariser with arguments a shortening call does not take."""
+_WRONG_CALL = ("look at how the memory calls its summariser in the class above: which two things does it hand over?",
+               "calls the summariser wrongly")
 
 
 def _summariser_arguments(messages: Any = None, existing_summary: Any = None) -> tuple[Any, Any]:
@@ -54,12 +54,13 @@ def _shortener(name: str, shorten: Callable[[str], str]) -> Callable[..., str]:
             messages, existing_summary = _summariser_arguments(*args, **kwargs)
         except TypeError:
             given = [_short(a) for a in args] + [f"{key}={_short(value)}" for key, value in kwargs.items()]
-            raise WrongCall(f"summarise was called as summarise({', '.join(given)}), but a summariser takes the new "
-                            "messages and the summary so far, summarise(messages, existing_summary)") from None
+            raise Misuse(f"summarise was called as summarise({', '.join(given)}), but a summariser takes the new "
+                         "messages and the summary so far, summarise(messages, existing_summary)",
+                         *_WRONG_CALL) from None
         if messages != [] or not isinstance(existing_summary, str) or not existing_summary:
-            raise WrongCall(f"summarise was called with messages={_short(messages)} and existing_summary="
-                            f"{_short(existing_summary)}; to shorten a summary there are no new messages, and the "
-                            "summary so far is the one to shorten")
+            raise Misuse(f"summarise was called with messages={_short(messages)} and existing_summary="
+                         f"{_short(existing_summary)}; to shorten a summary there are no new messages, and the "
+                         "summary so far is the one to shorten", *_WRONG_CALL)
         return shorten(existing_summary)
     summarise.__name__ = name
     return summarise
@@ -207,30 +208,14 @@ def _problem(case: CapCase, answer: Any, calls: int) -> Mistake | None:
                    "return one of the two texts as they are, the old summary or the summariser's")
 
 
-def _wrong_call_returned(cap_summary: Callable[..., Any]) -> Callable[..., Any]:
-    """``cap_summary`` returning the ``WrongCall`` its summariser raised, so that the check says what was wrong
-    with the call in its own words (not as an error named after the check's code)."""
-    def attempt(*args: Any) -> Any:
-        try:
-            return cap_summary(*args)
-        except WrongCall as wrong:
-            return wrong
-    attempt.__name__ = getattr(cap_summary, "__name__", "cap_summary")
-    return attempt
-
-
 def grade_summary_cap(cap_summary: Callable[[str, Callable, int | None], str]) -> Feedback:
     """Exercise 5.1: ``cap_summary(summary, summarise, max_summary_tokens)`` must keep what the memory's
     ``max_summary_tokens`` keeps, calling ``summarise`` at most once, only over the cap."""
     wrong: list[tuple[CapCase, Mistake]] = []
     for case, (_, summarise, _), result in run_cases(
-            EXERCISE, _wrong_call_returned(cap_summary), CASES,
+            EXERCISE, cap_summary, CASES,
             lambda case: (case.summary, limit_calls(case.summarise, 1, "summarise"), case.cap),
             "write the body of cap_summary", START):
-        if isinstance(result, WrongCall):
-            return Feedback(EXERCISE, WRONG, f"{result} (on {case.describe()}).", "look at how the memory calls its "
-                            "summariser in the class above: which two things does it hand over?",
-                            "calls the summariser wrongly")
         if isinstance(result, Feedback) and result.status == NOT_DONE:
             return result
         if isinstance(result, Feedback) and summarise.calls > 1:
