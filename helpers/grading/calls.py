@@ -85,12 +85,14 @@ def grade_calls_formula(predicted_calls: Callable[[int, int, int], int]) -> Feed
             return answer
         if isinstance(answer, bool) or not isinstance(answer, int):
             where = f"predicted_calls returned {answer!r} for {setting(case)}"
-            return Feedback(EXERCISE, WRONG, (
-                f"{where}: did you forget `return`? A print shows the number but hands nothing back." if answer is None
-                else f"{where}, a float: a number of calls is a whole number, an int (4, not 4.0 or 4.5)."
-                if isinstance(answer, float) else
-                f"{where}, not a number: return how many calls there are, a whole number such as 4."),
-                "print predicted_calls(10, 4, 2) and look at what comes back: the lesson counts 4 calls", "not an int")
+            if answer is None:
+                why = f"{where}: did you forget `return`? A print shows the number but hands nothing back."
+            elif isinstance(answer, float):
+                why = f"{where}, a float: a number of calls is a whole number, an int (4, not 4.0 or 4.5)."
+            else:
+                why = f"{where}, not a number: return how many calls there are, a whole number such as 4."
+            return Feedback(EXERCISE, WRONG, why, "print predicted_calls(10, 4, 2) and look at what comes back: the "
+                            "lesson counts 4 calls", "not an int")
         answers.append(answer)
     wrong = [(case, mine, memory_calls(*case)) for case, mine in zip(CASES, answers) if mine != memory_calls(*case)]
     if not wrong:

@@ -160,11 +160,11 @@ MISTAKES = (
             "your rule treats a message that brings the buffer exactly to max_buffer_tokens as an overflow, and "
             "folds until the buffer is below the budget. A buffer of exactly max_buffer_tokens tokens fits",
             _SAME_SIDES),
-    Mistake("overflows on the budget (the test)", 
+    Mistake("overflows on the budget (the test)",
             lambda case: memory_overflows_at(case, _OverflowsOnTheBudget),
             "your rule overflows when the buffer plus the message lands exactly on max_buffer_tokens. That "
             "message fits: a buffer of exactly the budget is not over it", _SAME_SIDES),
-    Mistake("folds below the budget", 
+    Mistake("folds below the budget",
             lambda case: memory_overflows_at(case, _FoldsBelowTheBudget, budget=case.budget - 1),
             "your rule goes on folding while the buffer plus the message is exactly at max_buffer_tokens. Once "
             "they are at the budget the message fits, and the fold stops",

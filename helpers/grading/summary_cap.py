@@ -218,18 +218,18 @@ def grade_summary_cap(cap_summary: Callable[[str, Callable, int | None], str]) -
             "write the body of cap_summary", START):
         if isinstance(result, Feedback) and result.status == NOT_DONE:
             return result
-        if isinstance(result, Feedback) and summarise.calls > 1:
-            return Feedback(EXERCISE, WRONG, (
-                f"summarise was called a second time, so the check stopped it (on {case.describe()}). Each call "
-                "is a model call, and a summariser cannot always get under the cap: calling it until the "
-                "summary fits can go on for ever."),
-                "one call, and its answer kept in a variable: what does the cap ask you to do with it?",
-                "calls more than once")
-        if isinstance(result, Feedback) and case.cap is None and "TypeError" in result.message:
-            return Feedback(EXERCISE, WRONG, f"{result.message.rstrip('.')} with max_summary_tokens=None. None means "
-                            "no cap.", "what must happen before a comparison with max_summary_tokens, when it can be "
-                            "None?", "forgets None")
         if isinstance(result, Feedback):
+            if summarise.calls > 1:
+                return Feedback(EXERCISE, WRONG, (
+                    f"summarise was called a second time, so the check stopped it (on {case.describe()}). Each call "
+                    "is a model call, and a summariser cannot always get under the cap: calling it until the "
+                    "summary fits can go on for ever."),
+                    "one call, and its answer kept in a variable: what does the cap ask you to do with it?",
+                    "calls more than once")
+            if case.cap is None and "TypeError" in result.message:
+                return Feedback(EXERCISE, WRONG, f"{result.message.rstrip('.')} with max_summary_tokens=None. None "
+                                "means no cap.", "what must happen before a comparison with max_summary_tokens, when "
+                                "it can be None?", "forgets None")
             return on_case(result, case.describe())
         problem = _problem(case, result, summarise.calls)
         if problem is not None:
