@@ -7,7 +7,7 @@ import time
 import pytest
 
 from helpers.base.bounded import TimedOut, TooManyCalls, limit_calls, run_bounded
-from helpers.grading.runner import Clock, run_answer, try_it
+from helpers.grading.runner import Clock, Misuse, run_answer, try_it
 from helpers.grading.verdict import CORRECT, NOT_DONE, WRONG, Feedback, forget_failures, show
 
 # What no verdict may say: code that would be the answer (a formula, a slice, a comparison to copy)
@@ -110,6 +110,15 @@ def test_run_answer_turns_each_way_of_failing_into_a_verdict():
     for verdict in (hang, many, error):
         assert_teaches(verdict)
     assert run_answer("9.9", lambda a, b: a * b, 6, 7) == 42
+
+    def misuses(summarise):
+        return summarise("the wrong thing")
+
+    def summariser(*_):
+        raise Misuse("summarise was called with the wrong thing", "hand over the summary", "calls wrongly")
+    misuse = run_answer("9.9", misuses, summariser)  # a wrong call of what the check handed over, in its own words
+    assert (misuse.status, misuse.message, misuse.hint, misuse.mistake) == (
+        WRONG, "summarise was called with the wrong thing", "hand over the summary", "calls wrongly")
 
 
 def test_a_check_has_a_clock_for_all_its_calls():

@@ -127,12 +127,12 @@ def test_each_wrong_calls_answer_fails_and_is_named(name):
     answer, mistake = WRONG_CALLS[name]
     verdict = assert_named(grade_calls_formula, answer, mistake, "The smallest: for ")
     smallest = min(case for case in calls.CASES if answer(*case) != calls.memory_calls(*case))
-    assert f"for {calls._setting(smallest)}," in verdict.message  # the smallest case that shows it
+    assert f"for {calls.setting(smallest)}," in verdict.message  # the smallest case that shows it
 
 
-@pytest.mark.parametrize("mistake", calls.MISTAKES, ids=lambda m: m[0])
+@pytest.mark.parametrize("mistake", calls.MISTAKES, ids=lambda m: m.name)
 def test_every_named_calls_mistake_is_named_as_itself(mistake):
-    assert grade_calls_formula(mistake[1]).mistake == mistake[0]
+    assert grade_calls_formula(mistake.rule).mistake == mistake.name
 
 
 def test_the_calls_check_tries_every_small_setting_and_hundreds_in_all():
@@ -339,9 +339,9 @@ def test_each_wrong_rule_check_fails_and_is_named(name):
     assert_named(grade_rule_check, answer, mistake)
 
 
-@pytest.mark.parametrize("mistake", rule_check.MISTAKES, ids=lambda m: m[0])
+@pytest.mark.parametrize("mistake", rule_check.MISTAKES, ids=lambda m: m.name)
 def test_every_named_rule_mistake_is_named_as_itself(mistake):
-    assert grade_rule_check(lambda s: mistake[1](s, rule_check.sentences)).mistake == mistake[0]
+    assert grade_rule_check(lambda s: mistake.rule(s, rule_check.sentences)).mistake == mistake.name
 
 
 def test_rule_check_says_not_done_and_tries_hundreds_of_summaries():

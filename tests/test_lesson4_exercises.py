@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from helpers.base.tokens import count_tokens, encoding
-from helpers.grading import overflows, summary_cap
+from helpers.grading import overflows, runner, summary_cap
 from helpers.grading.overflows import CASES as OVERFLOW_CASES
 from helpers.grading.overflows import MISTAKES as OVERFLOW_MISTAKES
 from helpers.grading.runner import Clock
@@ -387,7 +387,7 @@ def test_wrong_overflow_answers_are_rejected_and_named(answer):
 
 def test_a_slow_answer_is_stopped_by_the_checks_own_clock(monkeypatch):
     """Each call is bounded, and so are all the calls of one check together."""
-    monkeypatch.setattr(overflows, "Clock", lambda: Clock(per_call=2.0, total=0.5))
+    monkeypatch.setattr(runner, "Clock", lambda: Clock(per_call=2.0, total=0.5))
     verdict = grade_overflows_at(slow)
     assert verdict.status == WRONG and "took more than 0.5 seconds" in verdict.message, verdict
 

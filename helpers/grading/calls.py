@@ -1,20 +1,15 @@
-"""Exercise 1.1 (notebook 01): predict the summariser calls.
-
-The right answer is what ``SummaryMemory`` does (``helpers.memory.schedule.summary_schedule`` runs the
-class). The cases are every small setting (up to 8 turns, thresholds up to 5), so the smallest case that
-shows a slip is among them, the lesson's settings, and random larger ones. The named mistakes are the
-formulas a student writes by mistake, each a small function.
-"""
+"""Exercise 1.1 (notebook 01): predict the summariser calls. The right answer is what ``SummaryMemory`` does
+(``summary_schedule`` runs the class) on every small setting, the lesson's and random larger ones; each named
+mistake is a formula a student writes by mistake."""
 from __future__ import annotations
 
 import functools
 import math
 import random
 from collections.abc import Callable
-from typing import Any
 
-from helpers.grading.runner import Clock, name_of, quietly, run_answer
-from helpers.grading.verdict import CORRECT, WRONG, Feedback, show
+from helpers.grading.runner import checker, run_cases
+from helpers.grading.verdict import CORRECT, WRONG, Feedback, Mistake
 from helpers.memory.schedule import summary_schedule
 
 EXERCISE = "1.1"
@@ -48,82 +43,67 @@ def memory_calls(turns: int, threshold: int, keep: int) -> int:
     return summary_schedule(turns, threshold, keep).calls
 
 
-def _turns(n: int) -> str:
-    return f"{n} turn{'s' if n != 1 else ''}"
-
-
-def _setting(case: Setting) -> str:
+def setting(case: Setting) -> str:
+    """A setting as the verdicts name it."""
     turns, threshold, keep = case
-    return f"{_turns(turns)}, summarise after {threshold}, keep {keep}"
+    return f"{turns} turn{'s' if turns != 1 else ''}, summarise after {threshold}, keep {keep}"
 
 
-# (name, the formula, what is wrong, hint); never the right formula
-MISTAKES: tuple[tuple[str, Callable[[int, int, int], int], str, str], ...] = (
-    ("rounds up", lambda t, n, k: 0 if t < n else 1 + math.ceil((t - n) / (n - k)),
-     "your answer counts a call for turns that do not yet make a whole gap: a call comes only once enough new "
-     "turns have arrived", "after the last call of the smallest case, how many new turns came, and how many does "
-     "the next call need?"),
-    ("misses the first call", lambda t, n, k: 0 if t < n else (t - n) // (n - k),
-     "your answer is one call short once the threshold is reached: the first call is missing",
-     "when does the very first call come?"),
-    ("counts calls before the threshold", lambda t, n, k: 1 + (t - n) // (n - k),
-     "your answer gives calls (or a negative number) for a conversation shorter than the threshold, where there "
-     "is no call at all", "what does your formula give for 1 turn, summarising after 10?"),
-    ("one call every threshold turns", lambda t, n, k: t // n,
-     "your answer counts one call every max_turns_before_summary turns, as if each call emptied the memory; it "
-     "keeps turns_to_keep_verbatim turns", "after a call, how many turns does the memory still hold?"),
-    ("one call every gap from the start", lambda t, n, k: t // (n - k),
-     "the gap between calls is right, but your first call comes too early", "when does the very first call come?"),
-    ("misses the call at the threshold", lambda t, n, k: 0 if t <= n else 1 + (t - n) // (n - k),
-     "your answer makes no call when the conversation is exactly max_turns_before_summary turns long; the memory "
-     "calls the summariser after that turn", "play the smallest case turn by turn"),
-    ("a gap of keep turns", lambda t, n, k: 0 if t < n else 1 + (t - n) // k,
-     "your answer spaces the calls turns_to_keep_verbatim turns apart; that is how many turns stay, not how many "
-     "new turns the next call needs", "after a call, how many new turns bring the memory back to the threshold?"),
+MISTAKES = (  # never the right formula
+    Mistake("rounds up", lambda t, n, k: 0 if t < n else 1 + math.ceil((t - n) / (n - k)),
+            "your answer counts a call for turns that do not yet make a whole gap: a call comes only once enough "
+            "new turns have arrived", "after the last call of the smallest case, how many new turns came, and how "
+            "many does the next call need?"),
+    Mistake("misses the first call", lambda t, n, k: 0 if t < n else (t - n) // (n - k),
+            "your answer is one call short once the threshold is reached: the first call is missing",
+            "when does the very first call come?"),
+    Mistake("counts calls before the threshold", lambda t, n, k: 1 + (t - n) // (n - k),
+            "your answer gives calls (or a negative number) for a conversation shorter than the threshold, where "
+            "there is no call at all", "what does your formula give for 1 turn, summarising after 10?"),
+    Mistake("one call every threshold turns", lambda t, n, k: t // n,
+            "your answer counts one call every max_turns_before_summary turns, as if each call emptied the memory; "
+            "it keeps turns_to_keep_verbatim turns", "after a call, how many turns does the memory still hold?"),
+    Mistake("one call every gap from the start", lambda t, n, k: t // (n - k),
+            "the gap between calls is right, but your first call comes too early",
+            "when does the very first call come?"),
+    Mistake("misses the call at the threshold", lambda t, n, k: 0 if t <= n else 1 + (t - n) // (n - k),
+            "your answer makes no call when the conversation is exactly max_turns_before_summary turns long; the "
+            "memory calls the summariser after that turn", "play the smallest case turn by turn"),
+    Mistake("a gap of keep turns", lambda t, n, k: 0 if t < n else 1 + (t - n) // k,
+            "your answer spaces the calls turns_to_keep_verbatim turns apart; that is how many turns stay, not how "
+            "many new turns the next call needs", "after a call, how many new turns bring the memory back to the "
+            "threshold?"),
 )
 
 
-def _not_a_whole_number(case: Setting, answer: Any) -> str:
-    """What to say when predicted_calls hands back something other than an int (None, a float, a text, a list)."""
-    where = f"predicted_calls returned {answer!r} for {_setting(case)}"
-    if answer is None:
-        return f"{where}: did you forget `return`? A print shows the number but hands nothing back."
-    if isinstance(answer, float):
-        return f"{where}, a float: a number of calls is a whole number, an int (4, not 4.0 or 4.5)."
-    return f"{where}, not a number: return how many calls there are, a whole number such as 4."
-
-
-def check_calls_formula(predicted_calls: Callable[[int, int, int], int], *, hint: bool | None = None) -> Feedback:
-    """Exercise 1.1: ``predicted_calls(total_turns, threshold, keep)`` against the memory's own schedule.
-    Prints the verdict and returns it."""
-    return show(grade_calls_formula(predicted_calls), hint, "check_calls_formula",
-                name_of(predicted_calls, "predicted_calls"))
-
-
 def grade_calls_formula(predicted_calls: Callable[[int, int, int], int]) -> Feedback:
-    """The verdict on an answer to 1.1, without printing it."""
-    clock = Clock()
-    answer_fn = quietly(predicted_calls)
+    """Exercise 1.1: ``predicted_calls(total_turns, threshold, keep)`` against the memory's own schedule."""
     answers = []
-    for case in CASES:
-        answer = run_answer(EXERCISE, answer_fn, *case, clock=clock, todo="write the body of predicted_calls", start=START)
+    for case, _, answer in run_cases(EXERCISE, predicted_calls, CASES, tuple, "write the body of predicted_calls",
+                                     START):
         if isinstance(answer, Feedback):
             return answer
         if isinstance(answer, bool) or not isinstance(answer, int):
-            return Feedback(EXERCISE, WRONG, _not_a_whole_number(case, answer),
-                            "print predicted_calls(10, 4, 2) and look at what comes back: the lesson counts 4 calls",
-                            mistake="not an int")
+            where = f"predicted_calls returned {answer!r} for {setting(case)}"
+            if answer is None:
+                why = f"{where}: did you forget `return`? A print shows the number but hands nothing back."
+            elif isinstance(answer, float):
+                why = f"{where}, a float: a number of calls is a whole number, an int (4, not 4.0 or 4.5)."
+            else:
+                why = f"{where}, not a number: return how many calls there are, a whole number such as 4."
+            return Feedback(EXERCISE, WRONG, why, "print predicted_calls(10, 4, 2) and look at what comes back: the "
+                            "lesson counts 4 calls", "not an int")
         answers.append(answer)
-    expected = [memory_calls(*case) for case in CASES]
-    if answers == expected:
+    wrong = [(case, mine, memory_calls(*case)) for case, mine in zip(CASES, answers) if mine != memory_calls(*case)]
+    if not wrong:
         return Feedback(EXERCISE, CORRECT, f"all {len(CASES)} settings give the memory's number of calls.")
-    wrong = [(case, mine, right) for case, mine, right in zip(CASES, answers, expected) if mine != right]
     case, mine, right = min(wrong)
-    example = (f"{len(wrong)} of {len(CASES)} settings differ. The smallest: for {_setting(case)}, you say {mine} and "
-               f"the memory makes {right}")
-    for name, mistake, says, hint in MISTAKES:
-        if all(mistake(*case) == answer for case, answer in zip(CASES, answers)):
-            return Feedback(EXERCISE, WRONG, f"{example}: {says}.", hint, mistake=name)
-    return Feedback(EXERCISE, WRONG, f"{example}.", (
+    example = (f"{len(wrong)} of {len(CASES)} settings differ. The smallest: for {setting(case)}, you say {mine} and "
+               f"the memory makes {right}.")
+    known = next((m for m in MISTAKES if [m.rule(*case) for case in CASES] == answers), None)
+    return known.verdict(EXERCISE, example) if known else Feedback(EXERCISE, WRONG, example, (
         "play the smallest case turn by turn with schedule() above, and note after which turns the summariser "
         "runs; then see what your function does with the same numbers"))
+
+
+check_calls_formula = checker(grade_calls_formula, "check_calls_formula", "predicted_calls")

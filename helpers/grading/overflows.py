@@ -1,22 +1,18 @@
-"""Exercise 4.1 (notebook 04): at which messages does the buffer overflow?
-
-The right answer is what ``SummaryBufferMemory`` does (``helpers.memory.budget.analyse_sizes`` runs the
-class). Each named mistake is either a mutant of that class (a subclass whose ``messages_to_fold`` changes
-what the real one returns), the real result read another way (numbered from 0, turn numbers, every test
-that fires counted), or, where neither can express it, a small function written as a student would.
-"""
+"""Exercise 4.1 (notebook 04): at which messages does the buffer overflow? The right answer is what
+``SummaryBufferMemory`` does (``analyse_sizes`` runs the class); each named mistake is a mutant of that class (its
+``messages_to_fold`` changed), the real result read another way, or a small function written as a student would."""
 from __future__ import annotations
 
 import functools
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from helpers.base.tokens import count_tokens
 from helpers.display.reference import lesson4_run_sizes
-from helpers.grading.runner import Clock, name_of, quietly, run_answer
-from helpers.grading.verdict import CORRECT, WRONG, Feedback, show
+from helpers.grading.runner import checker, name_of, on_case, quietly, run_answer, run_cases
+from helpers.grading.verdict import CORRECT, WRONG, Feedback, Mistake
 from helpers.lessons.data import lesson4
 from helpers.memory.budget import BudgetStep, analyse_sizes
 from helpers.memory.summary_buffer import SummaryBufferMemory
@@ -36,17 +32,11 @@ class OverflowCase:
     about: str = ""
 
     def describe(self) -> str:
+        """The case as a verdict names it (a long conversation cut after 12 sizes)."""
         shown = list(self.sizes) if len(self.sizes) <= 14 else "[" + ", ".join(map(str, self.sizes[:12])) + ", ...]"
         setting = f"sizes {shown}, budget {self.budget}, messages_to_compress {self.compress}"
         return f"{self.about}: {setting}" if self.about else setting
 
-
-def message_sizes(user_messages: Sequence[str], reply_tokens: int) -> list[int]:
-    """Token counts of the conversation, message by message: user message, reply, user message, ..."""
-    return [size for text in user_messages for size in (count_tokens(text), reply_tokens)]
-
-
-# ----- the real rule, and its mutants ---------------------------------------------------------------------
 
 @functools.lru_cache(maxsize=2048)
 def memory_steps(case: OverflowCase, memory_class: type[SummaryBufferMemory] = SummaryBufferMemory,
@@ -56,13 +46,12 @@ def memory_steps(case: OverflowCase, memory_class: type[SummaryBufferMemory] = S
                          memory_class=memory_class).steps
 
 
-def _numbers(steps: Sequence[BudgetStep], counted: Callable[[BudgetStep], bool] = lambda s: s.overflow) -> list[int]:
-    return [number for number, step in enumerate(steps, start=1) if counted(step)]
-
-
-def memory_overflows_at(case: OverflowCase) -> list[int]:
-    """The numbers of the messages whose storing made ``SummaryBufferMemory`` overflow."""
-    return _numbers(memory_steps(case))
+def memory_overflows_at(case: OverflowCase, memory_class: type[SummaryBufferMemory] = SummaryBufferMemory,
+                        budget: int | None = None, over_budget: bool = False) -> list[int]:
+    """The numbers of the messages whose storing made ``memory_class`` overflow (with ``over_budget``, of every
+    message that met a buffer over the budget, a whole turn to fold or not)."""
+    return [number for number, step in enumerate(memory_steps(case, memory_class, budget), start=1)
+            if (step.would_reach > case.budget if over_budget else step.overflow)]
 
 
 class _StopsAtCompress(SummaryBufferMemory):
@@ -97,8 +86,8 @@ class _OverflowsOnTheBudget(SummaryBufferMemory):
 
 
 class _FoldsBelowTheBudget(SummaryBufferMemory):
-    """Built with a budget one lower: keeps folding until the buffer is *below* the real budget, but
-    overflows only past the real one (``max_buffer_tokens + 1``)."""
+    """Built with a budget one lower, it folds until the buffer is below the real budget, but overflows only
+    past the real one (``max_buffer_tokens + 1``)."""
 
     def messages_to_fold(self, incoming_tokens: int) -> int:
         if self.buffer_tokens + incoming_tokens == self.max_buffer_tokens + 1:
@@ -112,34 +101,34 @@ def _folds_per_overflow(case: OverflowCase) -> list[int]:
             for _ in range(1 + max(0, step.messages_folded - case.compress) // 2)]
 
 
-def _stores_first(sizes: Sequence[int], budget: int, compress: int) -> list[int]:
+def _stores_first(case: OverflowCase) -> list[int]:
     """Stores the message, then tests the buffer (which then holds it) and folds."""
     buffer: list[int] = []
     found = []
-    for number, size in enumerate(sizes, start=1):
+    for number, size in enumerate(case.sizes, start=1):
         buffer.append(size)
-        if sum(buffer) > budget:
+        if sum(buffer) > case.budget:
             whole = len(buffer) // 2 * 2
-            n = min(compress, whole)
-            while n < whole and sum(buffer[n:]) > budget:
+            n = min(case.compress, whole)
+            while n < whole and sum(buffer[n:]) > case.budget:
                 n += 2
             if n:
                 buffer, found = buffer[n:], found + [number]
     return found
 
 
-def _fold_by(step: int, whole_turns: bool) -> Callable[[Sequence[int], int, int], list[int]]:
+def _fold_by(step: int, whole_turns: bool) -> Callable[[OverflowCase], list[int]]:
     """A fold that, when messages_to_compress messages are not enough, goes on ``step`` messages at a time
     (0: messages_to_compress at a time); with ``whole_turns`` false it may take a waiting question too."""
-    def overflows(sizes: Sequence[int], budget: int, compress: int) -> list[int]:
+    def overflows(case: OverflowCase) -> list[int]:
         buffer: list[int] = []
         found = []
-        for number, size in enumerate(sizes, start=1):
-            if sum(buffer) + size > budget:
+        for number, size in enumerate(case.sizes, start=1):
+            if sum(buffer) + size > case.budget:
                 limit = len(buffer) // 2 * 2 if whole_turns else len(buffer)
-                n = min(compress, limit)
-                while n < limit and sum(buffer[n:]) + size > budget:
-                    n += step or compress
+                n = min(case.compress, limit)
+                while n < limit and sum(buffer[n:]) + size > case.budget:
+                    n += step or case.compress
                 if n:
                     buffer, found = buffer[n:], found + [number]
             buffer.append(size)
@@ -147,123 +136,106 @@ def _fold_by(step: int, whole_turns: bool) -> Callable[[Sequence[int], int, int]
     return overflows
 
 
-def _from_sizes(rule: Callable[[Sequence[int], int, int], list[int]]) -> Callable[[OverflowCase], list[int]]:
-    return lambda case: rule(case.sizes, case.budget, case.compress)
-
-
-@dataclass(frozen=True)
-class Mistake:
-    """A wrong rule the check recognises: its name, what is wrong (said at once), a hint (held back)."""
-
-    name: str
-    rule: Callable[[OverflowCase], list[int]]
-    says: str
-    hint: str
-
-
 _WHOLE_TURNS = ("when a reply arrives, its own question is the last message in the buffer: what does a fold do with "
                 "a question whose reply is not stored yet?")
-MISTAKES: tuple[Mistake, ...] = (
-    Mistake("the page's analyse()",
-            lambda case: _numbers(memory_steps(case, _StopsAtCompress), lambda s: s.would_reach > case.budget),
+_SAME_SIDES = "compare the two sides of your test when they are equal: is a buffer of exactly the budget over it?"
+MISTAKES = (
+    Mistake("the page's analyse()", lambda case: memory_overflows_at(case, _StopsAtCompress, over_budget=True),
             "your rule is the page's analyse(), written for any sizes: right on every setting the page tries, but "
             "not the memory's in two places. It never folds more than messages_to_compress messages, even when "
-            "the message still does not fit; and it counts an overflow when there is no whole turn to fold.",
+            "the message still does not fit; and it counts an overflow when there is no whole turn to fold",
             "find, in the smallest case, the message where the memory folds more than messages_to_compress "
             "messages, and one where the memory counts nothing although the buffer is over the budget"),
-    Mistake("stops at messages_to_compress", lambda case: _numbers(memory_steps(case, _StopsAtCompress)),
+    Mistake("stops at messages_to_compress", lambda case: memory_overflows_at(case, _StopsAtCompress),
             "your rule is the page's: it stops after messages_to_compress messages, even when that leaves too "
-            "little room for the message; in the case above the memory folds more, in the same overflow.",
+            "little room for the message; in the case above the memory folds more, in the same overflow",
             "play the smallest case by hand: after the first messages_to_compress messages leave, does the "
             "message fit yet?"),
-    Mistake("counts a fold of nothing", lambda case: _numbers(memory_steps(case), lambda s: s.would_reach > case.budget),
+    Mistake("counts a fold of nothing", lambda case: memory_overflows_at(case, over_budget=True),
             "your rule counts an overflow when the buffer holds no whole turn to fold. The memory then folds "
-            "nothing, calls no summariser and counts no overflow: the message is stored over the budget.",
+            "nothing, calls no summariser and counts no overflow: the message is stored over the budget",
             "an overflow is a fold, one summariser call: what is there to fold when the first message arrives, "
             "or when a reply arrives and the buffer holds only its own question?"),
-    Mistake("overflows on the budget", lambda case: _numbers(memory_steps(case, budget=case.budget - 1)),
+    Mistake("overflows on the budget", lambda case: memory_overflows_at(case, budget=case.budget - 1),
             "your rule treats a message that brings the buffer exactly to max_buffer_tokens as an overflow, and "
-            "folds until the buffer is below the budget. A buffer of exactly max_buffer_tokens tokens fits.",
-            "compare the two sides of your test when they are equal: is a buffer of exactly the budget over it?"),
-    Mistake("overflows on the budget (the test)", lambda case: _numbers(memory_steps(case, _OverflowsOnTheBudget)),
+            "folds until the buffer is below the budget. A buffer of exactly max_buffer_tokens tokens fits",
+            _SAME_SIDES),
+    Mistake("overflows on the budget (the test)",
+            lambda case: memory_overflows_at(case, _OverflowsOnTheBudget),
             "your rule overflows when the buffer plus the message lands exactly on max_buffer_tokens. That "
-            "message fits: a buffer of exactly the budget is not over it.",
-            "compare the two sides of your overflow test when they are equal: is a buffer of exactly the budget "
-            "over it?"),
+            "message fits: a buffer of exactly the budget is not over it", _SAME_SIDES),
     Mistake("folds below the budget",
-            lambda case: _numbers(memory_steps(case, _FoldsBelowTheBudget, budget=case.budget - 1)),
+            lambda case: memory_overflows_at(case, _FoldsBelowTheBudget, budget=case.budget - 1),
             "your rule goes on folding while the buffer plus the message is exactly at max_buffer_tokens. Once "
-            "they are at the budget the message fits, and the fold stops.",
+            "they are at the budget the message fits, and the fold stops",
             "look at the test that decides whether to fold one more turn: what does it say when the sum equals "
             "the budget?"),
-    Mistake("stores, then tests", _from_sizes(_stores_first),
+    Mistake("stores, then tests", _stores_first,
             "your rule stores the message first and tests afterwards, so a fold can take the message itself "
-            "(and a reply with its question).",
-            "would the buffer plus the message about to be stored pass the budget? The answer decides the fold, "
-            "before the message is in the buffer"),
-    Mistake("tests without the message", lambda case: _numbers(memory_steps(case, _IgnoresTheMessage)),
+            "(and a reply with its question)", "would the buffer plus the message about to be stored pass the "
+            "budget? The answer decides the fold, before the message is in the buffer"),
+    Mistake("tests without the message", lambda case: memory_overflows_at(case, _IgnoresTheMessage),
             "your rule tests the buffer alone. Whether there is an overflow depends on the message about to be "
-            "stored too.",
-            "a long message arriving at a buffer that is still under the budget: does it fit?"),
-    Mistake("folds a waiting question", _from_sizes(_fold_by(1, whole_turns=False)),
-            "your rule folds messages one by one, so a question can leave the buffer without its reply.",
+            "stored too", "a long message arriving at a buffer that is still under the budget: does it fit?"),
+    Mistake("folds a waiting question", _fold_by(1, whole_turns=False),
+            "your rule folds messages one by one, so a question can leave the buffer without its reply",
             _WHOLE_TURNS),
-    Mistake("folds more one message at a time", _from_sizes(_fold_by(1, whole_turns=True)),
+    Mistake("folds more one message at a time", _fold_by(1, whole_turns=True),
             "the first messages_to_compress messages your rule folds are whole turns, but when it folds more it "
             "goes one message at a time, so it can stop half way through a turn and leave a reply without its "
-            "question.",
-            _WHOLE_TURNS),
-    Mistake("folds more messages_to_compress at a time", _from_sizes(_fold_by(0, whole_turns=True)),
+            "question", _WHOLE_TURNS),
+    Mistake("folds more messages_to_compress at a time", _fold_by(0, whole_turns=True),
             "when messages_to_compress messages are not enough, your rule folds another messages_to_compress at "
-            "once, and so folds more than the memory does in the case above.",
+            "once, and so folds more than the memory does in the case above",
             "in the smallest case, count how many messages the memory folds at the message named, and how many "
             "yours does"),
-    Mistake("folds every whole turn", lambda case: _numbers(memory_steps(case, _FoldsEverything)),
+    Mistake("folds every whole turn", lambda case: memory_overflows_at(case, _FoldsEverything),
             "an overflow of yours folds every whole turn in the buffer; in the case above the memory folds fewer "
-            "and keeps the recent ones word for word.",
+            "and keeps the recent ones word for word",
             "the recent turns are the ones the next reply needs word for word: how many must leave?"),
     Mistake("each turn folded is an overflow", _folds_per_overflow,
             "your rule counts each turn folded past messages_to_compress as another overflow. All the turns "
-            "folded before one message are one overflow: one summariser call.",
+            "folded before one message are one overflow: one summariser call",
             "how many summariser calls does one overflow make, however many turns it folds?"),
     Mistake("numbered from 0", lambda case: [n - 1 for n in memory_overflows_at(case)],
-            "your numbers are one lower than the memory's: the first user message is message 1.",
+            "your numbers are one lower than the memory's: the first user message is message 1",
             "what number does your function give the first message?"),
     Mistake("turn numbers", lambda case: [(n + 1) // 2 for n in memory_overflows_at(case)],
-            "you give turn numbers; the exercise asks for message numbers (reply 3 is message 6).",
+            "you give turn numbers; the exercise asks for message numbers (reply 3 is message 6)",
             "each turn is two messages: a question and its reply"),
-    Mistake("messages_to_compress ignored",
-            lambda case: memory_overflows_at(OverflowCase(case.sizes, case.budget, 4)),
-            "your rule always folds as if messages_to_compress were 4: it does not use the argument.",
+    Mistake("messages_to_compress ignored", lambda case: memory_overflows_at(OverflowCase(case.sizes, case.budget, 4)),
+            "your rule always folds as if messages_to_compress were 4: it does not use the argument",
             "the page's second try-it sets messages_to_compress to 2: where does your function read it?"),
     Mistake("the folded messages stay",
             lambda case: [n for n in range(3, len(case.sizes) + 1) if sum(case.sizes[:n]) > case.budget],
             "your rule counts the overflows but keeps the folded messages in the buffer. Folded messages leave "
-            "it: they are in the summary now.",
-            "after an overflow, how many tokens does the buffer hold?"),
+            "it: they are in the summary now", "after an overflow, how many tokens does the buffer hold?"),
 )
 
 
-# ----- the cases -----------------------------------------------------------------------------------------
-
 def _fixed_cases() -> tuple[OverflowCase, ...]:
-    turns = lesson4()["budget_analysis"]["user_messages"]
-    lesson = message_sizes(turns, 100)
+    def sizes(reply: int) -> tuple[int, ...]:  # the lesson's user messages, each followed by a reply of this size
+        turns = lesson4()["budget_analysis"]["user_messages"]
+        return tuple(size for text in turns for size in (count_tokens(text), reply))
+
+    lesson = sizes(100)
     statement = 480  # notebook 04's pasted bank statement, by o200k_base
-    pasted = lesson[:10] + [statement, 100] + lesson[10:]
     return (
-        OverflowCase(tuple(lesson), 600, 4, "the lesson's table at 600 tokens (replies of 100)"),
-        OverflowCase(tuple(lesson), 1500, 4, "the lesson's table at 1,500 tokens: nothing overflows"),
-        OverflowCase(tuple(message_sizes(turns, 150)), 300, 4, "the page's first try-it (replies of 150, 300 tokens)"),
-        OverflowCase(tuple(lesson), 600, 2, "the page's second try-it (compress 2, 600 tokens)"),
+        OverflowCase(lesson, 600, 4, "the lesson's table at 600 tokens (replies of 100)"),
+        OverflowCase(lesson, 1500, 4, "the lesson's table at 1,500 tokens: nothing overflows"),
+        OverflowCase(sizes(150), 300, 4, "the page's first try-it (replies of 150, 300 tokens)"),
+        OverflowCase(lesson, 600, 2, "the page's second try-it (compress 2, 600 tokens)"),
         OverflowCase(tuple(lesson4_run_sizes()), 600, 4, "the lesson's run in notebook 05, at 600 tokens"),
-        OverflowCase(tuple(pasted), 600, 4, "a pasted 480-token bank statement as turn 6, at 600 tokens"),
+        OverflowCase((*lesson[:10], statement, 100, *lesson[10:]), 600, 4,
+                     "a pasted 480-token bank statement as turn 6, at 600 tokens"),
         OverflowCase((50, 50, 50, 50, 50, 50), 200, 2, "a message that brings the buffer exactly to the budget"),
         OverflowCase((20, 150, 20, 30, 20, 30), 100, 2, "a reply bigger than the budget with its own question"),
         OverflowCase((10, 10, 10, 10, 10, 10, 75, 10, 10, 10, 10, 10), 100, 2, "a long question after short turns"),
-        OverflowCase((30, 40, 30, 40, 30), 120, 4, "a reply arriving while the buffer holds a whole turn and its question"),
+        OverflowCase((30, 40, 30, 40, 30), 120, 4, "a reply arriving while the buffer holds a whole turn and its "
+                     "question"),
         OverflowCase((10, 60, 10, 20, 10, 60, 10), 100, 4, "an overflow right after an exact fit"),
-        OverflowCase((10, 10, 30, 30, 40, 10), 100, 2, "a fold that leaves the buffer and the message exactly at the budget"),
+        OverflowCase((10, 10, 30, 30, 40, 10), 100, 2, "a fold that leaves the buffer and the message exactly at "
+                     "the budget"),
     )
 
 
@@ -277,10 +249,9 @@ SMALLEST: tuple[tuple[tuple[int, ...], int, int], ...] = (
 
 
 def _random_cases(count: int = 300, seed: int = 41) -> tuple[OverflowCase, ...]:
-    """Conversations of short, medium and long messages with budgets equal to the size of the first few
-    messages (so that exact fits come up), small budgets (long messages over them) and large ones; and runs of
-    short turns that fill the budget before a long message (so that an overflow must fold more than
-    messages_to_compress messages, and the fold's last step lands near the budget)."""
+    """Short, medium and long messages with budgets equal to the first few (exact fits), small budgets and large
+    ones; and runs of short turns that fill the budget before a long message (a fold of more than
+    messages_to_compress messages, whose last step lands near the budget)."""
     rng = random.Random(seed)
     cases = []
     for index in range(count):
@@ -289,22 +260,19 @@ def _random_cases(count: int = 300, seed: int = 41) -> tuple[OverflowCase, ...]:
             shorts = [rng.randint(1, 6) for _ in range(rng.randint(6, 16))]
             budget = sum(shorts) + rng.randint(0, 3)
             sizes = shorts + [rng.randint(budget // 3, budget)] + [rng.randint(1, 6) for _ in range(rng.randint(0, 5))]
-            cases.append(OverflowCase(tuple(sizes), max(2, budget), rng.choice((4, 6)), ""))
+            cases.append(OverflowCase(tuple(sizes), max(2, budget), rng.choice((4, 6))))
             continue
         scale = rng.choice((5, 30, 150))
         sizes = [rng.choice((rng.randint(1, scale), rng.randint(scale, 3 * scale), rng.randint(3 * scale, 8 * scale)))
                  for _ in range(rng.randint(2, 20))]
         budget = (sum(sizes[:rng.randint(1, len(sizes))]) if kind == 0 else
                   rng.randint(2, 4 * scale) if kind == 1 else rng.randint(4 * scale, 16 * scale))
-        cases.append(OverflowCase(tuple(sizes), max(2, budget), rng.choice((2, 2, 4, 4, 6)), ""))
+        cases.append(OverflowCase(tuple(sizes), max(2, budget), rng.choice((2, 2, 4, 4, 6))))
     return tuple(cases)
 
 
-CASES: tuple[OverflowCase, ...] = (_fixed_cases() + tuple(OverflowCase(s, b, c, "") for s, b, c in SMALLEST)
-                                   + _random_cases())
+CASES = _fixed_cases() + tuple(OverflowCase(*case) for case in SMALLEST) + _random_cases()
 
-
-# ----- the check -----------------------------------------------------------------------------------------
 
 def _wrong_type(answer: Any) -> str | None:
     """What is wrong with the type of an answer (None: a list of whole numbers)."""
@@ -329,88 +297,71 @@ def _first_difference(case: OverflowCase, answer: list[int], expected: list[int]
         return f"there is no message {number}: the messages are numbered 1 to {len(case.sizes)}"
     step = memory_steps(case)[number - 1]
     before = step.would_reach - step.message_tokens
-    what = ("user message" if step.role == "user" else "reply") + f" {step.turn}"
+    sum_ = f"{before} + {step.message_tokens} = {step.would_reach}"
     if step.overflow:
-        happened = (f"{before} + {step.message_tokens} = {step.would_reach}, over the budget of {case.budget}: the "
-                    f"memory folds its oldest {step.messages_folded} messages, then stores it")
+        happened = (f"{sum_}, over the budget of {case.budget}: the memory folds its oldest {step.messages_folded} "
+                    "messages, then stores it")
     elif step.would_reach > case.budget:
-        happened = (f"{before} + {step.message_tokens} = {step.would_reach}, over the budget of {case.budget}, but "
-                    "the buffer holds no whole turn to fold, so nothing is folded and it is no overflow")
+        happened = (f"{sum_}, over the budget of {case.budget}, but the buffer holds no whole turn to fold, so "
+                    "nothing is folded and it is no overflow")
     else:
-        happened = f"{before} + {step.message_tokens} = {step.would_reach}, within the budget of {case.budget}: it fits"
-    yours = "an overflow there" if number in answer else "none there"
-    tokens = f"{step.message_tokens} token{'s' if step.message_tokens != 1 else ''}"
-    return (f"message {number} ({what}, {tokens}) meets a buffer of {before} token{'s' if before != 1 else ''}: {happened}; "
-            f"your answer has {yours}")
+        happened = f"{sum_}, within the budget of {case.budget}: it fits"
+    what = f"{'user message' if step.role == 'user' else 'reply'} {step.turn}, {_tokens(step.message_tokens)}"
+    return (f"message {number} ({what}) meets a buffer of {_tokens(before)}: {happened}; your answer has "
+            f"{'an overflow there' if number in answer else 'none there'}")
 
 
-def _smaller(case: OverflowCase, answer: list[int], expected: list[int], overflows_at: Callable[..., Any],
-             clock: Clock) -> tuple[OverflowCase, list[int], list[int]]:
-    """The case cut after the first message where the answer parts from the memory, if the answer still
-    parts from it there (it usually does): a shorter case to show."""
-    differ = set(answer) ^ set(expected)
-    if not differ or not 1 <= min(differ) < len(case.sizes):
-        return case, answer, expected
-    shorter = OverflowCase(case.sizes[:min(differ)], case.budget, case.compress, "")
-    mine = run_answer(EXERCISE, overflows_at, list(shorter.sizes), shorter.budget, shorter.compress, clock=clock)
-    right = memory_overflows_at(shorter)
-    if isinstance(mine, list) and _wrong_type(mine) is None and mine != right:
-        return shorter, mine, right
-    return case, answer, expected
+def _tokens(n: int) -> str:
+    return f"{n} token{'s' if n != 1 else ''}"
 
 
-def _size(case: OverflowCase) -> tuple[int, int, int]:
-    return len(case.sizes), sum(case.sizes), case.budget
-
-
-def check_overflows_at(overflows_at: Callable[[list[int], int, int], list[int]], *, hint: bool | None = None) -> Feedback:
-    """Exercise 4.1: ``overflows_at(sizes, budget, messages_to_compress)`` must give the numbers of the messages
-    (1 = the first) whose storing makes ``SummaryBufferMemory`` overflow. Prints the verdict and returns it."""
-    return show(grade_overflows_at(overflows_at), hint, "check_overflows_at",
-                name_of(overflows_at, "overflows_at"))
+def _smaller(case: OverflowCase, answer: list[int], overflows_at: Callable[..., Any]) -> tuple[OverflowCase, list[int]]:
+    """The case cut after the first message where the answer parts from the memory, if the answer still parts
+    from it there (it usually does): a shorter case to show."""
+    differ = set(answer) ^ set(memory_overflows_at(case))
+    if differ and 1 <= min(differ) < len(case.sizes):
+        shorter = OverflowCase(case.sizes[:min(differ)], case.budget, case.compress)
+        mine = run_answer(EXERCISE, quietly(overflows_at), list(shorter.sizes), shorter.budget, shorter.compress)
+        if isinstance(mine, list) and _wrong_type(mine) is None and mine != memory_overflows_at(shorter):
+            return shorter, mine
+    return case, answer
 
 
 def grade_overflows_at(overflows_at: Callable[[list[int], int, int], list[int]]) -> Feedback:
-    """The verdict on an answer to 4.1, without printing it."""
-    clock = Clock()
-    answer_fn = quietly(overflows_at)
+    """Exercise 4.1: ``overflows_at(sizes, budget, messages_to_compress)`` must give the numbers of the messages
+    (1 = the first) whose storing makes ``SummaryBufferMemory`` overflow."""
     answers: list[list[int]] = []
-    for case in CASES:
-        given = list(case.sizes)
-        result = run_answer(EXERCISE, answer_fn, given, case.budget, case.compress, clock=clock,
-                            todo="write the body of overflows_at", start=START)
+    for case, (given, *_), result in run_cases(EXERCISE, overflows_at, CASES,
+                                               lambda case: (list(case.sizes), case.budget, case.compress),
+                                               "write the body of overflows_at", START):
         if isinstance(result, Feedback):
-            if result.status != WRONG:
-                return result
-            return Feedback(EXERCISE, WRONG, f"{result.message.rstrip('.')} (on {case.describe()}).", result.hint,
-                            mistake=result.mistake)
+            return on_case(result, case.describe()) if result.status == WRONG else result
         if given != list(case.sizes):
             return Feedback(EXERCISE, WRONG, (
                 f"{name_of(overflows_at)} changed the list it was given: sizes was {list(case.sizes)} and is "
                 f"{given} after the call. The caller still needs its list: read it, do not change it."),
                 "a list given to a function is the caller's own list, not a copy: pop, remove, del and "
-                "assignments to its items change it for the caller too", mistake="changes the caller's list")
-        problem = _wrong_type(result)
-        if problem:
-            return Feedback(EXERCISE, WRONG, f"{problem} (on {case.describe()}).",
+                "assignments to its items change it for the caller too", "changes the caller's list")
+        if _wrong_type(result):
+            return Feedback(EXERCISE, WRONG, f"{_wrong_type(result)} (on {case.describe()}).",
                             "the lesson's run should give [6, 8, 10]: print what your function returns for it",
-                            mistake="wrong type")
+                            "wrong type")
         answers.append(result)
-    expected = [memory_overflows_at(case) for case in CASES]
-    wrong = [index for index, (mine, right) in enumerate(zip(answers, expected)) if mine != right]
+    wrong = [index for index, (case, mine) in enumerate(zip(CASES, answers)) if mine != memory_overflows_at(case)]
     if not wrong:
         return Feedback(EXERCISE, CORRECT, (
             f"all {len(CASES)} cases give the memory's overflows: the lesson's table, both try-its, the lesson's run "
             "(messages 6, 8 and 10: storing replies 3, 4 and 5), a pasted document, the exact fit, a reply too big "
             "to fit, and random conversations."))
-    smallest = min(wrong, key=lambda index: _size(CASES[index]))
-    case, mine, right = _smaller(CASES[smallest], answers[smallest], expected[smallest], answer_fn, clock)
+    smallest = min(wrong, key=lambda index: (len(CASES[index].sizes), sum(CASES[index].sizes), CASES[index].budget))
+    case, mine = _smaller(CASES[smallest], answers[smallest], overflows_at)
+    right = memory_overflows_at(case)
     example = (f"{len(wrong)} of {len(CASES)} cases differ. The smallest: {case.describe()}; the memory overflows at "
                f"{right}, yours at {mine}. Where it starts: {_first_difference(case, mine, right)}.")
-    for mistake in MISTAKES:
-        if all(mistake.rule(case) == answer for case, answer in zip(CASES, answers)):
-            said = mistake.says[0].upper() + mistake.says[1:]
-            return Feedback(EXERCISE, WRONG, f"{example} {said}", mistake.hint, mistake=mistake.name)
-    return Feedback(EXERCISE, WRONG, example, (
+    known = next((m for m in MISTAKES if [m.rule(case) for case in CASES] == answers), None)
+    return known.verdict(EXERCISE, example) if known else Feedback(EXERCISE, WRONG, example, (
         "play the smallest case by hand, message by message, writing down the buffer's tokens before each one and "
         "what the memory does; then print what your function holds at the message named above"))
+
+
+check_overflows_at = checker(grade_overflows_at, "check_overflows_at", "overflows_at")

@@ -1,18 +1,14 @@
-"""Exercise 3.1 (notebook 03): a rule check that reads the sentence about equity.
-
-The right answer is the exercise's own definition (``states_rule``: a sentence that mentions equity holds
-one of ``RULE_WORDS``), which a test keeps equal to notebook 03's measure (``helpers.measure.drift``) on
-every case. The named mistakes are small functions, each with the sentence split the answer uses
-(after ``.``, ``!`` and ``?``, or at ``.`` only), so a mistake is named whichever split the answer has.
-"""
+"""Exercise 3.1 (notebook 03): a rule check that reads the sentence about equity. The right answer is
+``states_rule``, which a test keeps equal to notebook 03's measure (``helpers.measure.drift``) on every case;
+each named mistake is a small function, tried with either sentence split an answer may use."""
 from __future__ import annotations
 
 import random
 import re
 from collections.abc import Callable, Sequence
 
-from helpers.grading.runner import Clock, name_of, quietly, run_answer
-from helpers.grading.verdict import CORRECT, WRONG, Feedback, show
+from helpers.grading.runner import checker, run_cases
+from helpers.grading.verdict import CORRECT, WRONG, Feedback, Mistake
 from helpers.lessons.data import published_run
 
 EXERCISE = "3.1"
@@ -83,91 +79,76 @@ def cases(count: int = 200, seed: int = 7) -> list[str]:
 
 CASES = tuple(cases())
 
-Split = Callable[[str], list[str]]
-# (name, the answer it gives with a split, what is wrong, hint); never the code of the right answer
-MISTAKES: tuple[tuple[str, Callable[[str, Split], bool], str, str], ...] = (
-    ("the keyword check", lambda s, split: "equit" in s.lower(),
-     "that is the lesson's keyword check: it says True for \"He avoids equities, preferring fixed-income.\", where "
-     "the rule has become a preference", "what must a sentence about equity hold to still be a rule?"),
-    ("rule words anywhere", lambda s, split: any(word in s.lower() for word in RULE_WORDS),
-     "you look for the rule words anywhere in the summary: in \"He avoids equities, preferring fixed-income. He "
-     "will never touch his emergency fund.\" the 'never' is about his emergency fund",
-     "which sentences may hold the rule word?"),
-    ("upper and lower case", lambda s, split: _rule_in(s, split, lower=False),
-     "your check misses \"Never suggest equities to him.\": it starts with a capital N, and 'Equity' can too",
-     "how do you compare texts whatever their case?"),
-    ("'equity' misses 'equities'", lambda s, split: _rule_in(s, split, about="equity"),
-     "\"He avoids equities\" and \"Never suggest equities\" do not contain 'equity': the word changes",
-     "which letters do 'equity' and 'equities' share?"),
-    ("a negation word added", lambda s, split: _rule_in(s, split, RULE_WORDS + ("not",)),
-     "your check calls \"He is not sure about equities yet.\" a rule: a 'not' alone is no rule (the rule words are "
-     "the ones in RULE_WORDS)", "print RULE_WORDS and compare with the words your check looks for"),
-    ("a negation word added ('no')", lambda s, split: _rule_in(s, split, RULE_WORDS + ("no",)),
-     "your check calls \"He has no view on equity funds.\" a rule: a 'no' alone is no rule (the rule words are the "
-     "ones in RULE_WORDS)", "print RULE_WORDS and compare with the words your check looks for"),
-    ("only '.' ends a sentence", lambda s, split: _rule_in(s, _full_stops),
-     "you split only at '.': in \"He avoids equities! He will never touch his emergency fund.\" the '!' ends the "
-     "sentence about equity, and the 'never' is in the next one", "which marks end a sentence?"),
+MISTAKES = (  # each rule takes the summary and the answer's sentence split; never the code of the right answer
+    Mistake("the keyword check", lambda s, split: "equit" in s.lower(),
+            "that is the lesson's keyword check: it says True for \"He avoids equities, preferring fixed-income.\", "
+            "where the rule has become a preference", "what must a sentence about equity hold to still be a rule?"),
+    Mistake("rule words anywhere", lambda s, split: any(word in s.lower() for word in RULE_WORDS),
+            "you look for the rule words anywhere in the summary: in \"He avoids equities, preferring fixed-income. "
+            "He will never touch his emergency fund.\" the 'never' is about his emergency fund",
+            "which sentences may hold the rule word?"),
+    Mistake("upper and lower case", lambda s, split: _rule_in(s, split, lower=False),
+            "your check misses \"Never suggest equities to him.\": it starts with a capital N, and 'Equity' can too",
+            "how do you compare texts whatever their case?"),
+    Mistake("'equity' misses 'equities'", lambda s, split: _rule_in(s, split, about="equity"),
+            "\"He avoids equities\" and \"Never suggest equities\" do not contain 'equity': the word changes",
+            "which letters do 'equity' and 'equities' share?"),
+    Mistake("a negation word added", lambda s, split: _rule_in(s, split, RULE_WORDS + ("not",)),
+            "your check calls \"He is not sure about equities yet.\" a rule: a 'not' alone is no rule (the rule "
+            "words are the ones in RULE_WORDS)", "print RULE_WORDS and compare with the words your check looks for"),
+    Mistake("a negation word added ('no')", lambda s, split: _rule_in(s, split, RULE_WORDS + ("no",)),
+            "your check calls \"He has no view on equity funds.\" a rule: a 'no' alone is no rule (the rule words "
+            "are the ones in RULE_WORDS)", "print RULE_WORDS and compare with the words your check looks for"),
+    Mistake("only '.' ends a sentence", lambda s, split: _rule_in(s, _full_stops),
+            "you split only at '.': in \"He avoids equities! He will never touch his emergency fund.\" the '!' ends "
+            "the sentence about equity, and the 'never' is in the next one", "which marks end a sentence?"),
 )
 
 
-def _mistake(answers: Sequence[bool]) -> tuple[str, str, str] | None:
-    """The known mistake the answers show exactly (with either split), if any: (name, what is wrong, hint)."""
+def _known(answers: list[bool], example: str) -> Feedback | None:
+    """The verdict naming the known mistake the answers show exactly, with either sentence split, if any."""
     for split in (sentences, _full_stops):
-        for name, rule, says, hint in MISTAKES:
-            if all(rule(summary, split) == answer for summary, answer in zip(CASES, answers)):
-                if split is _full_stops and name != "only '.' ends a sentence":
-                    says += "; and you split only at '.', so a sentence ending in '!' or '?' runs into the next"
-                return name, says, hint
+        for mistake in MISTAKES:
+            if [mistake.rule(summary, split) for summary in CASES] == answers:
+                also = ("; and you split only at '.', so a sentence ending in '!' or '?' runs into the next"
+                        if split is _full_stops and mistake.name != "only '.' ends a sentence" else "")
+                return mistake.verdict(EXERCISE, example, also)
     return None
 
 
 def _why(summary: str) -> str:
     about = [sentence for sentence in sentences(summary) if "equit" in sentence.lower()]
-    if not about:
-        return "no sentence of it mentions equity"
-    holding = [(s, w) for s in about for w in RULE_WORDS if w in s.lower()]
+    holding = [(sentence, word) for sentence in about for word in RULE_WORDS if word in sentence.lower()]
     if holding:
-        sentence, word = holding[0]
-        return f"its sentence {sentence!r} holds {word!r}"
-    return f"its sentence about equity, {about[0]!r}, holds none of the rule words"
-
-
-def check_rule_check(rule_kept: Callable[[str], bool], *, hint: bool | None = None) -> Feedback:
-    """Exercise 3.1: ``rule_kept(summary)`` is True only where a sentence about equity still states the rule.
-    Prints the verdict and returns it."""
-    return show(grade_rule_check(rule_kept), hint, "check_rule_check",
-                name_of(rule_kept, "rule_kept"))
+        return f"its sentence {holding[0][0]!r} holds {holding[0][1]!r}"
+    return f"its sentence about equity, {about[0]!r}, holds none of the rule words" if about else \
+        "no sentence of it mentions equity"
 
 
 def grade_rule_check(rule_kept: Callable[[str], bool]) -> Feedback:
-    """The verdict on an answer to 3.1, without printing it."""
-    clock = Clock()
-    answer_fn = quietly(rule_kept)
+    """Exercise 3.1: ``rule_kept(summary)`` is True only where a sentence about equity still states the rule."""
     answers = []
-    for summary in CASES:
-        answer = run_answer(EXERCISE, answer_fn, summary, clock=clock, todo="write the body of rule_kept", start=START)
+    for summary, _, answer in run_cases(EXERCISE, rule_kept, CASES, lambda summary: (summary,),
+                                       "write the body of rule_kept", START):
         if isinstance(answer, Feedback):
             return answer
         if not isinstance(answer, bool):
             return Feedback(EXERCISE, WRONG, (
                 f"rule_kept returned {answer!r} for {summary[:60]!r}, not True or False"
                 + (": did you forget `return`?" if answer is None else ".")),
-                "a test such as `word in sentence` is already True or False", mistake="not a bool")
+                "a test such as `word in sentence` is already True or False", "not a bool")
         answers.append(answer)
-    expected = [states_rule(summary) for summary in CASES]
-    if answers == expected:
+    wrong = [(summary, mine) for summary, mine in zip(CASES, answers) if mine != states_rule(summary)]
+    if not wrong:
         return Feedback(EXERCISE, CORRECT, (
             f"all {len(CASES)} summaries right, the lesson's among them: True for cycles 1 and 2, False for cycle 3 "
             "('avoids ... preferring'). Your check sees the drift the keyword check misses."))
-    wrong = [(summary, mine) for summary, mine, right in zip(CASES, answers, expected) if mine != right]
     summary, mine = min(wrong, key=lambda item: len(item[0]))
     example = (f"{len(wrong)} of {len(CASES)} summaries differ. The smallest: for {summary!r} you say {mine}, but "
-               f"{_why(summary)}")
-    known = _mistake(answers)
-    if known:
-        name, says, hint = known
-        return Feedback(EXERCISE, WRONG, f"{example}. {says[0].upper()}{says[1:]}.", hint, mistake=name)
-    return Feedback(EXERCISE, WRONG, f"{example}.", (
+               f"{_why(summary)}.")
+    return _known(answers, example) or Feedback(EXERCISE, WRONG, example, (
         "print the sentences your check finds in the smallest summary, and which of them it reads as being about "
         "equity"))
+
+
+check_rule_check = checker(grade_rule_check, "check_rule_check", "rule_kept")

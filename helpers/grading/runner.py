@@ -1,20 +1,16 @@
-"""Running a student's answer: bounded in time (each call, and the whole check) and in calls.
-
-``run_answer`` is what a check calls for each case: the answer's result, or, instead of it, the
-``Feedback`` that says it is not written yet, ran too long, called something too often, or raised.
-``try_it`` is what an exercise cell calls to try the function once, so that no cell of an exercise
-runs a student's code without a bound.
-"""
+"""Running a student's answer bounded in time (each call, and the whole check) and in calls: ``run_answer`` and
+``run_cases`` for a check, ``try_it`` for an exercise cell, so that no cell runs a student's code unbounded."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from helpers.base.bounded import TimedOut, TooManyCalls, run_bounded
-from helpers.grading.verdict import NOT_DONE, WRONG, Feedback
+from helpers.grading.verdict import NOT_DONE, WRONG, Feedback, show
 
 SECONDS = 2.0  # per call of the student's function: far more than a right answer needs
 TOTAL_SECONDS = 30.0  # for all the calls of one check together
@@ -47,16 +43,12 @@ def quietly(function: Callable[..., Any], name: str | None = None) -> Callable[.
     return quiet
 
 
-def _not_done(exercise: str, todo: str, start: str) -> Feedback:
-    return Feedback(exercise, NOT_DONE, f"{todo}, then run this cell again.", hint=start)
+class Misuse(Exception):
+    """Raised by what a check hands the student's code (a summariser) when it is called wrongly: a verdict."""
 
-
-def _too_slow(exercise: str, name: str, clock: Clock | None) -> Feedback:
-    total = clock.total if clock is not None else TOTAL_SECONDS
-    return Feedback(exercise, WRONG, (
-        f"{name} took more than {total:g} seconds for the cases so far, so the check stopped; a right answer needs "
-        "far less than a second for all of them."), hint="is there a loop that runs many more times than it needs?",
-        mistake="too slow")
+    def __init__(self, message: str, hint: str, mistake: str) -> None:
+        super().__init__(message)
+        self.hint, self.mistake = hint, mistake
 
 
 def run_answer(exercise: str, function: Callable[..., Any], *args: Any, seconds: float = SECONDS,
@@ -66,44 +58,73 @@ def run_answer(exercise: str, function: Callable[..., Any], *args: Any, seconds:
     has left), or the ``Feedback`` that replaces its result (not written yet, too slow, too many calls, raised).
     ``start`` is the hint for an answer not written yet (how to begin), shown when asked for."""
     name = name_of(function)
-    bound = clock.seconds() if clock is not None else seconds
-    if bound <= 0:
-        return _too_slow(exercise, name, clock)
+    not_done = Feedback(exercise, NOT_DONE, f"{todo}, then run this cell again.", start)
+    total = clock.total if clock else TOTAL_SECONDS
+    slow = Feedback(exercise, WRONG, (
+        f"{name} took more than {total:g} seconds for the cases so far, so the check stopped; a right answer "
+        "needs far less than a second for all of them."), "is there a loop that runs many more times than it needs?",
+        "too slow")
+    if clock and clock.seconds() <= 0:
+        return slow
     try:
-        result = run_bounded(function, *args, seconds=bound, **kwargs)
+        result = run_bounded(function, *args, seconds=clock.seconds() if clock else seconds, **kwargs)
     except NotImplementedError:
-        return _not_done(exercise, todo, start)
+        return not_done
     except TimedOut as stopped:
-        if clock is not None and clock.seconds() <= 0:
-            return _too_slow(exercise, name, clock)
+        if clock and clock.seconds() <= 0:
+            return slow
         return Feedback(exercise, WRONG, (
             f"{name} was still running after {stopped.seconds:g} seconds, so the check stopped it: a loop that "
-            "never ends?"), hint=(
-            "in a while loop, the value the loop tests must change on every pass, or the loop never ends; a for "
-            "loop over a fixed number of steps always does"), mistake="never ends")
+            "never ends?"), "in a while loop, the value the loop tests must change on every pass, or the loop never "
+            "ends; a for loop over a fixed number of steps always does", "never ends")
     except TooManyCalls as stopped:
         return Feedback(exercise, WRONG, (
             f"{name} called {stopped.what} more than {stopped.limit} time{'s' if stopped.limit != 1 else ''}, "
-            "so the check stopped it. Each call is a model call that costs time and money."), hint=(
-            "work out what to hand over first, then make the call, and keep what it returns in a variable"),
-            mistake="too many calls")
+            "so the check stopped it. Each call is a model call that costs time and money."),
+            "work out what to hand over first, then make the call, and keep what it returns in a variable",
+            "too many calls")
+    except Misuse as misuse:
+        return Feedback(exercise, WRONG, str(misuse), misuse.hint, misuse.mistake)
     except Exception as error:  # a student's code may raise anything; say what it was
-        return Feedback(exercise, WRONG, f"{name} raised {type(error).__name__}: {error}", hint=(
+        return Feedback(exercise, WRONG, f"{name} raised {type(error).__name__}: {error}", (
             "run your function on the case above in a cell of its own and read the traceback: it names the line"),
-            mistake="raises")
-    if result is Ellipsis:
-        return _not_done(exercise, todo, start)
-    return result
+            "raises")
+    return not_done if result is Ellipsis else result
+
+
+def run_cases(exercise: str, function: Callable[..., Any], cases: Iterable[Any], arguments: Callable[[Any], tuple],
+              todo: str, start: str) -> Iterator[tuple[Any, tuple, Any]]:
+    """Each case with the arguments ``arguments(case)`` gave the answer and what ``run_answer`` returned, all the
+    cases sharing one ``Clock``."""
+    clock, quiet = Clock(), quietly(function)
+    for case in cases:
+        args = arguments(case)
+        yield case, args, run_answer(exercise, quiet, *args, clock=clock, todo=todo, start=start)
+
+
+def on_case(verdict: Feedback, where: str) -> Feedback:
+    """``verdict`` with the case it failed on added to its message."""
+    return dataclasses.replace(verdict, message=f"{verdict.message.rstrip('.')} (on {where}).")
+
+
+def checker(grade: Callable[[Any], Feedback], check: str, answer: str) -> Callable[..., Feedback]:
+    """The check a notebook calls: ``grade``'s verdict, printed and returned (see ``show``; ``answer`` names the
+    student's function in the call that asks for the hint)."""
+    def check_answer(function: Any, *, hint: bool | None = None) -> Feedback:
+        return show(grade(function), hint, check, name_of(function, answer))
+    check_answer.__name__ = check_answer.__qualname__ = check
+    check_answer.__doc__ = f"{grade.__doc__} Prints the verdict and returns it."
+    return check_answer
 
 
 def try_it(function: Callable[..., Any], *args: Any, seconds: float = SECONDS, **kwargs: Any) -> None:
     """Call the student's ``function(*args, **kwargs)`` once, with a time bound, and print what it returned,
     or that it is not written yet, ran too long or raised: what an exercise cell uses to try an answer."""
-    verdict = run_answer("try", function, *args, seconds=seconds, todo=f"{name_of(function)} is not written yet",
-                         **kwargs)
-    if not isinstance(verdict, Feedback):
-        print(repr(verdict) if not isinstance(verdict, str) else verdict)
-    elif verdict.status == NOT_DONE:
-        print(f"{name_of(function)} is not written yet: write its body, then run this cell again.")
+    name = name_of(function)
+    result = run_answer("try", function, *args, seconds=seconds, **kwargs)
+    if not isinstance(result, Feedback):
+        print(result if isinstance(result, str) else repr(result))
+    elif result.status == NOT_DONE:
+        print(f"{name} is not written yet: write its body, then run this cell again.")
     else:
-        print(f"{name_of(function)}: {verdict.message}")
+        print(f"{name}: {result.message}")

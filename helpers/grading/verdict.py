@@ -1,17 +1,9 @@
-"""What an exercise check says, and how a notebook shows it: what is wrong first, a hint only later.
-
-A check returns a ``Feedback`` and prints it with ``show``. The first failure of an exercise says what
-is wrong, on the smallest case the check found; the hint comes with a second failure of the same
-exercise in the same kernel, or at once when the check is called with ``hint=True``. No message gives
-the formula or the algorithm: the student still writes the answer.
-
-    [exercise 4.1] not done yet: write the body of overflows_at, then run this cell again.
-    [exercise 4.1] correct: ...
-    [exercise 4.1] not yet: ... (what is wrong, and where)
-"""
+"""What an exercise check says, and how a notebook shows it: what is wrong first, on the smallest case found;
+the hint on a second failure of the same exercise in this kernel, or at once with ``hint=True``; no message
+gives the formula or the algorithm away."""
 from __future__ import annotations
 
-import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,36 +28,36 @@ class Feedback:
     def __str__(self) -> str:
         return f"[exercise {self.exercise}] {self.status}: {self.message}"
 
-    def with_hint(self, hint: str) -> Feedback:
-        """The same verdict with another hint (a check's own hint replaces the runner's general one)."""
-        return dataclasses.replace(self, hint=hint)
 
-    def shown(self, hint: bool, ask: str = "hint=True") -> str:
-        """The text a notebook prints: the verdict, and the hint when ``hint`` is true (``ask`` is how to ask
-        for it, e.g. ``check_overflows_at(overflows_at, hint=True)``)."""
-        if self.status == CORRECT or not self.hint:
-            return str(self)
-        if hint:
-            return f"{self}\n  hint: {self.hint}"
-        if self.status == WRONG:
-            return f"{self}\n  (a hint comes with the next try, or now with {ask})"
-        return str(self)
+@dataclass(frozen=True)
+class Mistake:
+    """A wrong answer a check knows: its name, the wrong rule, what is wrong (said at once), a hint (held back)."""
 
+    name: str
+    rule: Callable[..., Any] | None
+    says: str
+    hint: str
 
-def is_unanswered(answer: Any) -> bool:
-    """True for the placeholder an exercise starts with (``...``) or an answer left as None."""
-    return answer is Ellipsis or answer is None
+    def verdict(self, exercise: str, example: str, also: str = "") -> Feedback:
+        """The WRONG verdict: ``example`` (the smallest case that shows the mistake), then what is wrong."""
+        return Feedback(exercise, WRONG, f"{example} {self.says[0].upper()}{self.says[1:]}{also}.", self.hint,
+                        self.name)
 
 
 def show(verdict: Feedback, hint: bool | None = None, check: str = "", answer: str = "") -> Feedback:
-    """Print ``verdict`` and return it. The hint is printed when ``hint`` is true, or (``hint=None``)
-    when this exercise has already failed once in this kernel; ``check`` and ``answer`` name the call that
-    asks for it."""
+    """Print ``verdict`` and return it, with the hint if ``hint`` is true or (``None``) if this exercise has
+    already failed once in this kernel; ``check(answer, hint=True)`` is the call that asks for it."""
     earlier = _failures.get(verdict.exercise, 0)
     if verdict.status == WRONG:
         _failures[verdict.exercise] = earlier + 1
-    ask = f"{check}({answer}, hint=True)" if check else "hint=True"
-    print(verdict.shown(bool(hint) if hint is not None else verdict.status == WRONG and earlier > 0, ask))
+    text = str(verdict)
+    if verdict.status != CORRECT and verdict.hint:
+        if hint or (hint is None and verdict.status == WRONG and earlier):
+            text += f"\n  hint: {verdict.hint}"
+        elif verdict.status == WRONG:
+            ask = f"{check}({answer}, hint=True)" if check else "hint=True"
+            text += f"\n  (a hint comes with the next try, or now with {ask})"
+    print(text)
     return verdict
 
 

@@ -1,19 +1,16 @@
-"""Exercise 2.1 (notebook 02): summary memory's trigger, a sliding window's forgetting.
-
-The right answer is what ``SummaryMemory`` sends word for word (the class is run with a stub summariser):
-a window with the same trigger sends exactly that, with no summary. The named mistakes are small
-windows written with one slip each.
-"""
+"""Exercise 2.1 (notebook 02): summary memory's trigger, a sliding window's forgetting. The right answer is what
+``SummaryMemory`` sends word for word (run with a stub summariser), with no summary; each named mistake is a
+small window written with one slip."""
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from helpers.base.bounded import limit_calls
-from helpers.grading.runner import Clock, name_of, quietly, run_answer
-from helpers.grading.verdict import CORRECT, WRONG, Feedback, show
+from helpers.grading.runner import checker, name_of, quietly, run_cases
+from helpers.grading.verdict import CORRECT, WRONG, Feedback, Mistake
 from helpers.memory.stubs import turn_range_stub
 from helpers.memory.summary import SummaryMemory
 
@@ -22,6 +19,8 @@ START = ("SummaryMemory's add_message shows where its trigger is: keep the trigg
          "only shorten recent_turns")
 Setting = tuple[int, int, int]  # (max_turns_before_summary, turns_to_keep_verbatim, turns)
 Request = list[dict[str, str]]
+SYSTEM = {"role": "system", "content": "system prompt"}
+_MISSING = object()
 
 
 def cases(count: int = 30, seed: int = 5) -> list[Setting]:
@@ -39,15 +38,6 @@ def cases(count: int = 30, seed: int = 5) -> list[Setting]:
 CASES = tuple(cases())
 
 
-def _message(role: str, turn: int) -> str:
-    return f"question {turn}" if role == "user" else f"reply {turn}"
-
-
-def _describe(messages: Sequence[dict[str, str]]) -> str:
-    """A request as a reader checks it: ``system prompt, question 3, reply 3, question 4``."""
-    return ", ".join(m["content"] if m["role"] != "system" else "system prompt" for m in messages)
-
-
 def _setting(case: Setting) -> str:
     threshold, keep, turns = case
     return f"summarise after {threshold}, keep {keep}, {turns} turn{'s' if turns != 1 else ''}"
@@ -55,33 +45,35 @@ def _setting(case: Setting) -> str:
 
 @dataclass(frozen=True)
 class WindowRun:
-    requests: list[Request]  # the request after each user message
+    """What a memory did in a conversation: the request after each user message, its archive and summary."""
+
+    requests: list[Request]
     archive: list[dict[str, str]]
-    summary: Any
-    summariser_calls: int
+    summary: Any = None
+    summariser_calls: int = 0
+
+
+def _requests(memory: Any, turns: int, request: Callable[[Any], Request]) -> list[Request]:
+    """``request(memory)`` after each question of ``turns`` turns of questions and replies."""
+    sent = []
+    for turn in range(1, turns + 1):
+        memory.add_message("user", f"question {turn}")
+        sent.append(request(memory))
+        memory.add_message("assistant", f"reply {turn}")
+    return sent
 
 
 def _run_window(memory_class: type, threshold: int, keep: int, turns: int, summarise: Callable) -> WindowRun:
     memory = memory_class("system prompt", max_turns_before_summary=threshold, turns_to_keep_verbatim=keep)
-    requests = []
-    for turn in range(1, turns + 1):
-        memory.add_message("user", _message("user", turn))
-        requests.append([dict(m) for m in memory.get_messages_for_api()])
-        memory.add_message("assistant", _message("assistant", turn))
-    return WindowRun(requests, [dict(m) for m in memory.archive], memory.current_summary,
-                     getattr(summarise, "calls", 0))
+    requests = _requests(memory, turns, lambda m: [dict(message) for message in m.get_messages_for_api()])
+    return WindowRun(requests, [dict(m) for m in memory.archive], memory.current_summary, summarise.calls)
 
 
 def expected_window(threshold: int, keep: int, turns: int) -> WindowRun:
     """What the window must send: the system prompt and summary memory's verbatim part (the project's class,
     with a stub summariser)."""
     memory = SummaryMemory("system prompt", turn_range_stub, threshold, keep)
-    requests = []
-    for turn in range(1, turns + 1):
-        memory.add_message("user", _message("user", turn))
-        requests.append([{"role": "system", "content": "system prompt"}, *memory.verbatim])
-        memory.add_message("assistant", _message("assistant", turn))
-    return WindowRun(requests, memory.archive, None, 0)
+    return WindowRun(_requests(memory, turns, lambda m: [SYSTEM, *m.verbatim]), memory.archive)
 
 
 def _window(trigger: Callable[[list, int], bool], kept: Callable[[list, int], list]
@@ -91,9 +83,9 @@ def _window(trigger: Callable[[list, int], bool], kept: Callable[[list, int], li
         recent: list[dict[str, str]] = []
         sent = []
         for turn in range(1, turns + 1):
-            recent.append({"role": "user", "content": _message("user", turn)})
-            sent.append([{"role": "system", "content": "system prompt"}, *recent])
-            recent.append({"role": "assistant", "content": _message("assistant", turn)})
+            recent.append({"role": "user", "content": f"question {turn}"})
+            sent.append([SYSTEM, *recent])
+            recent.append({"role": "assistant", "content": f"reply {turn}"})
             if trigger(recent, threshold):
                 recent = kept(recent, keep)
         return sent
@@ -104,102 +96,91 @@ def _turns_held(recent: list, threshold: int) -> bool:
     return len(recent) // 2 >= threshold
 
 
-# (name, the requests it sends, what is wrong, hint); never the code of the right answer
-MISTAKES: tuple[tuple[str, Callable[[int, int, int], list[Request]], str, str], ...] = (
-    ("keeps messages, not turns", _window(_turns_held, lambda recent, k: recent[-k:]),
-     "you keep turns_to_keep_verbatim *messages*; the setting counts turns, and a turn is two messages (a "
-     "question and its reply)", "how many messages make the turns you must keep?"),
-    ("keeps the oldest turns", _window(_turns_held, lambda recent, k: recent[:2 * k]),
-     "you keep the oldest turns and drop the newest; a window keeps the most recent ones",
-     "which end of recent_turns holds the latest turn?"),
-    ("waits one turn too long", _window(lambda recent, n: len(recent) // 2 > n, lambda recent, k: recent[-2 * k:]),
-     "you drop one turn later than summary memory folds: the memory acts as soon as it holds "
-     "max_turns_before_summary turns", "compare the two sides of your trigger when they are equal"),
-    ("counts messages as turns", _window(lambda recent, n: len(recent) >= n, lambda recent, k: recent[-2 * k:]),
-     "your trigger counts messages where the setting counts turns, so it drops too early",
-     "recent_turns holds messages: how many turns is that?"),
-    ("drops every turn", _window(_turns_held, lambda recent, k: []),
-     "you drop every turn, the latest ones too; the last turns_to_keep_verbatim turns stay",
-     "which turns does summary memory still send word for word after a fold?"),
+MISTAKES = (  # never the code of the right answer
+    Mistake("keeps messages, not turns", _window(_turns_held, lambda recent, k: recent[-k:]),
+            "you keep turns_to_keep_verbatim *messages*; the setting counts turns, and a turn is two messages (a "
+            "question and its reply)", "how many messages make the turns you must keep?"),
+    Mistake("keeps the oldest turns", _window(_turns_held, lambda recent, k: recent[:2 * k]),
+            "you keep the oldest turns and drop the newest; a window keeps the most recent ones",
+            "which end of recent_turns holds the latest turn?"),
+    Mistake("waits one turn too long",
+            _window(lambda recent, n: len(recent) // 2 > n, lambda recent, k: recent[-2 * k:]),
+            "you drop one turn later than summary memory folds: the memory acts as soon as it holds "
+            "max_turns_before_summary turns", "compare the two sides of your trigger when they are equal"),
+    Mistake("counts messages as turns", _window(lambda recent, n: len(recent) >= n, lambda recent, k: recent[-2 * k:]),
+            "your trigger counts messages where the setting counts turns, so it drops too early",
+            "recent_turns holds messages: how many turns is that?"),
+    Mistake("drops every turn", _window(_turns_held, lambda recent, k: []),
+            "you drop every turn, the latest ones too; the last turns_to_keep_verbatim turns stay",
+            "which turns does summary memory still send word for word after a fold?"),
 )
 
 
-def check_window_memory(memory_class: type, *, hint: bool | None = None) -> Feedback:
-    """Exercise 2.1: a memory with summary memory's trigger that drops the old turns instead of summarising.
-    Prints the verdict and returns it."""
-    return show(grade_window_memory(memory_class), hint, "check_window_memory",
-                name_of(memory_class, "your class"))
-
-
 def grade_window_memory(memory_class: type) -> Feedback:
-    """The verdict on an answer to 2.1, without printing it.
-
-    The student's ``add_message`` may call the notebook's ``summarise_turns`` by mistake; while the check runs,
-    that name (in the notebook's namespace) is a counting stand-in that never calls a model.
-    """
-    namespace = getattr(getattr(memory_class, "add_message", None), "__globals__", None)
+    """Exercise 2.1: a memory with summary memory's trigger that drops the old turns instead of summarising.
+    While the check runs, the notebook's ``summarise_turns`` (which the student's ``add_message`` may call by
+    mistake) counts calls and calls no model."""
+    namespace = getattr(getattr(memory_class, "add_message", None), "__globals__", {})
     counted = limit_calls(lambda turns, existing_summary=None: f"a summary of {len(turns)} messages", 100,
                           "summarise_turns")
-    missing = object()
-    saved = namespace.get("summarise_turns", missing) if namespace is not None else missing
-    if namespace is not None:
-        namespace["summarise_turns"] = counted
-    clock = Clock()
+    saved = namespace.get("summarise_turns", _MISSING)
+    namespace["summarise_turns"] = counted
     runs = []
     try:
-        for case in CASES:
-            counted.calls = 0  # type: ignore[attr-defined]
-            run = run_answer(EXERCISE, quietly(_run_window, name_of(memory_class, "your class")), memory_class, *case,
-                             counted, clock=clock, todo="write the body of add_message", start=START)
+        run_one = quietly(_run_window, name_of(memory_class, "your class"))
+        for _, _, run in run_cases(EXERCISE, run_one, CASES, lambda case: (memory_class, *case, counted),
+                                   "write the body of add_message", START):
             if isinstance(run, Feedback):
                 return run
             runs.append(run)
+            counted.calls = 0  # type: ignore[attr-defined]
     finally:
-        if namespace is not None:
-            if saved is missing:
-                namespace.pop("summarise_turns", None)
-            else:
-                namespace["summarise_turns"] = saved
+        if saved is _MISSING:
+            namespace.pop("summarise_turns", None)
+        else:
+            namespace["summarise_turns"] = saved
     return _verdict(runs)
 
 
 def _verdict(runs: list[WindowRun]) -> Feedback:
     for case, run in sorted(zip(CASES, runs), key=lambda item: item[0][2]):
-        threshold, keep, turns = case
         if run.summariser_calls:
-            return Feedback(EXERCISE, WRONG, (
-                f"your add_message called summarise_turns ({run.summariser_calls} times with {_setting(case)}). A "
-                "window writes no summary."), "which part of SummaryMemory's add_message makes the summary?",
-                mistake="summarises")
+            return Feedback(EXERCISE, WRONG, f"your add_message called summarise_turns ({run.summariser_calls} times "
+                            f"with {_setting(case)}). A window writes no summary.",
+                            "which part of SummaryMemory's add_message makes the summary?", "summarises")
         if run.summary is not None:
             return Feedback(EXERCISE, WRONG, f"current_summary is {run.summary!r} ({_setting(case)}); a window "
-                                             "writes no summary, so it stays None.",
-                            "which attribute holds the summary, and what must it stay?", mistake="writes a summary")
-        if len(run.archive) < 2 * turns:
-            return Feedback(EXERCISE, WRONG, (
-                f"after {turns} turns your archive holds {len(run.archive)} messages, not {2 * turns} ({_setting(case)}): "
-                "the old turns leave the request, never the archive."),
-                "which list does the request read, and which one keeps the whole conversation?",
-                mistake="drops from the archive")
-    mistake = next((m for m in MISTAKES if all(m[1](*case) == run.requests for case, run in zip(CASES, runs))), None)
+                            "writes no summary, so it stays None.",
+                            "which attribute holds the summary, and what must it stay?", "writes a summary")
+        if len(run.archive) < 2 * case[2]:
+            return Feedback(EXERCISE, WRONG, f"after {case[2]} turns your archive holds {len(run.archive)} messages, "
+                            f"not {2 * case[2]} ({_setting(case)}): the old turns leave the request, never the "
+                            "archive.",
+                            "which list does the request read, and which one keeps the whole conversation?",
+                            "drops from the archive")
+    known = next((m for m in MISTAKES if all(m.rule(*case) == run.requests for case, run in zip(CASES, runs))), None)
     for case, run in sorted(zip(CASES, runs), key=lambda item: (item[0][2], item[0][0])):
-        threshold, keep, turns = case
-        right = expected_window(threshold, keep, turns)
+        right = expected_window(*case)
         if run.archive != right.archive:
-            return Feedback(EXERCISE, WRONG, (
-                f"the archive differs ({_setting(case)}): it must hold every message in the order it came, each as "
-                "{'role': ..., 'content': ...}."), "print self.archive after two turns and compare",
-                mistake="archive differs")
+            return Feedback(EXERCISE, WRONG, f"the archive differs ({_setting(case)}): it must hold every message in "
+                            "the order it came, each as {'role': ..., 'content': ...}.",
+                            "print self.archive after two turns and compare", "archive differs")
         for turn, (mine, theirs) in enumerate(zip(run.requests, right.requests), start=1):
             if mine != theirs:
-                where = (f"The smallest case: {_setting(case)}. At turn {turn} you send {_describe(mine)}; summary "
-                         f"memory sends {_describe(theirs)} word for word")
-                if mistake:
-                    return Feedback(EXERCISE, WRONG, f"{where}: {mistake[2]}.", mistake[3], mistake=mistake[0])
-                return Feedback(EXERCISE, WRONG, f"{where}.", (
+                example = (f"The smallest case: {_setting(case)}. At turn {turn} you send {_describe(mine)}; summary "
+                           f"memory sends {_describe(theirs)} word for word.")
+                return known.verdict(EXERCISE, example) if known else Feedback(EXERCISE, WRONG, example, (
                     "print recent_turns after each reply of the smallest case, and compare with the schedule of "
                     "notebook 01 for the same settings"))
     return Feedback(EXERCISE, CORRECT, (
         f"all {len(CASES)} settings send what summary memory sends verbatim, with no summary, and the archive "
         "keeps every message. With the lesson's settings, turn 6 goes out with turns 3 to 5 and the question: the "
         "salary of turn 1 is gone from the request, as in the sliding window."))
+
+
+def _describe(messages: Request) -> str:
+    """A request as a reader checks it: ``system prompt, question 3, reply 3, question 4``."""
+    return ", ".join(m["content"] if m["role"] != "system" else "system prompt" for m in messages)
+
+
+check_window_memory = checker(grade_window_memory, "check_window_memory", "your class")
