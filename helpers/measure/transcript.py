@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from helpers.base.paths import DATA_DIR
+from helpers.measure import LESSON_KINDS
 from helpers.measure.bill import Bill, CallBill, TurnBill, call_bill
 from helpers.measure.ledger import (
     CAPSTONE_DIR,
@@ -28,7 +29,6 @@ from helpers.measure.ledger import (
     request_statuses,
     summary_versions,
 )
-from helpers.memory.registry import KINDS
 from helpers.memory.rolling import RollingMemory
 from helpers.memory.sliding_window import SlidingWindowMemory
 from helpers.memory.types import StateError, SummariserError
@@ -74,10 +74,10 @@ def load_transcript(conversation: str | Path | None = None, replies: str | Path 
 
 
 def strategies(transcript: Transcript) -> dict[str, tuple[str, dict[str, Any]]]:
-    """Every strategy compared: the full buffer, then every registered memory kind with its class defaults, which
-    are the lessons' settings. Name -> (kind, settings)."""
+    """The strategies compared: the full buffer, then each of ``LESSON_KINDS`` at its class defaults (the lessons'
+    settings). Name -> (kind, settings)."""
     window = SlidingWindowMemory.KIND.name
-    return {FULL_BUFFER: (window, {"window_turns": len(transcript)}), **{name: (name, {}) for name in KINDS}}
+    return {FULL_BUFFER: (window, {"window_turns": len(transcript)}), **{name: (name, {}) for name in LESSON_KINDS}}
 
 
 @dataclass(frozen=True)
