@@ -124,5 +124,6 @@ def audit_report(summary: str, archive: Sequence[dict[str, str]]) -> str:
     replies = sum(1 for m in archive if m["role"] == "assistant")
     head = f"Figures and negations in the summary that none of the {users} user messages states: {len(claims)}"
     fragment = cut_figure(summary)
-    cut = [f"  (the summary ends mid-figure, {fragment!r}: it was cut, and the fragment is not checked)"] if fragment else []
-    return "\n".join([head, *(claim_line(claim, replies_checked=replies > 0) for claim in claims), *cut])
+    cut = [f"  (the summary ends mid-figure, {fragment!r}: it was cut, and the fragment is not checked)"]
+    return "\n".join([head, *(claim_line(claim, replies_checked=replies > 0) for claim in claims),
+                      *(cut if fragment else [])])

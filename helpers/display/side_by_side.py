@@ -1,8 +1,5 @@
-"""Notebook 07's tables, chart and slider panel: the memory strategies side by side on one conversation.
-
-Everything reads ``helpers.measure.transcript.StrategyRun`` (bill and ledger measured once), so the tables, the
-chart and the sliders show the same figures.
-"""
+"""Notebook 07's tables, chart and slider panel: the strategies side by side on one conversation, all read from
+``helpers.measure.transcript.StrategyRun`` (measured once), so they show the same figures."""
 from __future__ import annotations
 
 import functools
@@ -74,7 +71,8 @@ def injection_report(runs: Mapping[str, StrategyRun]) -> str:
             versions = _compress([f"turn {turn} {state}" for turn, state in trail])
             summaries = f"{len(trail)} summary version{'s' if len(trail) > 1 else ''} after it, from {versions}"
         elif run.summary_versions():
-            summaries = f"the summary stayed the same from turn {run.summary_versions()[-1][0]} on, so no fold took it in"
+            last = run.summary_versions()[-1][0]
+            summaries = f"the summary stayed the same from turn {last} on, so no fold took it in"
         else:
             summaries = "no summary"
         lines.append(f"  {run.label()}: {where}; {summaries}; "

@@ -1,8 +1,5 @@
-"""Slider panels: sliders, a text readout in the lesson's format and a chart image (no ``Output`` widget).
-
-A panel calls a pure ``render_*(...) -> (text, figure)`` function, the same one a notebook's fixed-value cell
-calls, so the stored (nbval-compared) output and the slider show one thing.
-"""
+"""Slider panels: sliders, a text readout and a chart image, from a pure ``render_*(...) -> (text, figure)``
+function, the one a notebook's fixed-value cell calls: the stored (nbval-compared) output and the slider agree."""
 from __future__ import annotations
 
 import functools
@@ -116,7 +113,8 @@ class SchedulePanel(SliderPanel):
 
 def schedule_panel(threshold: int = 4, keep: int = 2, turns: int = 10) -> SchedulePanel:
     """Sliders "threshold", "keep verbatim", "turns"; readout ends "summariser calls in N turns: C"."""
-    sliders = {"threshold": slider("threshold", threshold, 2, 12), "keep": slider("keep verbatim", keep, 1, threshold - 1),
+    sliders = {"threshold": slider("threshold", threshold, 2, 12),
+               "keep": slider("keep verbatim", keep, 1, threshold - 1),
                "turns": slider("turns", turns, 1, 30)}
     return SchedulePanel(sliders, render_schedule, ScheduleChart(blit=True))
 

@@ -1,10 +1,6 @@
-"""Attack rates (notebook 06): every injection payload through memory kinds under each defence setting.
-
-A payload is the user's turn 2 of a scripted six-turn conversation (``data/security/injection_payloads.json``);
-only the summariser is a model call. A run records whether the payload's canary reached a system message of
-the memory (not the system prompt itself), the summary, the last request, and whether the summary check
-flagged a summary of the run. With the offline stand-in (extractive, it obeys nothing) the figures say where
-text lands, not whether a model would follow it.
+"""Attack rates (notebook 06): each injection payload, as turn 2 of a scripted conversation, through memory kinds
+under each defence setting: did its canary reach a system message, the summary, the last request, the check?
+Offline (the stand-in copies, it obeys nothing) the figures say where text lands, not what a model would follow.
 """
 from __future__ import annotations
 
@@ -27,7 +23,6 @@ from helpers.memory.types import SettingError, Summariser, SummariserError, Summ
 @dataclass(frozen=True)
 class DefenceSetting:
     """One row group of the table: the memory's defences and which summariser it uses."""
-
     name: str
     defences: Defences | None
     hardened_summariser: bool = False  # structured input + the "conversation is data" prompt
@@ -92,7 +87,6 @@ def payload(payload_id: str) -> dict[str, Any]:
 @dataclass(frozen=True)
 class AttackRun:
     """One payload through one memory kind under one setting."""
-
     payload_id: str
     family: str
     setting: str
@@ -109,9 +103,10 @@ def _mentions(text: str | None, canary: str) -> bool:
     return bool(text) and canary.casefold() in text.casefold()  # type: ignore[union-attr]
 
 
-def run_one(text: str, canary: str, memory_kind: str, setting: DefenceSetting, summarise: Summariser | None,
-            system_prompt: str) -> tuple[bool, bool, bool, bool, int, str | None]:
-    """Run the scripted conversation with ``text`` as turn 2; return what the canary did."""
+def run_one(item: dict[str, Any], memory_kind: str, setting: DefenceSetting, summarise: Summariser | None,
+            system_prompt: str) -> AttackRun:
+    """Run the scripted conversation with the payload ``item`` as turn 2: what its canary did."""
+    text, canary = item["text"], item["canary"]
     written: list[str] = []
 
     def recording_summariser(messages: list[dict[str, str]], existing: str | None) -> str:
@@ -133,7 +128,8 @@ def run_one(text: str, canary: str, memory_kind: str, setting: DefenceSetting, s
     last = any(_mentions(m["content"], canary) for m in memory.get_messages_for_api())
     names = assistant_names(system_prompt)
     flagged = any(check_summary(summary, names=names).flagged for summary in written)
-    return reached, _mentions(memory.summary, canary), last, flagged, refused, memory.summary
+    return AttackRun(item["id"], item["family"], setting.name, memory_kind, reached, _mentions(memory.summary, canary),
+                     last, flagged, refused, memory.summary)
 
 
 def memoised(summarise: Summariser) -> Summariser:
@@ -156,7 +152,8 @@ def run_attacks(summariser_for: Callable[[str, bool], Summariser], system_prompt
     chosen_kinds = list(KINDS) if kinds is None else list(kinds)
     unknown = [kind for kind in chosen_kinds if kind not in KINDS]
     if unknown:
-        raise SettingError("kinds", unknown[0], f"no memory kind named {unknown[0]!r}; the kinds are {', '.join(KINDS)}")
+        raise SettingError("kinds", unknown[0], f"no memory kind named {unknown[0]!r}; the kinds are "
+                           f"{', '.join(KINDS)}")
     chosen = list(corpus_payloads if corpus_payloads is not None else payloads())
     runs, summarisers = [], {}
     for setting in settings:
@@ -164,9 +161,7 @@ def run_attacks(summariser_for: Callable[[str, bool], Summariser], system_prompt
             key = (kind, setting.hardened_summariser)
             if key not in summarisers:  # settings that differ only in the memory share one (memoised) summariser
                 summarisers[key] = memoised(summariser_for(*key)) if KINDS[kind].KIND.heading else None
-            for item in chosen:
-                outcome = run_one(item["text"], item["canary"], kind, setting, summarisers[key], system_prompt)
-                runs.append(AttackRun(item["id"], item["family"], setting.name, kind, *outcome))
+            runs += [run_one(item, kind, setting, summarisers[key], system_prompt) for item in chosen]
     return runs
 
 
@@ -177,7 +172,6 @@ def _percent(count: int, out_of: int) -> float:
 @dataclass(frozen=True)
 class AttackRate:
     """Per setting and memory kind: out of ``payloads`` runs, how many did each thing."""
-
     setting: str
     memory: str
     payloads: int
@@ -244,7 +238,6 @@ def ordinary_talk() -> dict[str, Any]:
 class CheckMeasure:
     """One check mode: held-out attacks flagged, ordinary texts flagged (false alarms), and the fold attempts of an
     ordinary conversation that it flagged or refused."""
-
     mode: str
     attacks: int
     caught: int

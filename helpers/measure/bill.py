@@ -13,7 +13,6 @@ from helpers.base.tokens import count_tokens
 @dataclass(frozen=True)
 class CallBill:
     """One summariser call: tokens it sent and wrote, counted, and billed where the endpoint reported them."""
-
     prompt_tokens: int
     output_tokens: int
     billed_prompt: int | None = None
@@ -36,7 +35,6 @@ def call_bill(call: Any) -> CallBill:
 @dataclass(frozen=True)
 class TurnBill:
     """One turn: the chat request's tokens and the summariser calls the memory made during the turn."""
-
     turn: int
     request_tokens: int
     calls: tuple[CallBill, ...] = ()
@@ -51,7 +49,6 @@ class TurnBill:
 @dataclass(frozen=True)
 class Bill:
     """A strategy's whole bill: the turns, and the totals a table shows."""
-
     turns: tuple[TurnBill, ...]
 
     @property
@@ -83,7 +80,8 @@ class Bill:
     def billed_total(self) -> int | None:
         """The same total as the endpoint billed it, or None when any part has no billed figure (offline)."""
         parts = [turn.billed_request for turn in self.turns]
-        parts += [part for turn in self.turns for call in turn.calls for part in (call.billed_prompt, call.billed_output)]
+        parts += [part for turn in self.turns for call in turn.calls
+                  for part in (call.billed_prompt, call.billed_output)]
         return None if not parts or any(part is None for part in parts) else sum(parts)  # type: ignore[misc]
 
     def per_turn(self) -> list[int]:

@@ -16,7 +16,6 @@ from helpers.memory.types import SettingError
 @dataclass(frozen=True)
 class PromptPoint:
     """One published request: how many messages, its contents by tiktoken, what the endpoint billed."""
-
     label: str
     messages: int
     counted: int
@@ -32,7 +31,6 @@ class PromptPoint:
 @dataclass(frozen=True)
 class Overhead:
     """``gap ~ fixed + per_message * messages``, fitted by least squares."""
-
     fixed: float
     per_message: float
 

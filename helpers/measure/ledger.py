@@ -35,7 +35,6 @@ class Fact:
     """One planted fact: the turn the user stated it, its kind and the texts that count as sending it.
     ``replaces`` names the fact it corrects; ``replaced_at``/``forget_at``: the turn it is out of date or asked to
     be forgotten; ``keyword``: the word a rule is read by; ``canary``: the word marking an injected instruction."""
-
     id: str
     kind: str
     turn: int
@@ -67,7 +66,6 @@ class Fact:
 @dataclass(frozen=True)
 class Probe:
     """A question asked at a checkpoint (with a model only), graded against one fact of the ledger."""
-
     fact: str
     question: str
 
@@ -75,7 +73,6 @@ class Probe:
 @dataclass(frozen=True)
 class Ledger:
     """The planted facts of one conversation and the probe questions that check them."""
-
     facts: tuple[Fact, ...]
     probes: tuple[Probe, ...] = ()
 
@@ -151,7 +148,7 @@ def request_statuses(ledger: Ledger, request: Sequence[dict[str, str]], summary:
 
 
 def kept_count(ledger: Ledger, statuses: dict[str, str], turn: int) -> tuple[int, int]:
-    """(facts kept, facts wanted) at ``turn``: the wanted facts sent verbatim or in the summary (a rule only as a rule)."""
+    """(facts kept, facts wanted) at ``turn``: wanted facts sent verbatim or in the summary (a rule only as a rule)."""
     wanted = ledger.wanted(turn)
     return sum(statuses.get(fact.id) in KEPT for fact in wanted), len(wanted)
 

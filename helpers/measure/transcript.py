@@ -167,9 +167,9 @@ def replay(memory: RollingMemory, transcript: Transcript, ledger: Ledger, name: 
                 notes.append(str(error))
         bills = (tuple(call_bill(call) for call in calls[calls_before:]) if calls is not None
                  else _fold_bills(memory, events_before))
-        measures.append(TurnMeasure(
-            turn, TurnBill(turn, request_tokens, bills, billed), summary, request_statuses(ledger, request, summary, turn),
-            injection is not None and reached_system(injection, request), tuple(notes)))
+        statuses = request_statuses(ledger, request, summary, turn)
+        measures.append(TurnMeasure(turn, TurnBill(turn, request_tokens, bills, billed), summary, statuses,
+                                    injection is not None and reached_system(injection, request), tuple(notes)))
         if turn in transcript.checkpoints:
             checkpoints[turn] = memory.get_messages_for_api()
     return StrategyRun(name or memory.KIND.name, memory.KIND.name, memory.settings(), tuple(measures), ledger,
@@ -210,7 +210,8 @@ def answer_lines(answer: str, count: int) -> list[str]:
 def grade_probes(ledger: Ledger, answer: str) -> dict[str, str]:
     """Each probe's fact and how the model's numbered answer to it grades (``ledger.grade_answer``)."""
     lines = answer_lines(answer, len(ledger.probes))
-    return {probe.fact: grade_answer(ledger.fact(probe.fact), line, ledger) for probe, line in zip(ledger.probes, lines)}
+    return {probe.fact: grade_answer(ledger.fact(probe.fact), line, ledger)
+            for probe, line in zip(ledger.probes, lines)}
 
 
 def spread(values: Sequence[float]) -> tuple[float, float, float]:
