@@ -14,6 +14,7 @@ from helpers.memory.schedule import Schedule, ScheduleRow
 from helpers.memory.turn_record import TurnRecord
 from helpers.memory.types import FoldEvent
 
+
 def turn_line(record: TurnRecord) -> str:
     """The turn line in the format of the record's memory kind, unchanged, then the warnings that apply."""
     return kind_named(record.kind).KIND.turn_line(record) + "".join(f" | {w}" for w in turn_warnings(record))

@@ -315,13 +315,12 @@ def stacked_token_bars(labels: Sequence[str], parts: Mapping[str, Sequence[int]]
     (ax.set_ylabel if horizontal else ax.set_xlabel)(xlabel)
     (ax.set_xlabel if horizontal else ax.set_ylabel)("tokens (o200k_base)")
     if limit is not None:
-        (ax.axvline if horizontal else ax.axhline)(limit[1], color=COLOURS["limit"], linestyle="--",
-                                                    linewidth=2, label=limit[0])
+        line_across = ax.axvline if horizontal else ax.axhline
+        line_across(limit[1], color=COLOURS["limit"], linestyle="--", linewidth=2, label=limit[0])
     if caps is not None:
-        positions = range(len(labels))
-        (ax.vlines if horizontal else ax.hlines)(caps[1], [p - BAR_WIDTH / 2 for p in positions],
-                                                  [p + BAR_WIDTH / 2 for p in positions], color=COLOURS["limit"],
-                                                  linestyle="--", linewidth=2.5, label=caps[0])
+        positions, line_over = range(len(labels)), ax.vlines if horizontal else ax.hlines
+        line_over(caps[1], [p - BAR_WIDTH / 2 for p in positions], [p + BAR_WIDTH / 2 for p in positions],
+                  color=COLOURS["limit"], linestyle="--", linewidth=2.5, label=caps[0])
         (ax.set_xlim if horizontal else ax.set_ylim)(0, max([*caps[1], *base]) * 1.08)
     ax.set_title(title)
     if horizontal:

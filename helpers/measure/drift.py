@@ -101,4 +101,3 @@ def chart_series(cycles: Sequence[CycleMeasure]) -> dict[str, list]:
     """The numbers ``helpers.display.plots.drift_chart`` draws for one run, and how the rule reads per cycle."""
     return {"batch_tokens": [c.batch_tokens for c in cycles], "summary_tokens": [c.summary_tokens for c in cycles],
             "words": [c.words for c in cycles], "strength": [c.strength for c in cycles]}
-
