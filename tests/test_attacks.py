@@ -10,6 +10,7 @@ from helpers.display.attack_chart import attack_chart, attack_table_text, check_
 from helpers.memory.summary_check import check_summary
 from helpers.model.summarisers import make_summariser
 from helpers.lessons.data import prompt
+from helpers.measure import LESSON_KINDS  # the kinds notebook 06 shows
 from helpers.measure.attacks import (
     DEFENCE_SETTINGS,
     attack_rates,
@@ -37,7 +38,6 @@ OFFLINE_SUMMARIES = {
     "summary check (refuse)": (9, 9, 31, 22, 22),
     "all of them": (0, 8, 31, 23, 23),
 }
-LESSON_KINDS = ("summary memory", "summary buffer memory", "sliding window")  # the kinds notebook 06 shows
 # The sliding window launders nothing into a system message and has forgotten turn 2 by turn 6.
 OFFLINE = {**{(setting, kind): figures for setting, figures in OFFLINE_SUMMARIES.items() for kind in SUMMARIES},
            **{(setting, "sliding window"): (0, 0, 0, 0, 0) for setting in OFFLINE_SUMMARIES}}
@@ -126,6 +126,18 @@ def test_the_table_shows_the_kinds_its_caller_names_so_a_new_kind_changes_no_les
     with pytest.raises(SettingError) as error:
         run_attacks(summariser_for, SYSTEM, kinds=["no such kind"], corpus_payloads=one)
     assert error.value.setting == "kinds" and "summary memory" in str(error.value)
+
+
+def test_a_payload_that_names_an_unknown_memory_text_or_id_is_a_setting_error():
+    from helpers.measure.attacks import _filled, payload
+    from helpers.memory.types import SettingError
+
+    with pytest.raises(SettingError) as unknown_text:
+        _filled("{{vector store heading}} then text")
+    with pytest.raises(SettingError) as unknown_id:
+        payload("no-99")
+    assert (unknown_text.value.setting, unknown_text.value.value) == ("payload", "{{vector store heading}}")
+    assert (unknown_id.value.setting, unknown_id.value.value) == ("payload_id", "no-99")
 
 
 # ----- the summary check measured both ways ------------------------------------------------------------------

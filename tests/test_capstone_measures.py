@@ -284,11 +284,20 @@ def test_a_reply_missing_for_a_turn_is_named(tmp_path):
         load_transcript(conversation, replies)
 
 
-def test_the_strategies_are_the_full_buffer_and_every_registered_kind():
+def test_the_strategies_are_the_full_buffer_and_the_lessons_kinds_whatever_is_registered():
+    import dataclasses
+
+    from helpers.measure import LESSON_KINDS
+    from helpers.memory.registry import registered
+    from helpers.memory.sliding_window import SlidingWindowMemory
+
+    class Wider(SlidingWindowMemory):
+        KIND = dataclasses.replace(SlidingWindowMemory.KIND, name="wider window")
     names = strategies(SMALL)
     assert names["full buffer"] == ("sliding window", {"window_turns": 3})
-    from helpers.memory.registry import KINDS
-    assert set(names) == {"full buffer", *KINDS}
+    assert list(names) == ["full buffer", *LESSON_KINDS]
+    with registered(Wider):
+        assert strategies(SMALL) == names  # a kind added to the registry changes no lesson's strategies
 
 
 # ----- the display and exercise 7.1 -----------------------------------------------------------------------

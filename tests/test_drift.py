@@ -8,7 +8,7 @@ import pytest
 from helpers.lessons.data import lesson3, published_run
 from helpers.measure import drift
 from helpers.base.tokens import encoding
-from helpers.display.lines import comparison_table, cycle_check_line, cycle_line
+from helpers.display.lines import comparison_table, cycle_line
 from helpers.lessons.data import prompt
 from helpers.model.connect import connect
 from helpers.model.summarisers import make_summariser
@@ -50,7 +50,7 @@ def test_measure_counts_tokens_words_and_limit():
     assert [c.summary_tokens for c in cycles][:2] == [58, 99]  # cycle 3's quoted text lost a few characters
     assert [c.over_limit for c in cycles] == [False, False, True]
     assert cycle_line(cycles[0]) == "Cycle 1: batch 82 tokens | summary 58 tokens | mentions equity: True"
-    assert "82/80 (over the limit)" in cycle_check_line(cycles[2])
+    assert (cycles[2].words, cycles[2].word_limit) == (82, 80)
     with pytest.raises(SettingError) as refused:
         drift.measure(SUMMARIES, [1, 2])
     assert refused.value.setting == "batch_tokens"
@@ -68,7 +68,7 @@ def test_run_drift_folds_each_batch_into_the_previous_summary():
     assert [c.batch_tokens for c in cycles] == lesson3()["drift_run"]["published_batch_tokens"]
     assert calls[0] == (4, None) and calls[1][1] is not None
     assert [cycle_line(c).startswith(f"Cycle {c.cycle}: ") for c in cycles] == [True] * 3
-    assert "survives as: rule" in cycle_check_line(cycles[0])
+    assert cycles[0].strength == "rule" and "never" in cycles[0].cues
 
 
 def test_comparison_table_has_a_row_per_cycle_and_run():

@@ -5,7 +5,7 @@ from __future__ import annotations
 from matplotlib.figure import Figure
 
 from helpers.display.flowchart import TITLE, summary_buffer_flowchart
-from helpers.display.plots import MIN_TEXT_SIZE, budget_bar_chart, overflow_bar_chart
+from helpers.display.plots import MIN_TEXT_SIZE, overflow_bar_chart
 from helpers.display.reference import lesson4_run_lines
 from helpers.lessons.data import lesson4
 from helpers.memory.budget import budget_table
@@ -32,7 +32,7 @@ def test_the_bar_chart_from_lists_is_the_bar_chart_from_the_memory():
     analysis = lesson4()["budget_analysis"]
     table = budget_table(analysis["user_messages"], analysis["budgets"])
     ours = overflow_bar_chart(analysis["budgets"], [4, 4, 3, 2, 1, 0])
-    theirs = budget_bar_chart(table)
+    theirs = overflow_bar_chart([r.max_buffer_tokens for r in table.results], [r.overflows for r in table.results])
     for fig in (ours, theirs):
         ax = fig.axes[0]
         assert [round(p.get_height()) for p in ax.patches] == [4, 4, 3, 2, 1, 0]

@@ -40,7 +40,8 @@ def test_schedule_chart():
 
 
 def test_budget_bar_chart_is_the_lessons():
-    fig = plots.budget_bar_chart(budget_table(MESSAGES, BUDGETS))
+    table = budget_table(MESSAGES, BUDGETS)
+    fig = plots.overflow_bar_chart([r.max_buffer_tokens for r in table.results], [r.overflows for r in table.results])
     labelled(fig)
     ax = fig.axes[0]
     assert [round(p.get_height()) for p in ax.patches] == [4, 4, 3, 2, 1, 0]
@@ -109,7 +110,7 @@ def every_chart():
     series = {"run": {"batch_tokens": [82, 71, 66], "summary_tokens": [58, 99, 137], "words": [39, 65, 82]},
               "lesson": {"batch_tokens": [82, 71, 66], "summary_tokens": [60, 101, 140], "words": [40, 70, 96]}}
     yield "schedule chart (slider)", plots.ScheduleChart().update(summary_schedule(10, 4, 2)), PANEL_DPI
-    yield "budget bar chart", plots.budget_bar_chart(budget_table(MESSAGES, BUDGETS)), plots.DISPLAY_DPI
+    yield "budget bar chart", plots.overflow_bar_chart(BUDGETS, [4, 4, 3, 2, 1, 0]), plots.DISPLAY_DPI
     yield "budget chart (slider)", plots.BudgetChart(BUDGETS, 20).update(
         budget_table(MESSAGES, BUDGETS, 150), analyse_budget(MESSAGES, 300, 150)), PANEL_DPI
     yield "budget chart (cell)", plots.BudgetChart(BUDGETS, 20).update(

@@ -1,7 +1,6 @@
-"""The attack table and chart of notebook 06, and a side-by-side view of two requests."""
+"""Notebook 06's attack table and chart, and the summary check measured both ways."""
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Sequence
 
 from matplotlib.figure import Figure
@@ -49,26 +48,6 @@ def attack_chart(rates: Sequence[AttackRate], title: str) -> Figure:
     return fig
 
 
-def side_by_side(left: list[dict[str, str]], right: list[dict[str, str]], titles: tuple[str, str],
-                 width: int = 58, max_chars: int = 520) -> str:
-    """Two requests in two columns, one block per message ("[role] content", wrapped, long ones cut with '…')."""
-    def column(request: list[dict[str, str]]) -> list[str]:
-        lines: list[str] = []
-        for message in request:
-            content = message["content"]
-            content = content if len(content) <= max_chars else content[:max_chars].rstrip() + "…"
-            text = f"[{message['role']}] {content}"
-            for paragraph in text.split("\n"):
-                lines += textwrap.wrap(paragraph, width) or [""]
-            lines.append("")
-        return lines
-    a, b = column(left), column(right)
-    a += [""] * (len(b) - len(a))
-    b += [""] * (len(a) - len(b))
-    rows = [f"{titles[0]:<{width}} | {titles[1]}", f"{'-' * width}-+-{'-' * width}"]
-    return "\n".join([*rows, *(f"{x:<{width}} | {y}".rstrip() for x, y in zip(a, b))])
-
-
 def benign_line(rates: Sequence[AttackRate]) -> str:
     """The control run in one line: how often the check flagged or refused a conversation with no payload."""
     runs = sum(rate.payloads for rate in rates)
@@ -81,9 +60,11 @@ def check_table_text(measures: Sequence[CheckMeasure], label: str) -> str:
     talk, and what the mode cost an ordinary conversation (fold attempts flagged and refused)."""
     def cell(count: int, out_of: int) -> str:
         return f"{count:>3}/{out_of} {CheckMeasure.percent(count, out_of):3.0f}%"
-    header = f"{'check mode':<10} {'held-out attacks caught':>24} {'false alarms, ordinary talk':>28} {'ordinary conversation: folds flagged, refused':>46}"
+    header = (f"{'check mode':<10} {'held-out attacks caught':>24} {'false alarms, ordinary talk':>28} "
+              f"{'ordinary conversation: folds flagged, refused':>46}")
     lines = [label, header, "-" * len(header)]
     for m in measures:
         folds = f"{m.turns} turns, {m.folds} folds: {m.folds_flagged} flagged, {m.folds_refused} refused"
-        lines.append(f"{m.mode:<10} {cell(m.caught, m.attacks):>24} {cell(m.false_alarms, m.ordinary):>28} {folds:>46}")
+        lines.append(f"{m.mode:<10} {cell(m.caught, m.attacks):>24} {cell(m.false_alarms, m.ordinary):>28} "
+                     f"{folds:>46}")
     return "\n".join(lines)

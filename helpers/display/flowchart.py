@@ -1,10 +1,5 @@
-"""Lesson 4's flowchart of summary buffer memory, drawn as a figure: the four steps of one message.
-
-The lesson page shows it as a picture: a message enters the buffer; when the buffer would pass its
-token budget, the oldest messages leave and a summariser call merges them into the running summary;
-the prompt is assembled from the system prompt, the summary and the buffer; the reply goes back into
-the buffer. The boxes are numbered like the page's list of steps.
-"""
+"""Lesson 4's flowchart of summary buffer memory as a figure: the four steps of one message, numbered like the
+page's list of steps."""
 from __future__ import annotations
 
 from matplotlib.figure import Figure
@@ -42,9 +37,8 @@ def summary_buffer_flowchart() -> Figure:
     ax.axis("off")
     boxes: dict[str, Text] = {}
     for key, text, x, y, colour in BOXES:
-        light = colour in ("#ffffff",)
         boxes[key] = ax.text(x, y, text, ha="center", va="center", fontsize=MIN_TEXT_SIZE,
-                             color="#222222" if light else "white",
+                             color="#222222" if colour == "#ffffff" else "white",
                              bbox={"boxstyle": "round,pad=0.6", "facecolor": colour, "edgecolor": "#444444",
                                    "linewidth": 2})
     for start, end, label, where in ARROWS:

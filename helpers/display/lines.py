@@ -1,9 +1,6 @@
-"""The lines the notebooks print: a turn and its folds (in the format its memory kind carries), the
-schedule table, the budget table, a line per drift cycle and the audit of a summary.
-
-Each memory kind carries its own turn and fold line (lesson 3's ``[Turn 1] messages sent: 2 | ...`` and
-``[SUMMARISE] ...``, lesson 4's ``[COMPRESS] ...``); this project's runs and the lessons' published runs
-(``helpers.display.reference``) are printed by the same functions, so the two can be read side by side.
+"""The lines the notebooks print: a turn and its folds (in the format its memory kind carries), the schedule
+and budget tables, the drift cycles and the audit of a summary. This project's runs and the lessons' published
+runs (``helpers.display.reference``) print through the same functions, so the two read side by side.
 """
 from __future__ import annotations
 
@@ -17,21 +14,15 @@ from helpers.memory.schedule import Schedule, ScheduleRow
 from helpers.memory.turn_record import TurnRecord
 from helpers.memory.types import FoldEvent
 
-# ----- a turn of this project's runs -------------------------------------------------------------
-
 
 def turn_line(record: TurnRecord) -> str:
-    """The turn line in the format of the record's memory kind, with warnings.
-
-    The kind's figures (taken when the request is sent) come first and unchanged; then, only when
-    they apply: messages a live server dropped, a reply cut at the token limit, a reply that
-    took the buffer over its budget.
-    """
+    """The turn line in the format of the record's memory kind, unchanged, then the warnings that apply."""
     return kind_named(record.kind).KIND.turn_line(record) + "".join(f" | {w}" for w in turn_warnings(record))
 
 
 def turn_warnings(record: TurnRecord) -> list[str]:
-    """The short warnings a turn line ends with (none in a normal turn)."""
+    """What a turn line ends with when it applies: messages a server dropped, a reply cut at the token limit, a
+    reply that took the buffer over its budget."""
     warnings = []
     if record.not_received:
         warnings.append(f"NOT RECEIVED BY THE MODEL: {', '.join(record.not_received)}")
@@ -62,8 +53,6 @@ def turn_text(record: TurnRecord) -> str:
 
 
 # ----- lesson 3's schedule and lesson 4's budget table ----------------------------------------------
-
-
 def schedule_row_line(row: ScheduleRow) -> str:
     """A schedule row as the lesson prints it."""
     return f" turn {row.turn:>2} request: {row.summary_label:<25} + verbatim turns {list(row.verbatim_turns)}"
@@ -98,20 +87,11 @@ def budget_panel_text(table: BudgetTable, chosen: BudgetResult, reply_tokens: in
             f"largest buffer: {chosen.peak_buffer_tokens} tokens")
 
 
-# ----- drift --------------------------------------------------------------------------------------
-
-
+# ----- drift and the audit ---------------------------------------------------------------------------
 def cycle_line(cycle: CycleMeasure) -> str:
     """The lesson's line: ``Cycle 1: batch 82 tokens | summary 58 tokens | mentions equity: True``."""
     return (f"Cycle {cycle.cycle}: batch {cycle.batch_tokens} tokens | summary {cycle.summary_tokens} tokens | "
             f"mentions {cycle.keyword_label}: {cycle.mentions_keyword}")
-
-
-def cycle_check_line(cycle: CycleMeasure) -> str:
-    """Words against the limit and the rule check, one line."""
-    cues = ", ".join(f'"{c}"' for c in cycle.cues) or "no cue words"
-    return (f"  words: {cycle.words}/{cycle.word_limit}{' (over the limit)' if cycle.over_limit else ''} | "
-            f"the {cycle.keyword_label} rule survives as: {cycle.strength} ({cues})")
 
 
 def comparison_table(runs: Mapping[str, Sequence[CycleMeasure]]) -> str:
@@ -126,9 +106,6 @@ def comparison_table(runs: Mapping[str, Sequence[CycleMeasure]]) -> str:
     return "\n".join(lines)
 
 
-# ----- the audit ------------------------------------------------------------------------------------
-
-
 def claim_line(claim: Claim, replies_checked: bool = True) -> str:
     """One statement no user message makes, and whether a reply made it (when the replies were checked)."""
     if claim.source == "assistant reply":
@@ -141,15 +118,13 @@ def claim_line(claim: Claim, replies_checked: bool = True) -> str:
 
 
 def audit_report(summary: str, archive: Sequence[dict[str, str]]) -> str:
-    """The audit as printable lines: a heading, then one line per statement no user message makes.
-
-    The heading and every line speak of the same thing, the user's messages; each line adds whether
-    a reply said it, or that the archive held no replies to check.
-    """
+    """The audit as printable lines: a heading, then one line per statement no user message makes (each says
+    whether a reply made it, or that the archive held no replies to check)."""
     claims = audit_summary(summary, archive)
     users = sum(1 for m in archive if m["role"] == "user")
     replies = sum(1 for m in archive if m["role"] == "assistant")
     head = f"Figures and negations in the summary that none of the {users} user messages states: {len(claims)}"
     fragment = cut_figure(summary)
-    cut = [f"  (the summary ends mid-figure, {fragment!r}: it was cut, and the fragment is not checked)"] if fragment else []
-    return "\n".join([head, *(claim_line(claim, replies_checked=replies > 0) for claim in claims), *cut])
+    cut = [f"  (the summary ends mid-figure, {fragment!r}: it was cut, and the fragment is not checked)"]
+    return "\n".join([head, *(claim_line(claim, replies_checked=replies > 0) for claim in claims),
+                      *(cut if fragment else [])])

@@ -1,9 +1,6 @@
-"""Charts for the lesson notebooks: each is a matplotlib ``Figure`` sized and lettered for a projector.
-
-Figures are built with ``matplotlib.figure.Figure`` (not pyplot), so nothing is drawn twice and
-nothing piles up in pyplot's registry; ``enable_notebook_display`` lets IPython show them. The
-charts that sliders redraw are ``LiveChart`` classes: ``update`` moves the existing artists and
-``png()`` renders the PNG an ``ipywidgets.Image`` shows, redrawing only what changed.
+"""Charts for the lesson notebooks: matplotlib ``Figure``s (not pyplot, so nothing piles up in its registry)
+sized and lettered for a projector. Charts that sliders redraw are ``LiveChart``s: ``update`` moves the artists
+in place and ``png()`` renders what an ``ipywidgets.Image`` shows.
 """
 from __future__ import annotations
 
@@ -27,33 +24,30 @@ from helpers.memory.registry import kind_named
 from helpers.memory.schedule import Schedule
 from helpers.memory.types import SettingError
 
-# Letter sizes that stay readable on a projector at 1024x768 (``tests/test_plots.py`` checks every chart):
-# no text smaller than 16 points, tick labels included.
-MIN_TEXT_SIZE = 16
-STYLE = {"font.size": 16, "axes.titlesize": 18, "axes.labelsize": 17, "xtick.labelsize": MIN_TEXT_SIZE,
-         "ytick.labelsize": MIN_TEXT_SIZE, "legend.fontsize": MIN_TEXT_SIZE}
-TICK_SIZE = MIN_TEXT_SIZE
+MIN_TEXT_SIZE = 16  # points: readable on a projector at 1024x768, tick labels included (tests/test_plots.py)
 COLOURS = {"system": "#8c8c8c", "summary": "#f28e2b", "verbatim": "#4e79a7", "future": "#f2f2f2",
            "budget": "#9370DB", "highlight": "#e15759", "reference": "#59a14f", "limit": "#e15759"}
 DISPLAY_DPI = 100  # figures shown in notebook outputs
+# a request's parts in the order they are sent, whatever a kind calls them: system prompt, memory, recent turns
+REQUEST_PART_COLOURS = (COLOURS["system"], COLOURS["summary"], COLOURS["verbatim"])
+BAR_WIDTH = 0.6  # leaves room beside each bar for the labels of segments too thin to hold them
+STRENGTHS = ("absent", "mentioned", "preference", "rule")  # how a summary words the user's rule, weakest first
 
-# Titles, legends and ticks read these when they are made, so the style applies to every chart.
-matplotlib.rcParams.update(STYLE)
+matplotlib.rcParams.update({"font.size": 16, "axes.titlesize": 18, "axes.labelsize": 17,
+                            "xtick.labelsize": MIN_TEXT_SIZE, "ytick.labelsize": MIN_TEXT_SIZE,
+                            "legend.fontsize": MIN_TEXT_SIZE})
 
 
 def new_figure(width: float, height: float, ncols: int = 1, margins: dict | None = None) -> tuple[Figure, list]:
-    """A Figure with the projector style, its Agg canvas and ``ncols`` axes side by side.
-
-    Fixed ``margins`` (``subplots_adjust`` arguments) skip the layout engine, which slider charts need
-    to redraw fast; without them the layout is constrained.
-    """
+    """A Figure with its Agg canvas and ``ncols`` axes side by side; fixed ``margins`` (``subplots_adjust``
+    arguments) skip the layout engine, which slider charts need to redraw fast."""
     fig = Figure(figsize=(width, height), layout=None if margins else "constrained")
     FigureCanvasAgg(fig)
     if margins:
         fig.subplots_adjust(**margins)
     axes = fig.subplots(1, ncols, squeeze=False)[0].tolist()
     for ax in axes:
-        ax.tick_params(labelsize=TICK_SIZE)
+        ax.tick_params(labelsize=MIN_TEXT_SIZE)
     return fig, axes
 
 
@@ -66,27 +60,19 @@ def png_bytes(fig: Figure, dpi: int = 72) -> bytes:
 
 def enable_notebook_display() -> None:
     """Let IPython show a bare ``Figure`` as a PNG (its text form stays ``<Figure size ...>``)."""
-    try:
-        from IPython import get_ipython
-    except ImportError:  # pragma: no cover - IPython ships with the notebook stack
-        return
+    from IPython import get_ipython
+
     shell = get_ipython()
-    if shell is None:
-        return
-    formatter = shell.display_formatter.formatters["image/png"]
-    formatter.for_type(Figure, lambda fig: png_bytes(fig, dpi=DISPLAY_DPI))
+    if shell is not None:
+        shell.display_formatter.formatters["image/png"].for_type(Figure, lambda fig: png_bytes(fig, DISPLAY_DPI))
 
 
 enable_notebook_display()
 
 
 class LiveChart:
-    """A chart that sliders redraw in place. With ``blit=True`` (panels) the changing artists are
-    animated: the rest is drawn once per layout and restored from a saved background.
-
-    Subclasses build ``self.fig`` and list the changing artists in ``self.dynamic``;
-    ``static_key()`` changes whenever anything else (axis limits, ticks) must be redrawn.
-    """
+    """A chart that sliders redraw in place. With ``blit=True`` the artists listed by ``animate`` are redrawn over
+    a background saved per ``static_key()`` (which changes whenever axis limits or ticks must be redrawn)."""
 
     def __init__(self, fig: Figure, blit: bool) -> None:
         self.fig, self.blit = fig, blit
@@ -101,6 +87,7 @@ class LiveChart:
                 artist.set_animated(True)
 
     def static_key(self) -> object:
+        """What the drawn background depends on."""
         return None
 
     def png(self, dpi: int = 72) -> bytes:
@@ -122,8 +109,7 @@ class LiveChart:
                 self._backgrounds[key] = canvas.copy_from_bbox(self.fig.bbox)
             for artist in self.dynamic:
                 self.fig.draw_artist(artist)
-        width, height = canvas.get_width_height()
-        image = PIL.Image.frombuffer("RGBA", (width, height), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
+        image = PIL.Image.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
         out = io.BytesIO()
         image.convert("RGB").save(out, format="png", compress_level=1)
         return out.getvalue()
@@ -131,6 +117,10 @@ class LiveChart:
 
 def _ceil_to(value: float, step: int) -> int:
     return max(step, int(-(-value // step) * step))
+
+
+def _offsets(points: list[tuple[float, float]]) -> list | numpy.ndarray:
+    return points or numpy.empty((0, 2))
 
 
 # ----- lesson 3: the summary schedule --------------------------------------------------------------
@@ -169,13 +159,11 @@ class ScheduleChart(LiveChart):
                 grid[r][turn - 1] = 2
         self.image.set_data(grid)
         self.image.set_extent((0.5, n + 0.5, n + 0.5, 0.5))
-        fired = [row.turn for row in schedule.rows if row.summariser_called_after]
-        self.marks.set_offsets([(n + 1, t) for t in fired] or numpy.empty((0, 2)))
+        self.marks.set_offsets(_offsets([(n + 1, row.turn) for row in schedule.rows if row.summariser_called_after]))
         if self.ax.get_xlim() != (0.5, n + 1.5):
             self.ax.set_xlim(0.5, n + 1.5)
             self.ax.set_ylim(n + 0.5, 0.5)
-            step = 1 if n <= 15 else 2 if n <= 30 else 5
-            ticks = list(range(1, n + 1, step))
+            ticks = list(range(1, n + 1, 1 if n <= 15 else 2 if n <= 30 else 5))
             self.ax.set_xticks([*ticks, n + 1], [*map(str, ticks), "★"])
             self.ax.set_yticks(ticks)
         self.ax.set_title(f"Summarise after {schedule.max_turns_before_summary} turns, keep "
@@ -187,21 +175,14 @@ class ScheduleChart(LiveChart):
 # ----- lesson 4: the token budget --------------------------------------------------------------------
 def _bar_labels(ax: Axes, bars: BarContainer, values: Sequence[int]) -> list[Text]:
     return [ax.text(bar.get_x() + bar.get_width() / 2, value, str(value), ha="center", va="bottom",
-                    fontsize=TICK_SIZE) for bar, value in zip(bars, values)]
-
-
-def budget_bar_chart(table: BudgetTable, turns: int = 10) -> Figure:
-    """The lesson's bar chart: summariser calls (overflows) per token budget."""
-    return overflow_bar_chart([r.max_buffer_tokens for r in table.results], [r.overflows for r in table.results],
-                              turns)
+                    fontsize=MIN_TEXT_SIZE) for bar, value in zip(bars, values)]
 
 
 def overflow_bar_chart(budgets: Sequence[int], overflows: Sequence[int], turns: int = 10) -> Figure:
-    """The lesson's bar chart from two lists (what a notebook's own ``analyse()`` computed)."""
+    """The lesson's bar chart: summariser calls (overflows) per token budget, from two lists."""
     fig, (ax,) = new_figure(10, 5.5)
     overflows = list(overflows)
-    bars = ax.bar([str(b) for b in budgets], overflows, color=COLOURS["budget"])
-    _bar_labels(ax, bars, overflows)
+    _bar_labels(ax, ax.bar([str(b) for b in budgets], overflows, color=COLOURS["budget"]), overflows)
     ax.set_xlabel("max_buffer_tokens")
     ax.set_ylabel(f"summariser calls in {turns} turns")
     ax.set_yticks(range(0, max(overflows, default=0) + 2))
@@ -226,24 +207,24 @@ class BudgetChart(LiveChart):
         self.bar_ax.set_ylabel("summariser calls (overflows)")
         self.bar_ax.tick_params(axis="x", labelrotation=45)
         positions = list(range(1, messages + 1))
-        (self.trace,) = self.trace_ax.step(positions, [0] * messages, where="mid", color=COLOURS["verbatim"],
-                                           linewidth=3, label="buffer after the message")
-        self.limit = self.trace_ax.axhline(0, color=COLOURS["limit"], linestyle="--", linewidth=2.5,
-                                           label="budget")
+        trace_ax = self.trace_ax
+        (self.trace,) = trace_ax.step(positions, [0] * messages, where="mid", color=COLOURS["verbatim"],
+                                      linewidth=3, label="buffer after the message")
+        self.limit = trace_ax.axhline(0, color=COLOURS["limit"], linestyle="--", linewidth=2.5, label="budget")
         self.reasons = LineCollection([], colors=COLOURS["highlight"], linestyles=":", linewidths=2)
-        self.trace_ax.add_collection(self.reasons)
-        self.would = self.trace_ax.scatter([], [], marker="X", s=170, color=COLOURS["highlight"], zorder=3,
-                                           label="would have reached: overflow")
-        self.folds = self.trace_ax.scatter([], [], marker="v", s=180, color=COLOURS["summary"], zorder=3,
-                                           label="after folding the oldest turns")
-        self.trace_ax.set_xticks(positions[::2], [str(i // 2 + 1) for i in range(0, messages, 2)])
-        self.trace_ax.set_xlim(0.5, messages + 0.5)
-        self.trace_ax.set_xlabel("turn (user message, then reply)")
-        self.trace_ax.set_ylabel("tokens in the buffer")
+        trace_ax.add_collection(self.reasons)
+        self.would = trace_ax.scatter([], [], marker="X", s=170, color=COLOURS["highlight"], zorder=3,
+                                      label="would have reached: overflow")
+        self.folds = trace_ax.scatter([], [], marker="v", s=180, color=COLOURS["summary"], zorder=3,
+                                      label="after folding the oldest turns")
+        trace_ax.set_xticks(positions[::2], [str(i // 2 + 1) for i in range(0, messages, 2)])
+        trace_ax.set_xlim(0.5, messages + 0.5)
+        trace_ax.set_xlabel("turn (user message, then reply)")
+        trace_ax.set_ylabel("tokens in the buffer")
         self.fig.legend(handles=[self.trace, self.limit, self.would, self.folds], loc="lower center", ncols=2,
                         frameon=False, bbox_to_anchor=(0.55, 0.0))
         self.animate(*self.bars, *self.bar_texts, self.bar_ax.title, self.trace, self.limit, self.reasons,
-                     self.would, self.folds, self.trace_ax.title)
+                     self.would, self.folds, trace_ax.title)
 
     def static_key(self) -> object:
         return self.bar_ax.get_ylim(), self.trace_ax.get_ylim()
@@ -262,8 +243,8 @@ class BudgetChart(LiveChart):
         self.trace.set_ydata(sizes)
         self.limit.set_ydata([chosen.max_buffer_tokens] * 2)
         folded = [(i, step) for i, step in enumerate(chosen.steps, start=1) if step.overflow]
-        self.folds.set_offsets([(i, step.buffer_tokens) for i, step in folded] or numpy.empty((0, 2)))
-        self.would.set_offsets([(i, step.would_reach) for i, step in folded] or numpy.empty((0, 2)))
+        self.folds.set_offsets(_offsets([(i, step.buffer_tokens) for i, step in folded]))
+        self.would.set_offsets(_offsets([(i, step.would_reach) for i, step in folded]))
         self.reasons.set_segments([[(i, step.would_reach), (i, step.buffer_tokens)] for i, step in folded])
         highest = max([chosen.max_buffer_tokens, *sizes, *(step.would_reach for _, step in folded)])
         self.trace_ax.set_ylim(0, _ceil_to(highest * 1.12, 250))
@@ -273,33 +254,21 @@ class BudgetChart(LiveChart):
 
 
 # ----- what a request is made of ----------------------------------------------------------------------
-# a request's parts in the order they are sent, whatever a kind calls them: system prompt, memory, recent turns
-REQUEST_PART_COLOURS = (COLOURS["system"], COLOURS["summary"], COLOURS["verbatim"])
-BAR_WIDTH = 0.6  # leaves room beside each bar for the labels of segments too thin to hold them
-
-
-def _overlaps(box, others) -> bool:
-    return any(box.overlaps(other) for other in others)
-
-
-def _label_segments(fig: Figure, ax: Axes, segments: Sequence[tuple], horizontal: bool) -> list[Text]:
-    """Write each segment's value inside it when it fits, else beside it (never over a neighbour).
-
-    ``segments`` holds (patch, value) pairs. The layout is drawn first so sizes are known in pixels.
-    """
+def _label_segments(fig: Figure, ax: Axes, segments: Sequence[tuple], horizontal: bool) -> None:
+    """Write each (patch, value) segment's value inside it when it fits, else beside it, never over a neighbour
+    (the layout is drawn first so sizes are known in pixels)."""
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
-    placed, labels = [], []
+    placed: list = []
     boxes = [patch.get_window_extent(renderer) for patch, _ in segments]
     for index, (patch, value) in enumerate(segments):
         if not value:
             continue
         x, y = patch.get_x() + patch.get_width() / 2, patch.get_y() + patch.get_height() / 2
-        label = ax.text(x, y, str(value), ha="center", va="center", fontsize=TICK_SIZE, color="white")
+        label = ax.text(x, y, str(value), ha="center", va="center", fontsize=MIN_TEXT_SIZE, color="white")
         box, inside = label.get_window_extent(renderer), boxes[index]
         if box.width + 4 <= inside.width and box.height + 2 <= inside.height and not _overlaps(box, placed):
             placed.append(box)
-            labels.append(label)
             continue
         label.set_color("#222222")
         if horizontal:  # above the bar, over the thin segment; moved right until clear
@@ -318,8 +287,10 @@ def _label_segments(fig: Figure, ax: Axes, segments: Sequence[tuple], horizontal
             step = (box.width * 0.5, 0) if horizontal else (0, box.height * 0.5)
             label.set_position(ax.transData.inverted().transform((px + step[0], py + step[1])))
         placed.append(label.get_window_extent(renderer))
-        labels.append(label)
-    return labels
+
+
+def _overlaps(box, others) -> bool:
+    return any(box.overlaps(other) for other in others)
 
 
 def stacked_token_bars(labels: Sequence[str], parts: Mapping[str, Sequence[int]], title: str, xlabel: str,
@@ -327,46 +298,33 @@ def stacked_token_bars(labels: Sequence[str], parts: Mapping[str, Sequence[int]]
                        size: tuple[float, float] = (11, 5.5), legend_names: Mapping[str, str] | None = None,
                        caps: tuple[str, Sequence[int]] | None = None,
                        colours: Sequence[str] = REQUEST_PART_COLOURS) -> Figure:
-    """Bars of the tokens in each request, stacked by part (system prompt, summary, verbatim...).
-
-    ``parts`` maps each part's label to its values, in the order the parts are stacked; ``colours`` gives
-    each part its colour by that order (by default a request's: system prompt, memory, recent turns), so a
-    kind's own labels get the same colours. ``limit`` draws one line across the chart; ``caps`` = (label,
-    heights) a short mark over each bar (e.g. how far that request could grow). ``legend_names`` renames
-    parts in the legend only.
-    """
+    """Bars of the tokens in each request, stacked by part: ``parts`` maps a part's label to its values in stacking
+    order, coloured by that order (a kind's own labels get a request's colours). ``limit`` = (label, value) draws
+    a line across, ``caps`` = (label, heights) a mark over each bar; ``legend_names`` renames parts in the legend."""
     if len(colours) < len(parts):
         raise SettingError("colours", colours, f"{len(parts)} parts need {len(parts)} colours, got {len(colours)}")
     fig, (ax,) = new_figure(*size)
     base = [0] * len(labels)
-    draw = ax.barh if horizontal else ax.bar
     segments = []
     for (name, values), colour in zip(parts.items(), colours):
         offset = {"left": base} if horizontal else {"bottom": base}
-        bars = draw(labels, values, BAR_WIDTH, color=colour,
-                    label=(legend_names or {}).get(name, name), **offset)
+        bars = (ax.barh if horizontal else ax.bar)(labels, values, BAR_WIDTH, color=colour,
+                                                   label=(legend_names or {}).get(name, name), **offset)
         segments += list(zip(bars.patches, values))
         base = [b + v for b, v in zip(base, values)]
-    totals_axis = ax.set_xlabel if horizontal else ax.set_ylabel
     (ax.set_ylabel if horizontal else ax.set_xlabel)(xlabel)
-    totals_axis("tokens (o200k_base)")
+    (ax.set_xlabel if horizontal else ax.set_ylabel)("tokens (o200k_base)")
     if limit is not None:
-        (ax.axvline if horizontal else ax.axhline)(limit[1], color=COLOURS["limit"], linestyle="--",
-                                                    linewidth=2, label=limit[0])
+        line_across = ax.axvline if horizontal else ax.axhline
+        line_across(limit[1], color=COLOURS["limit"], linestyle="--", linewidth=2, label=limit[0])
     if caps is not None:
-        positions = range(len(labels))
-        spans = ([(p - BAR_WIDTH / 2, p + BAR_WIDTH / 2) for p in positions])
-        if horizontal:
-            ax.vlines(caps[1], [a for a, _ in spans], [b for _, b in spans], color=COLOURS["limit"],
-                      linestyle="--", linewidth=2.5, label=caps[0])
-        else:
-            ax.hlines(caps[1], [a for a, _ in spans], [b for _, b in spans], color=COLOURS["limit"],
-                      linestyle="--", linewidth=2.5, label=caps[0])
+        positions, line_over = range(len(labels)), ax.vlines if horizontal else ax.hlines
+        line_over(caps[1], [p - BAR_WIDTH / 2 for p in positions], [p + BAR_WIDTH / 2 for p in positions],
+                  color=COLOURS["limit"], linestyle="--", linewidth=2.5, label=caps[0])
         (ax.set_xlim if horizontal else ax.set_ylim)(0, max([*caps[1], *base]) * 1.08)
-    if horizontal:
-        ax.invert_yaxis()
     ax.set_title(title)
     if horizontal:
+        ax.invert_yaxis()
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
     else:  # below the chart, so the bars get the whole width and their labels fit
         legend = fig.legend(loc="outside lower center", ncols=2, frameon=False)
@@ -377,17 +335,35 @@ def stacked_token_bars(labels: Sequence[str], parts: Mapping[str, Sequence[int]]
     return fig
 
 
+def request_chart(records: Sequence, title: str, memory_part: str | None = None, recent_part: str | None = None,
+                  budget: int | None = None) -> Figure:
+    """What each turn's request was made of, from ``TurnRecord``s, its parts named as the records' kind names them
+    unless given. The memory part is the summary block as sent (heading and pinned rules included). For a kind
+    with a budget a mark over each bar shows how far the request could grow (``budget`` overrides the records')."""
+    kind = kind_named(records[0].kind).KIND
+    memory_part, recent_part = memory_part or kind.block_label, recent_part or kind.recent_label
+    shots = [r.snapshot for r in records]
+    headings = {s.summary_block_tokens - s.summary_tokens for s in shots if s.summary_tokens}
+    names = {}
+    if len(headings) == 1 and not any(s.pinned_tokens for s in shots):
+        names[memory_part] = f"{memory_part}: summary + {headings.pop()}-token heading"
+    budget = budget if budget is not None else shots[0].budget
+    caps = None
+    if budget is not None:
+        caps = (f"ceiling: system prompt + memory + budget {budget}",
+                [s.system_prompt_tokens + s.pinned_tokens + s.summary_block_tokens + budget for s in shots])
+    return stacked_token_bars([str(s.turn) for s in shots],
+                              {"system prompt": [s.system_prompt_tokens for s in shots],
+                               memory_part: [s.pinned_tokens + s.summary_block_tokens for s in shots],
+                               recent_part: [s.verbatim_tokens for s in shots]},
+                              title, "turn", legend_names=names, caps=caps,
+                              size=(11, 6.5) if budget is not None else (11, 5.5))  # room for a longer legend
+
+
 # ----- lesson 3: drift over summary cycles -----------------------------------------------------------
-STRENGTHS = ("absent", "mentioned", "preference", "rule")  # how a summary words the user's rule, weakest first
-
-
 def drift_chart(series: Mapping[str, Mapping[str, Sequence]], word_limit: int = 80) -> Figure:
-    """Per cycle, for each run: summary tokens, words against the limit and, when the series carry a
-    ``strength`` per cycle, whether the rule still reads as a rule or only as a preference.
-
-    ``series`` maps a run's label to ``{"batch_tokens": [...], "summary_tokens": [...], "words": [...],
-    "strength": ["rule", ...]}`` (``helpers.measure.drift.chart_series`` makes one).
-    """
+    """Per cycle, for each run: summary tokens, words against the limit and, when every run carries a ``strength``
+    per cycle, how the rule reads. ``series`` maps a run's label to ``helpers.measure.drift.chart_series``'s dict."""
     runs = list(series.items())
     with_strength = all("strength" in data for _, data in runs)
     if with_strength:  # the rule panel goes below, full width: the figure stays 14 in wide for the projector
@@ -395,11 +371,10 @@ def drift_chart(series: Mapping[str, Mapping[str, Sequence]], word_limit: int = 
         FigureCanvasAgg(fig)
         grid = fig.add_gridspec(2, 2, height_ratios=[1.15, 1])
         axes = [fig.add_subplot(grid[0, 0]), fig.add_subplot(grid[0, 1]), fig.add_subplot(grid[1, :])]
+        for ax in axes:
+            ax.tick_params(labelsize=MIN_TEXT_SIZE)
     else:
         fig, axes = new_figure(14, 5.2, ncols=2)
-    text_size = TICK_SIZE  # letters >= 14 px high when 14 in are shown 900 px wide
-    for ax in axes:
-        ax.tick_params(labelsize=text_size)
     tok_ax, word_ax = axes[0], axes[1]
     cycles = len(runs[0][1]["summary_tokens"])
     width = 0.8 / (len(runs) + 1)
@@ -408,9 +383,9 @@ def drift_chart(series: Mapping[str, Mapping[str, Sequence]], word_limit: int = 
     tok_ax.bar([x - 0.4 + width / 2 for x in xs], runs[0][1]["batch_tokens"], width, color=COLOURS["system"],
                label="batch folded in")
     for k, (label, data) in enumerate(runs, start=1):
-        shift = -0.4 + width / 2 + k * width
         style = {"marker": "os^D"[(k - 1) % 4], "markersize": 15 - 2 * k, "linewidth": 2.5,
                  "linestyle": ["-", "--", ":", "-."][(k - 1) % 4], "color": palette[(k - 1) % 4]}
+        shift = -0.4 + width / 2 + k * width
         tok_ax.bar([x + shift for x in xs], data["summary_tokens"], width, color=palette[(k - 1) % 4],
                    label=f"summary: {label}")
         word_ax.plot(xs, data["words"], label=label, **style)
@@ -431,41 +406,11 @@ def drift_chart(series: Mapping[str, Mapping[str, Sequence]], word_limit: int = 
         ax.set_xlabel("summary cycle")
         ax.set_ylabel(ylabel)
         ax.set_title(title)
-    tok_ax.legend(loc="upper left", frameon=False, fontsize=text_size)
-    word_ax.legend(loc="lower right", frameon=True, framealpha=0.9, fontsize=text_size)
+    tok_ax.legend(loc="upper left", frameon=False, fontsize=MIN_TEXT_SIZE)
+    word_ax.legend(loc="lower right", frameon=True, framealpha=0.9, fontsize=MIN_TEXT_SIZE)
     if with_strength:
-        axes[2].legend(loc="lower left", frameon=True, framealpha=0.9, fontsize=text_size)
+        axes[2].legend(loc="lower left", frameon=True, framealpha=0.9, fontsize=MIN_TEXT_SIZE)
         axes[2].set_xlim(0.7, cycles + 0.3)
     word_ax.set_ylim(0, max([word_limit, *(w for _, d in runs for w in d["words"])]) * 1.35)
     tok_ax.set_ylim(0, max(v for _, d in runs for key in ("batch_tokens", "summary_tokens") for v in d[key]) * 1.6)
     return fig
-
-
-def request_chart(records: Sequence, title: str, memory_part: str | None = None, recent_part: str | None = None,
-                  budget: int | None = None) -> Figure:
-    """What each turn's request was made of, from ``helpers.memory.turn_record.TurnRecord``s (tokens by part).
-
-    The parts are named as the records' memory kind names them (``MemoryKind.block_label``, ``recent_label``)
-    unless given. The memory part is the summary *with its heading* (and the pinned rules, if any), as sent,
-    so it is larger than the turn line's ``summary`` figure; the legend says by how much. For a kind with a
-    budget (lesson 4), a mark over each bar shows how far the request could grow: system prompt + memory
-    block + the buffer's budget (``budget`` overrides the records' own).
-    """
-    kind = kind_named(records[0].kind).KIND
-    memory_part, recent_part = memory_part or kind.block_label, recent_part or kind.recent_label
-    shots = [r.snapshot for r in records]
-    headings = {s.summary_block_tokens - s.summary_tokens for s in shots if s.summary_tokens}
-    names = {}
-    if len(headings) == 1 and not any(s.pinned_tokens for s in shots):
-        names[memory_part] = f"{memory_part}: summary + {headings.pop()}-token heading"
-    budget = budget if budget is not None else shots[0].budget
-    caps = None
-    if budget is not None:
-        caps = (f"ceiling: system prompt + memory + budget {budget}",
-                [s.system_prompt_tokens + s.pinned_tokens + s.summary_block_tokens + budget for s in shots])
-    return stacked_token_bars([str(s.turn) for s in shots],
-                              {"system prompt": [s.system_prompt_tokens for s in shots],
-                               memory_part: [s.pinned_tokens + s.summary_block_tokens for s in shots],
-                               recent_part: [s.verbatim_tokens for s in shots]},
-                              title, "turn", legend_names=names, caps=caps,
-                              size=(11, 6.5) if budget is not None else (11, 5.5))  # room for a longer legend

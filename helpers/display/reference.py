@@ -1,8 +1,5 @@
-"""The lessons' published ``openai/gpt-oss-120b`` runs (reference data), in the lessons' printed format.
-
-These numbers and texts come from the lesson pages, not from this project's runs: every heading
-printed here says so, so a notebook never passes them off as its own output.
-"""
+"""The lessons' published ``openai/gpt-oss-120b`` runs (reference data from the lesson pages, not this project's
+runs), in the lessons' printed format; every heading printed here says whose they are."""
 from __future__ import annotations
 
 from helpers.base.tokens import count_tokens
@@ -29,12 +26,8 @@ def lesson3_run_lines() -> list[str]:
 
 
 def lesson4_run_lines() -> list[str]:
-    """What lesson 4 published about its six-turn run at a 600-token budget.
-
-    The page shows no ``[COMPRESS]`` line of its run: it tells the three overflows in prose ("turns 1 and 2 (550
-    tokens) become a 141-token summary", ...). The lines here are rebuilt from those figures, in the format
-    this project's runs print, and say so.
-    """
+    """What lesson 4 published about its six-turn run at a 600-token budget. The page tells its three overflows in
+    prose, so the ``[COMPRESS]`` lines are rebuilt from its figures, and say so."""
     run = published_run(4)["buffer_run"]
     request = run["request_at_turn_6"]
     lines = [HEADING,
@@ -52,13 +45,10 @@ def lesson4_run_lines() -> list[str]:
 
 
 def lesson4_run_sizes() -> list[int]:
-    """The o200k_base size of each message of lesson 4's run up to turn 6's question, worked out from
-    the page's figures (it prints no reply length): user messages counted here, replies by difference.
-
-    Buffer after turns 1, 2, 3: 19, 251, 570, so replies 1 and 2 are 251 - 19 - 19 and 570 - 251 - 20.
-    Each later overflow folds one turn plus the old summary: 370 = 141 + 20 + reply 3, 537 = 148 + 14 +
-    reply 4. At turn 6 the buffer (turn 5 and question 6) holds 412 = 14 + reply 5 + 14.
-    """
+    """The o200k_base size of each message of lesson 4's run up to turn 6's question: user messages counted here,
+    replies by difference from the page's figures (buffer after turns 1 to 3: 19, 251, 570; each later overflow
+    folds one turn and the old summary: 370 = 141 + 20 + reply 3, 537 = 148 + 14 + reply 4; at turn 6 the buffer
+    holds 412 = 14 + reply 5 + 14)."""
     run = published_run(4)["buffer_run"]
     users = [count_tokens(text) for text in lesson4()["buffer_run"]["user_turns"]]
     after_1, after_2, after_3 = run["buffer_tokens_turns_1_to_3"]

@@ -1,9 +1,5 @@
-"""Print a chat request as the model receives it: every message, its role, its size and its text.
-
-The lessons describe the request's layout (system prompt, the summary as a second system message,
-the verbatim turns); this shows the real thing, message by message, for a memory's request or a
-summariser's.
-"""
+"""A chat request as the model receives it, message by message: role, size and text (a memory's or a
+summariser's)."""
 from __future__ import annotations
 
 import textwrap
@@ -14,12 +10,9 @@ from helpers.base.tokens import count_tokens
 
 def request_text(messages: Sequence[Mapping[str, str]], *, known: Mapping[str, str] | None = None,
                  width: int = 100, first_line_over: int | None = None) -> str:
-    """One block per message: ``[n] role (tokens)`` then its text, indented and wrapped.
-
-    ``known`` maps a long text already shown (the system prompt) to a short label printed instead; a
-    message of more than ``first_line_over`` tokens is shown by its first line and "[...]", so a long
-    request stays readable (its size is in the head line).
-    """
+    """One block per message: ``[n] role (tokens)`` then its text, indented and wrapped. ``known`` maps a text
+    already shown (the system prompt) to a label printed instead; a message of more than ``first_line_over``
+    tokens is shown by its first line and "[...]"."""
     known = known or {}
     blocks = []
     for number, message in enumerate(messages, start=1):

@@ -1,38 +1,31 @@
-"""Notebook 07's tables, chart and slider panel: the memory strategies side by side on one conversation.
-
-Everything here reads ``helpers.measure.transcript.StrategyRun`` (the bill and the ledger measured once), so
-the table, the chart and the sliders show the same figures. The panel's render function is pure: the
-fixed-value cell after the sliders calls it with the same arguments and its text is what nbval compares.
-"""
+"""Notebook 07's tables, chart and slider panel: the strategies side by side on one conversation, all read from
+``helpers.measure.transcript.StrategyRun`` (measured once), so they show the same figures."""
 from __future__ import annotations
 
 import functools
-import html
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-import ipywidgets as widgets
 from matplotlib.figure import Figure
 
 from helpers.display.plots import new_figure, png_bytes
+from helpers.display.widgets import SliderPanel, slider
 from helpers.measure.bill import ratio
 from helpers.measure.ledger import STATUSES, Ledger
-from helpers.measure.transcript import (
-    FULL_BUFFER,
-    MemoryFactory,
-    StrategyRun,
-    Transcript,
-    replay,
-)
+from helpers.measure.transcript import FULL_BUFFER, MemoryFactory, StrategyRun, Transcript, replay
 
 STATUS_MARKS = {"verbatim": "V", "summary": "S", "softened": "s~", "contradicted": "X", "absent": "."}
 STRATEGY_COLOURS = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#b07aa1", "#9c755f")
 
 
+def _first(runs: Mapping[str, StrategyRun]) -> StrategyRun:
+    return next(iter(runs.values()))
+
+
 def comparison_table(runs: Mapping[str, StrategyRun]) -> str:
-    """One line per strategy: request tokens, summariser calls and their tokens, the total, its multiple of the
-    full buffer's, facts kept at the last turn and what is sent that should not be."""
-    full = runs.get(FULL_BUFFER) or next(iter(runs.values()))
+    """One line per strategy: request and summariser tokens, the total and its multiple of the full buffer's, facts
+    kept at the last turn and what is sent that should not be."""
+    full = runs.get(FULL_BUFFER) or _first(runs)
     rows = [("strategy (settings)", "requests", "calls", "summariser in+out", "total", "x full", "facts kept",
              "sent that should not be")]
     for run in runs.values():
@@ -46,11 +39,10 @@ def comparison_table(runs: Mapping[str, StrategyRun]) -> str:
 
 
 def ledger_table(runs: Mapping[str, StrategyRun], turn: int) -> str:
-    """Every planted fact (rows) by strategy (columns) at ``turn``: V verbatim, S in the summary, s~ a rule softened,
-    X contradicted (the old value sent instead), . absent; a fact that should no longer be sent is marked *."""
+    """Every planted fact (rows) by strategy (columns) at ``turn``, marked as ``STATUS_MARKS`` says; a fact that
+    should no longer be sent is marked *."""
     names = list(runs)
-    ledger = next(iter(runs.values())).ledger
-    facts = [fact for fact in ledger.facts if fact.turn <= turn]
+    facts = [fact for fact in _first(runs).ledger.facts if fact.turn <= turn]
     width = max(len(fact.id) for fact in facts) + 4
     lines = [f"at turn {turn}".ljust(width) + "  ".join(f"{name[:14]:>14}" for name in names)]
     for fact in facts:
@@ -63,25 +55,24 @@ def ledger_table(runs: Mapping[str, StrategyRun], turn: int) -> str:
 
 
 def injection_report(runs: Mapping[str, StrategyRun]) -> str:
-    """For each strategy: the injected instruction in each summary version (verbatim, paraphrased, gone), and the
-    first turn it was inside a system message."""
-    ledger = next(iter(runs.values())).ledger
-    fact = ledger.injection
+    """For each strategy: where the injected instruction was sent word for word, each summary version's hold on
+    it, and the first turn it was inside a system message."""
+    fact = _first(runs).ledger.injection
     if fact is None:
         return "The ledger plants no instruction."
     lines = [f"The instruction planted at turn {fact.turn} (canary word {fact.canary!r}):"]
     for run in runs.values():
         trail = run.injection_trail()
-        versions = ", ".join(f"turn {turn} {state}" for turn, state in trail)
         system = run.first_system_turn()
-        sent = run.status_trail(fact.id)
-        verbatim_turns = [t for t, status in enumerate(sent, start=1) if status == "verbatim"]
+        verbatim_turns = [t for t, status in enumerate(run.status_trail(fact.id), start=1) if status == "verbatim"]
         where = (f"in the turns sent word for word up to turn {verbatim_turns[-1]}" if verbatim_turns
                  else "never sent word for word")
         if trail:
-            summaries = f"{len(trail)} summary version{'s' if len(trail) > 1 else ''} after it, from {_compress(versions)}"
+            versions = _compress([f"turn {turn} {state}" for turn, state in trail])
+            summaries = f"{len(trail)} summary version{'s' if len(trail) > 1 else ''} after it, from {versions}"
         elif run.summary_versions():
-            summaries = f"the summary stayed the same from turn {run.summary_versions()[-1][0]} on, so no fold took it in"
+            last = run.summary_versions()[-1][0]
+            summaries = f"the summary stayed the same from turn {last} on, so no fold took it in"
         else:
             summaries = "no summary"
         lines.append(f"  {run.label()}: {where}; {summaries}; "
@@ -89,21 +80,19 @@ def injection_report(runs: Mapping[str, StrategyRun]) -> str:
     return "\n".join(lines)
 
 
-def _compress(text: str, keep: int = 3) -> str:
+def _compress(parts: list[str], keep: int = 3) -> str:
     """A long list of versions shortened to its first and last ones."""
-    parts = text.split(", ")
     if len(parts) <= 2 * keep:
-        return text
+        return ", ".join(parts)
     return ", ".join(parts[:keep]) + f", ... ({len(parts) - 2 * keep} more) ..., " + ", ".join(parts[-keep:])
 
 
 def correction_report(runs: Mapping[str, StrategyRun], fact_id: str) -> str:
     """A corrected fact through the run: for each strategy, the turns its request sent the new value, sent only the
     old one (contradicted), or neither."""
-    ledger = next(iter(runs.values())).ledger
-    fact = ledger.fact(fact_id)
+    fact = _first(runs).ledger.fact(fact_id)
     lines = [f"{fact_id} (stated at turn {fact.turn}, replacing {fact.replaces!r}), turns {fact.turn} to "
-             f"{len(next(iter(runs.values())).turns)}:"]
+             f"{len(_first(runs).turns)}:"]
     for run in runs.values():
         trail = [status for status in run.status_trail(fact_id) if status is not None]
         counts = {status: trail.count(status) for status in STATUSES if trail.count(status)}
@@ -112,7 +101,7 @@ def correction_report(runs: Mapping[str, StrategyRun], fact_id: str) -> str:
     return "\n".join(lines)
 
 
-# ----- the trade-off chart -------------------------------------------------------------------------------
+# ----- the trade-off chart and its sliders ------------------------------------------------------------------
 class TradeoffChart:
     """Cost against facts kept (a point per strategy and setting) beside the per-turn token curves."""
 
@@ -124,12 +113,11 @@ class TradeoffChart:
         ax, curves = self.scatter, self.curves
         ax.clear()
         curves.clear()
-        colours = {}
+        colours: dict[str, str] = {}
         for index, run in enumerate([*runs, *moved]):
             colour = colours.setdefault(run.name, STRATEGY_COLOURS[len(colours) % len(STRATEGY_COLOURS)])
             hollow = index >= len(runs)
-            kept, wanted = run.kept()
-            ax.scatter([run.bill.total / 1000], [kept], s=160, zorder=3, edgecolors=colour, linewidths=2.5,
+            ax.scatter([run.bill.total / 1000], [run.kept()[0]], s=160, zorder=3, edgecolors=colour, linewidths=2.5,
                        facecolors="none" if hollow else colour, label=run.label())
             curves.plot(range(1, len(run.turns) + 1), run.bill.per_turn(), color=colour,
                         linestyle="--" if hollow else "-", linewidth=2, label=run.label())
@@ -151,17 +139,13 @@ class TradeoffChart:
         return self.fig
 
     def png(self, dpi: int = 72) -> bytes:
+        """The chart as PNG bytes (what the slider panel shows)."""
         return png_bytes(self.fig, dpi)
 
 
 def tradeoff_chart(runs: Sequence[StrategyRun], moved: Sequence[StrategyRun] = (), title: str = "") -> Figure:
     """The trade-off figure for these runs (a new Figure)."""
     return TradeoffChart().update(runs, moved, title)
-
-
-# ----- sliders --------------------------------------------------------------------------------------------
-SLIDER_KINDS = {"threshold": "summary memory", "keep": "summary memory", "budget": "summary buffer memory",
-                "window": "sliding window"}  # which memory each slider sets
 
 
 def slider_settings(threshold: int, keep: int, budget: int, window: int) -> dict[str, tuple[str, dict[str, Any]]]:
@@ -194,55 +178,24 @@ def render_tradeoff(make: MemoryFactory, transcript: Transcript, ledger: Ledger,
 
 
 @functools.lru_cache(maxsize=64)
-def _cached(make: MemoryFactory, transcript: Transcript, ledger: Ledger, name: str, kind: str,
-            settings: tuple[tuple[str, Any], ...]) -> StrategyRun:
-    return replay(make(kind, dict(settings)), transcript, ledger, name)
-
-
 def _replayed(make: MemoryFactory, transcript: Transcript, ledger: Ledger, name: str, kind: str,
               settings: tuple[tuple[str, Any], ...]) -> StrategyRun:
     """A replay, cached while the same settings come back (a slider moved and moved back)."""
-    try:
-        return _cached(make, transcript, ledger, name, kind, settings)
-    except TypeError:  # an unhashable factory: run it each time
-        return replay(make(kind, dict(settings)), transcript, ledger, name)
+    return replay(make(kind, dict(settings)), transcript, ledger, name)
 
 
-def _slider(description: str, value: int, low: int, high: int, step: int = 1) -> widgets.IntSlider:
-    return widgets.IntSlider(value=value, min=low, max=high, step=step, description=description,
-                             continuous_update=False, style={"description_width": "initial"},
-                             layout=widgets.Layout(width="300px"))
-
-
-class TradeoffPanel(widgets.VBox):
-    """Sliders for the summary memory's threshold and turns kept, the buffer's budget and the window; each move
-    replays the strategies it sets and moves their points."""
-
-    def __init__(self, render: Callable[..., tuple[str, Figure]], threshold: int, keep: int, budget: int,
-                 window: int, turns: int) -> None:
-        super().__init__()
-        self.sliders = {"threshold": _slider("threshold", threshold, 2, turns),
-                        "keep": _slider("keep verbatim", keep, 1, turns - 1),
-                        "budget": _slider("budget", budget, 100, 8000, 100),
-                        "window": _slider("window turns", window, 1, turns)}
-        self.readout, self.image = widgets.HTML(), widgets.Image(format="png", layout=widgets.Layout(max_width="100%"))
-        self._render, self._chart = render, TradeoffChart()
-        self.children = [widgets.HBox(list(self.sliders.values())[:2]), widgets.HBox(list(self.sliders.values())[2:]),
-                         self.readout, self.image]
-        for slider in self.sliders.values():
-            slider.observe(lambda _change: self.refresh(), names="value")
-        self.refresh()
-
-    def refresh(self) -> None:
-        values = {name: slider.value for name, slider in self.sliders.items()}
-        values["keep"] = min(values["keep"], values["threshold"] - 1)
-        text, _ = self._render(**values, chart=self._chart)
-        self.readout.value = f"<pre>{html.escape(text)}</pre>"
-        self.image.value = self._chart.png(72)
+class TradeoffPanel(SliderPanel):
+    """Notebook 07's sliders: each move replays the strategies it sets and moves their points."""
 
 
 def tradeoff_panel(make: MemoryFactory, transcript: Transcript, ledger: Ledger, runs: Sequence[StrategyRun],
                    threshold: int = 4, keep: int = 2, budget: int = 600, window: int = 4) -> TradeoffPanel:
-    """The slider panel over ``render_tradeoff``."""
+    """Sliders for the summary memory's threshold and turns kept, the buffer's budget and the window over
+    ``render_tradeoff``."""
+    turns = len(transcript)
+    sliders = {"threshold": slider("threshold", threshold, 2, turns, continuous=False, width="300px"),
+               "keep": slider("keep verbatim", keep, 1, turns - 1, continuous=False, width="300px"),
+               "budget": slider("budget", budget, 100, 8000, 100, continuous=False, width="300px"),
+               "window": slider("window turns", window, 1, turns, continuous=False, width="300px")}
     render = functools.partial(render_tradeoff, make, transcript, ledger, runs)
-    return TradeoffPanel(render, threshold, keep, budget, window, len(transcript))
+    return TradeoffPanel(sliders, render, TradeoffChart(), rows=2, image_height=None)

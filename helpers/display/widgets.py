@@ -1,10 +1,5 @@
-"""Slider panels for the no-model notebooks: sliders, a text readout in the lesson's format, a chart.
-
-Each panel calls a pure ``render_*(...) -> (text, figure)`` function, the same one a notebook's
-fixed-value cell calls, so the stored (and nbval-compared) output and the slider show one thing.
-A panel keeps one Figure, moves its artists in place and sends a PNG to an ``ipywidgets.Image``;
-no ``Output`` widget is involved, so the readout is plain HTML text in the cell's output.
-"""
+"""Slider panels: sliders, a text readout and a chart image, from a pure ``render_*(...) -> (text, figure)``
+function, the one a notebook's fixed-value cell calls: the stored (nbval-compared) output and the slider agree."""
 from __future__ import annotations
 
 import functools
@@ -24,7 +19,6 @@ from helpers.memory.schedule import summary_schedule
 PANEL_DPI = 72  # PNG resolution of slider charts: sharp enough, and fast to redraw
 
 
-# ----- pure render functions (slider callbacks and fixed-value cells) ---------------------------------
 def render_schedule(threshold: int = 4, keep: int = 2, turns: int = 10,
                     chart: ScheduleChart | None = None) -> tuple[str, Figure]:
     """Lesson 3's schedule for one setting: the printed lines and the chart."""
@@ -51,31 +45,33 @@ def render_budget(budget: int = 600, reply_tokens: int = 100, compress: int = 4,
     table = _lesson_table(reply_tokens, compress)
     chosen = analyse_budget(messages, budget, reply_tokens, compress)
     text = budget_panel_text(table, chosen, reply_tokens, compress, len(messages))
-    chart = chart or BudgetChart(budgets, 2 * len(messages))
-    return text, chart.update(table, chosen)
+    return text, (chart or BudgetChart(budgets, 2 * len(messages))).update(table, chosen)
 
 
-# ----- panels ---------------------------------------------------------------------------------------
-def _slider(description: str, value: int, low: int, high: int, step: int = 1) -> widgets.IntSlider:
+def slider(description: str, value: int, low: int, high: int, step: int = 1, continuous: bool = True,
+           width: str = "340px") -> widgets.IntSlider:
+    """An integer slider with its whole description shown."""
     return widgets.IntSlider(value=value, min=low, max=high, step=step, description=description,
-                             continuous_update=True, style={"description_width": "initial"},
-                             layout=widgets.Layout(width="340px"))
+                             continuous_update=continuous, style={"description_width": "initial"},
+                             layout=widgets.Layout(width=width))
 
 
 class SliderPanel(widgets.VBox):
-    """Sliders, a ``<pre>`` readout and a chart image, redrawn whenever a slider moves."""
+    """Sliders (``rows`` rows of them), a ``<pre>`` readout and a chart image, redrawn whenever a slider moves."""
 
     def __init__(self, sliders: dict[str, widgets.IntSlider], render: Callable[..., tuple[str, Figure]],
-                 chart: Any, dpi: int = PANEL_DPI) -> None:
+                 chart: Any, dpi: int = PANEL_DPI, rows: int = 1, image_height: str | None = "auto") -> None:
         super().__init__()
         self.sliders = sliders
         self.readout = widgets.HTML()
-        self.image = widgets.Image(format="png", layout=widgets.Layout(max_width="100%", height="auto"))
+        self.image = widgets.Image(format="png", layout=widgets.Layout(max_width="100%", height=image_height))
         self._render, self._chart, self._dpi = render, chart, dpi
         self._busy = False
-        self.children = [widgets.HBox(list(sliders.values())), self.readout, self.image]
-        for slider in sliders.values():
-            slider.observe(self._on_change, names="value")
+        row = -(-len(sliders) // rows)
+        boxes = [widgets.HBox(list(sliders.values())[i:i + row]) for i in range(0, len(sliders), row)]
+        self.children = [*boxes, self.readout, self.image]
+        for one in sliders.values():
+            one.observe(self._on_change, names="value")
         self.refresh()
 
     @property
@@ -84,14 +80,15 @@ class SliderPanel(widgets.VBox):
         return html.unescape(self.readout.value.removeprefix("<pre>").removesuffix("</pre>"))
 
     def values(self) -> dict[str, int]:
-        return {name: slider.value for name, slider in self.sliders.items()}
+        """The sliders' current values by name."""
+        return {name: one.value for name, one in self.sliders.items()}
 
     def constrain(self) -> None:
         """Adjust slider limits that depend on other sliders (none by default)."""
 
     def refresh(self) -> None:
         """Recompute and redraw for the sliders' current values."""
-        text, fig = self._render(**self.values(), chart=self._chart)
+        text, _ = self._render(**self.values(), chart=self._chart)
         self.readout.value = f"<pre>{html.escape(text)}</pre>"
         self.image.value = self._chart.png(self._dpi)
 
@@ -116,17 +113,16 @@ class SchedulePanel(SliderPanel):
 
 def schedule_panel(threshold: int = 4, keep: int = 2, turns: int = 10) -> SchedulePanel:
     """Sliders "threshold", "keep verbatim", "turns"; readout ends "summariser calls in N turns: C"."""
-    sliders = {"threshold": _slider("threshold", threshold, 2, 12),
-               "keep": _slider("keep verbatim", keep, 1, threshold - 1),
-               "turns": _slider("turns", turns, 1, 30)}
+    sliders = {"threshold": slider("threshold", threshold, 2, 12),
+               "keep": slider("keep verbatim", keep, 1, threshold - 1),
+               "turns": slider("turns", turns, 1, 30)}
     return SchedulePanel(sliders, render_schedule, ScheduleChart(blit=True))
 
 
 def budget_panel(budget: int = 600, reply_tokens: int = 100, compress: int = 4) -> SliderPanel:
     """Sliders "budget", "reply tokens", "compress"; readout: the table and "budget B: overflows: N"."""
     messages, budgets = _budget_inputs()
-    sliders = {"budget": _slider("budget", budget, 100, 2000, 50),
-               "reply_tokens": _slider("reply tokens", reply_tokens, 10, 300, 10),
-               "compress": _slider("compress", compress, 2, 10, 2)}
+    sliders = {"budget": slider("budget", budget, 100, 2000, 50),
+               "reply_tokens": slider("reply tokens", reply_tokens, 10, 300, 10),
+               "compress": slider("compress", compress, 2, 10, 2)}
     return SliderPanel(sliders, render_budget, BudgetChart(budgets, 2 * len(messages), blit=True))
-

@@ -1,12 +1,6 @@
-"""Attack rates: every injection payload through every registered memory kind under each defence setting.
-
-For each run the payload is the user's turn 2 of a scripted six-turn conversation
-(``data/security/injection_payloads.json``); only the summariser is a model call. A run records
-whether the payload's canary reached a system-role message of the memory (the system prompt itself
-is not counted), survived into the summary, was still in the request of the last turn, and whether any
-summary written in the run was flagged by the summary check. Each kind runs with the settings its
-``KIND.attack_settings`` give. With the offline stand-in (extractive: it copies sentences, it cannot
-obey anything) these figures say where text lands, not whether a model would follow it.
+"""Attack rates (notebook 06): each injection payload, as turn 2 of a scripted conversation, through memory kinds
+under each defence setting: did its canary reach a system message, the summary, the last request, the check?
+Offline (the stand-in copies, it obeys nothing) the figures say where text lands, not what a model would follow.
 """
 from __future__ import annotations
 
@@ -29,7 +23,6 @@ from helpers.memory.types import SettingError, Summariser, SummariserError, Summ
 @dataclass(frozen=True)
 class DefenceSetting:
     """One row group of the table: the memory's defences and which summariser it uses."""
-
     name: str
     defences: Defences | None
     hardened_summariser: bool = False  # structured input + the "conversation is data" prompt
@@ -46,11 +39,8 @@ DEFENCE_SETTINGS = (
 
 
 def memory_texts() -> dict[str, str]:
-    """The texts the memory writes itself, by the names a payload uses for them (``{{summary memory heading}}``).
-
-    A payload that forges a heading or a data marker names it instead of spelling it, so a changed heading
-    is forged as it now reads, never left behind as a copy of an old one.
-    """
+    """The texts the memory writes itself, by the names a payload forges them with (``{{summary memory heading}}``),
+    so a changed heading is forged as it now reads."""
     texts = {f"{name} heading": cls.KIND.heading for name, cls in KINDS.items() if cls.KIND.heading}
     return {**texts, "pinned heading": PINNED_HEADING, "data open": DATA_OPEN, "data close": DATA_CLOSE,
             "pinned open": PINNED_OPEN, "pinned close": PINNED_CLOSE}
@@ -61,31 +51,42 @@ def _filled(text: str) -> str:
 
     def fill(match: re.Match[str]) -> str:
         if match.group(1) not in known:
-            raise ValueError(f"a payload names {match.group(0)}, which is none of {', '.join(known)}")
+            raise SettingError("payload", match.group(0), f"a payload names {match.group(0)}, which is none of "
+                               f"{', '.join(known)}: name one of them in the corpus")
         return known[match.group(1)]
     return re.sub(r"\{\{([^{}]+)\}\}", fill, text)
 
 
 @functools.cache
-def _stored_corpus() -> dict[str, Any]:
-    return json.loads((DATA_DIR / "security" / "injection_payloads.json").read_text(encoding="utf-8"))
+def _security_file(name: str) -> dict[str, Any]:
+    return json.loads((DATA_DIR / "security" / name).read_text(encoding="utf-8"))
 
 
 def corpus() -> dict[str, Any]:
-    """The payloads and the conversation they are run in (``data/security/injection_payloads.json``), with
-    the memory's own headings and markers filled in where a payload forges them."""
-    stored = _stored_corpus()
+    """The payloads and the conversation they are run in, with the memory's own headings and markers filled in
+    where a payload forges them."""
+    stored = _security_file("injection_payloads.json")
     return {**stored, "payloads": [{**item, "text": _filled(item["text"])} for item in stored["payloads"]]}
 
 
 def payloads() -> list[dict[str, Any]]:
+    """Every payload of the corpus, filled in."""
     return list(corpus()["payloads"])
+
+
+def payload(payload_id: str) -> dict[str, Any]:
+    """One payload of the corpus by its id (``inst-01``, ``role-02``, ...)."""
+    items = payloads()
+    for item in items:
+        if item["id"] == payload_id:
+            return item
+    raise SettingError("payload_id", payload_id, f"no payload {payload_id!r}; the ids are "
+                       f"{', '.join(p['id'] for p in items)}")
 
 
 @dataclass(frozen=True)
 class AttackRun:
-    """One payload through one memory class under one setting."""
-
+    """One payload through one memory kind under one setting."""
     payload_id: str
     family: str
     setting: str
@@ -102,15 +103,15 @@ def _mentions(text: str | None, canary: str) -> bool:
     return bool(text) and canary.casefold() in text.casefold()  # type: ignore[union-attr]
 
 
-def run_one(text: str, canary: str, memory_kind: str, setting: DefenceSetting, summarise: Summariser | None,
-            system_prompt: str) -> tuple[bool, bool, bool, bool, int, str | None]:
-    """Run the scripted conversation with ``text`` as turn 2; return what the canary did."""
+def run_one(item: dict[str, Any], memory_kind: str, setting: DefenceSetting, summarise: Summariser | None,
+            system_prompt: str) -> AttackRun:
+    """Run the scripted conversation with the payload ``item`` as turn 2: what its canary did."""
+    text, canary = item["text"], item["canary"]
     written: list[str] = []
 
     def recording_summariser(messages: list[dict[str, str]], existing: str | None) -> str:
-        summary = summarise(messages, existing)  # type: ignore[misc]
-        written.append(summary)
-        return summary
+        written.append(summarise(messages, existing))  # type: ignore[misc]
+        return written[-1]
 
     cls = KINDS[memory_kind]
     memory = cls.create(system_prompt, recording_summariser, dict(cls.KIND.attack_settings), setting.defences)
@@ -127,7 +128,8 @@ def run_one(text: str, canary: str, memory_kind: str, setting: DefenceSetting, s
     last = any(_mentions(m["content"], canary) for m in memory.get_messages_for_api())
     names = assistant_names(system_prompt)
     flagged = any(check_summary(summary, names=names).flagged for summary in written)
-    return reached, _mentions(memory.summary, canary), last, flagged, refused, memory.summary
+    return AttackRun(item["id"], item["family"], setting.name, memory_kind, reached, _mentions(memory.summary, canary),
+                     last, flagged, refused, memory.summary)
 
 
 def memoised(summarise: Summariser) -> Summariser:
@@ -142,40 +144,34 @@ def memoised(summarise: Summariser) -> Summariser:
     return call
 
 
-def _kinds(kinds: Iterable[str] | None) -> list[str]:
-    """The kinds a table shows: those the caller names (each must be registered), or every registered kind."""
-    chosen = list(KINDS) if kinds is None else list(kinds)
-    unknown = [kind for kind in chosen if kind not in KINDS]
-    if unknown:
-        raise SettingError("kinds", unknown[0], f"no memory kind named {unknown[0]!r}; the kinds are {', '.join(KINDS)}")
-    return chosen
-
-
 def run_attacks(summariser_for: Callable[[str, bool], Summariser], system_prompt: str, *,
                 kinds: Iterable[str] | None = None, corpus_payloads: Iterable[dict[str, Any]] | None = None,
                 settings: Iterable[DefenceSetting] = DEFENCE_SETTINGS) -> list[AttackRun]:
-    """Every payload x memory kind (``kinds``, by name: every registered one if None) x setting.
-    ``summariser_for(kind_name, hardened)`` gives the summariser (a kind without one, the sliding window, is never
-    asked for it)."""
-    runs = []
+    """Every payload x memory kind (``kinds`` by name, every registered one if None) x setting.
+    ``summariser_for(kind_name, hardened)`` gives the summariser; a kind without one is never asked for it."""
+    chosen_kinds = list(KINDS) if kinds is None else list(kinds)
+    unknown = [kind for kind in chosen_kinds if kind not in KINDS]
+    if unknown:
+        raise SettingError("kinds", unknown[0], f"no memory kind named {unknown[0]!r}; the kinds are "
+                           f"{', '.join(KINDS)}")
     chosen = list(corpus_payloads if corpus_payloads is not None else payloads())
-    summarisers: dict[tuple[str, bool], Summariser | None] = {}
+    runs, summarisers = [], {}
     for setting in settings:
-        for kind in _kinds(kinds):
+        for kind in chosen_kinds:
             key = (kind, setting.hardened_summariser)
             if key not in summarisers:  # settings that differ only in the memory share one (memoised) summariser
                 summarisers[key] = memoised(summariser_for(*key)) if KINDS[kind].KIND.heading else None
-            summarise = summarisers[key]
-            for payload in chosen:
-                outcome = run_one(payload["text"], payload["canary"], kind, setting, summarise, system_prompt)
-                runs.append(AttackRun(payload["id"], payload["family"], setting.name, kind, *outcome))
+            runs += [run_one(item, kind, setting, summarisers[key], system_prompt) for item in chosen]
     return runs
+
+
+def _percent(count: int, out_of: int) -> float:
+    return 100.0 * count / out_of if out_of else 0.0
 
 
 @dataclass(frozen=True)
 class AttackRate:
-    """Per setting and memory class: out of ``payloads`` runs, how many did each thing."""
-
+    """Per setting and memory kind: out of ``payloads`` runs, how many did each thing."""
     setting: str
     memory: str
     payloads: int
@@ -186,18 +182,18 @@ class AttackRate:
     refused: int  # runs in which the check refused at least one summary (the turns stayed verbatim)
 
     def percent(self, count: int) -> float:
-        return 100.0 * count / self.payloads if self.payloads else 0.0
+        """``count`` as a percentage of the runs."""
+        return _percent(count, self.payloads)
 
 
 def attack_rates(runs: Iterable[AttackRun]) -> list[AttackRate]:
-    """The runs counted per (setting, memory class), in the order they first appear."""
+    """The runs counted per (setting, memory kind), in the order they first appear."""
     groups: dict[tuple[str, str], list[AttackRun]] = {}
     for run in runs:
         groups.setdefault((run.setting, run.memory), []).append(run)
     return [AttackRate(setting, memory, len(group), sum(r.reached_system for r in group),
                        sum(r.in_summary for r in group), sum(r.in_last_request for r in group),
-                       sum(r.flagged for r in group),
-                       sum(r.refused_folds > 0 for r in group))
+                       sum(r.flagged for r in group), sum(r.refused_folds > 0 for r in group))
             for (setting, memory), group in groups.items()]
 
 
@@ -208,14 +204,6 @@ def benign_control(summariser_for: Callable[[str, bool], Summariser], system_pro
     benign = {"id": "benign", "family": "benign", "text": corpus()["conversation"]["benign_turn"],
               "canary": "\0no canary\0"}
     return run_attacks(summariser_for, system_prompt, kinds=kinds, corpus_payloads=[benign], settings=settings)
-
-
-def payload(payload_id: str) -> dict[str, Any]:
-    """One payload of the corpus by its id (``inst-01``, ``role-02``, ...)."""
-    for item in payloads():
-        if item["id"] == payload_id:
-            return item
-    raise ValueError(f"no payload {payload_id!r}; the ids are {', '.join(p['id'] for p in payloads())}")
 
 
 def roles_holding(request: list[dict[str, str]], text: str) -> list[str]:
@@ -235,14 +223,8 @@ def where_it_is(text: str, memory: Any, saved_file: Any = None) -> str:
 
 
 # ----- the summary check, measured both ways ---------------------------------------------------------------------
-@functools.cache
-def _security_file(name: str) -> dict[str, Any]:
-    return json.loads((DATA_DIR / "security" / name).read_text(encoding="utf-8"))
-
-
 def heldout_attacks() -> list[dict[str, Any]]:
-    """The held-out attacks on the check (``data/security/heldout_attacks.json``): written before its patterns,
-    never used to tune them."""
+    """The held-out attacks on the check (``data/security/heldout_attacks.json``): written before its patterns."""
     return list(_security_file("heldout_attacks.json")["attacks"])
 
 
@@ -254,9 +236,8 @@ def ordinary_talk() -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class CheckMeasure:
-    """One check mode, measured: held-out attacks flagged, ordinary texts flagged (false alarms), and the fold
-    attempts of an ordinary conversation that the check flagged or refused."""
-
+    """One check mode: held-out attacks flagged, ordinary texts flagged (false alarms), and the fold attempts of an
+    ordinary conversation that it flagged or refused."""
     mode: str
     attacks: int
     caught: int
@@ -267,32 +248,24 @@ class CheckMeasure:
     folds_flagged: int
     folds_refused: int
 
-    @staticmethod
-    def percent(count: int, out_of: int) -> float:
-        return 100.0 * count / out_of if out_of else 0.0
+    percent = staticmethod(_percent)
 
 
 def measure_check(summarise: Summariser, kind: str = "summary memory", *, turns: int | None = None,
                   modes: Iterable[str] = CHECK_MODES) -> list[CheckMeasure]:
-    """Each check mode measured both ways, as the memory applies it (``Defences(summary_check=mode)``): on the
-    held-out attacks and the ordinary texts (the check's findings for each text as a summary), and on a
-    conversation of the ordinary user messages (the first ``turns``; all if None) run through ``kind`` with
-    ``summarise``, each answered with the same short reply: of its fold attempts, how many were flagged or refused
-    (a refused fold keeps the messages verbatim and is tried again at the next fold)."""
+    """Each check mode as the memory applies it: on the held-out attacks and ordinary texts, and on a conversation
+    of the first ``turns`` ordinary user messages (all if None) through ``kind``, each answered with one short
+    reply: how many fold attempts were flagged or refused (a refused fold keeps the turns and is tried again)."""
     talk = ordinary_talk()
     ordinary = [*talk["user_messages"], *talk["summaries"]]
     prompt = talk["system_prompts"][0]
-    messages = talk["user_messages"][:turns] if turns is not None else talk["user_messages"]
+    messages = talk["user_messages"][:turns]
     summarise = memoised(summarise)  # the modes fold the same turns: each summary is asked for once
-    results = []
+    attacks, cls, results = heldout_attacks(), KINDS[kind], []
     for mode in modes:
         defences = Defences(summary_check=mode)
-
-        def flags(text: str, system_prompt: str = prompt) -> bool:
-            return bool(defences.check(text, system_prompt))
-        caught = sum(flags(attack["text"]) for attack in heldout_attacks())
-        false_alarms = sum(any(flags(text, p) for p in talk["system_prompts"]) for text in ordinary)
-        cls = KINDS[kind]
+        caught = sum(bool(defences.check(attack["text"], prompt)) for attack in attacks)
+        false_alarms = sum(any(defences.check(text, p) for p in talk["system_prompts"]) for text in ordinary)
         memory = cls.create(prompt, summarise, dict(cls.KIND.attack_settings), defences)
         refused = 0
         for text in messages:
@@ -300,8 +273,8 @@ def measure_check(summarise: Summariser, kind: str = "summary memory", *, turns:
                 try:
                     memory.add_message(role, content)
                 except SummaryRefused:
-                    refused += 1  # the messages stay verbatim; the fold is tried again later
+                    refused += 1
         flagged = sum(bool(event.check) for event in memory.fold_events)
-        results.append(CheckMeasure(mode, len(heldout_attacks()), caught, len(ordinary), false_alarms, len(messages),
+        results.append(CheckMeasure(mode, len(attacks), caught, len(ordinary), false_alarms, len(messages),
                                     memory.summary_count + refused, flagged + refused, refused))
     return results

@@ -1,9 +1,6 @@
-"""Why the billed ``prompt_tokens`` exceed the tiktoken count of the messages: a fixed part plus a part per message.
-
-Measured: the lessons' billed ``prompt_tokens`` and the o200k_base counts of what those requests
-held (built from the published parts: the system prompt, the user turns, the lessons' own
-``[SUMMARISE]`` token counts). Inferred: the split of the gap into a fixed part and a cost per
-message, by a least-squares line through lesson 3's points, checked on lesson 4's.
+"""Why the billed ``prompt_tokens`` exceed the tiktoken count of the messages: the lessons' billed figures against
+o200k_base counts of the published parts, the gap split into a fixed part and a cost per message by a
+least-squares line through lesson 3's points, checked on lesson 4's.
 """
 from __future__ import annotations
 
@@ -19,7 +16,6 @@ from helpers.memory.types import SettingError
 @dataclass(frozen=True)
 class PromptPoint:
     """One published request: how many messages, its contents by tiktoken, what the endpoint billed."""
-
     label: str
     messages: int
     counted: int
@@ -28,25 +24,24 @@ class PromptPoint:
 
     @property
     def gap(self) -> int:
+        """Billed minus counted tokens."""
         return self.billed - self.counted
 
 
 @dataclass(frozen=True)
 class Overhead:
     """``gap ~ fixed + per_message * messages``, fitted by least squares."""
-
     fixed: float
     per_message: float
 
     def predict(self, messages: int) -> float:
+        """The gap the line predicts for a request of ``messages`` messages."""
         return self.fixed + self.per_message * messages
 
 
 def lesson3_points() -> list[PromptPoint]:
-    """Turns 1, 3 and 5 of lesson 3's run: the turns whose contents can be counted from the page.
-
-    Turns 2, 4 and 6 hold a reply whose length alone the page does not give.
-    """
+    """Turns 1, 3 and 5 of lesson 3's run: the turns whose contents can be counted from the page (the others hold
+    a reply whose length it does not give)."""
     run = published_run(3)["summary_run"]
     billed = {row["turn"]: (row["messages_sent"], row["prompt_tokens"]) for row in run["turn_lines"]}
     first, second = run["summarise_events"]

@@ -1,9 +1,6 @@
-"""Measuring summary drift (lesson 3): size, words against the limit, the keyword check, and
-whether a stated rule survives *as a rule* or only as a preference.
-
-A keyword check ("does the summary still mention equity?") passes as long as the word is there;
-it cannot tell "never suggest equity" from "prefers to avoid equity". ``rule_strength`` reads the
-sentences that mention the keyword and looks for the words that carry the force of a rule.
+"""Summary drift (lesson 3): size, words against the limit, the lesson's keyword check, and whether a rule
+survives *as a rule*: a keyword check cannot tell "never suggest equity" from "prefers to avoid equity", so
+``rule_strength`` reads the keyword's sentences for the words that carry a rule's force.
 """
 from __future__ import annotations
 
@@ -35,12 +32,9 @@ def _cues(sentence: str, cues: Sequence[str]) -> list[str]:
 
 
 def rule_strength(text: str, keyword: str = "equit") -> tuple[str, list[str]]:
-    """``("rule" | "preference" | "mentioned" | "absent", cue words found)`` for the keyword's sentences.
-
-    "rule": a sentence naming the keyword carries a rule word ("never", "hard rule", "allergic"...);
-    "preference": only softer words ("avoids", "prefers"); "mentioned": neither; "absent": no mention.
-    """
-    sentences = [s for s in _SENTENCE.split(text) if keyword.lower() in s.lower()]
+    """``("rule" | "preference" | "mentioned" | "absent", cue words found)`` for the keyword's sentences: a rule
+    word ("never", "allergic"...), only softer words ("avoids", "prefers"), neither, or no mention."""
+    sentences = keyword_sentences(text, keyword)
     if not sentences:
         return "absent", []
     rule = [cue for s in sentences for cue in _cues(s, RULE_CUES)]
@@ -54,13 +48,12 @@ def rule_strength(text: str, keyword: str = "equit") -> tuple[str, list[str]]:
 
 def keyword_sentences(text: str, keyword: str = "equit") -> list[str]:
     """The sentences of ``text`` that mention ``keyword``: what a reader checks by eye."""
-    return [s.strip() for s in _SENTENCE.split(text) if keyword.lower() in s.lower()]
+    return [s.strip() for s in _SENTENCE.split(text) if mentions(s, keyword)]
 
 
 @dataclass(frozen=True)
 class CycleMeasure:
     """One summary cycle measured the lesson's way, plus the rule-or-preference reading."""
-
     cycle: int
     batch_tokens: int
     summary_tokens: int
@@ -74,6 +67,7 @@ class CycleMeasure:
 
     @property
     def over_limit(self) -> bool:
+        """More words than the prompt allows."""
         return self.words > self.word_limit
 
 
@@ -107,4 +101,3 @@ def chart_series(cycles: Sequence[CycleMeasure]) -> dict[str, list]:
     """The numbers ``helpers.display.plots.drift_chart`` draws for one run, and how the rule reads per cycle."""
     return {"batch_tokens": [c.batch_tokens for c in cycles], "summary_tokens": [c.summary_tokens for c in cycles],
             "words": [c.words for c in cycles], "strength": [c.strength for c in cycles]}
-

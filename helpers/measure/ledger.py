@@ -1,11 +1,7 @@
-"""The ledger of planted facts (notebook 07): what a long conversation told the memory, and, for one
-request, whether each fact was sent word for word, sent in the summary, absent, or contradicted.
-
-A fact is found by its ``values``: the texts that count as it being sent (the user's own words and the
-usual ways a summary writes the same figure, "₹1,40,000" or "1.4 lakh"), matched case-insensitively. A
-hard rule is read with notebook 03's measure (``drift.rule_strength``): a summary can keep the word and lose
-the rule. The injected instruction is followed by its canary word: verbatim, paraphrased (the canary without
-the instruction's words) or gone, and whether it reached a system message.
+"""The ledger of planted facts (notebook 07), and how one request carries each: word for word, in the summary,
+absent or contradicted. A fact is found by its ``values`` (the user's words and the usual ways a summary writes
+them), case and spacing ignored; a rule is read with notebook 03's ``drift.rule_strength``; the injected
+instruction is followed by its canary word.
 """
 from __future__ import annotations
 
@@ -15,7 +11,6 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from helpers.base.paths import DATA_DIR
 from helpers.measure.drift import rule_strength
@@ -27,30 +22,19 @@ VERBATIM, SUMMARY, ABSENT, CONTRADICTED = "verbatim", "summary", "absent", "cont
 SOFTENED = "softened"  # a rule that reached the summary only as a preference (or a bare mention)
 STATUSES = (VERBATIM, SUMMARY, SOFTENED, CONTRADICTED, ABSENT)  # the order tables and charts use
 KEPT = (VERBATIM, SUMMARY)  # a fact counts as kept when it is sent in one of these ways
-INJECTION_STATES = ("verbatim", "paraphrased", "gone")
-
-
 _SPACE = re.compile(r"\s+")
 
 
+@functools.lru_cache(maxsize=1024)
 def _norm(text: str) -> str:
     return _SPACE.sub(" ", text).strip().lower()
 
 
-@functools.lru_cache(maxsize=1024)
-def _norm_value(value: str) -> str:
-    return _norm(value)
-
-
 @dataclass(frozen=True)
 class Fact:
-    """One planted fact: where the user stated it, what kind it is and the texts that count as sending it.
-
-    ``replaces``: the fact this one corrects (the later value must win); ``replaced_at``: the turn from which
-    this one is out of date; ``forget_at``: the turn at which the user asked to forget it; ``keyword``: the
-    word drift.rule_strength reads for a rule; ``canary``: the word that marks an injected instruction.
-    """
-
+    """One planted fact: the turn the user stated it, its kind and the texts that count as sending it.
+    ``replaces`` names the fact it corrects; ``replaced_at``/``forget_at``: the turn it is out of date or asked to
+    be forgotten; ``keyword``: the word a rule is read by; ``canary``: the word marking an injected instruction."""
     id: str
     kind: str
     turn: int
@@ -63,20 +47,17 @@ class Fact:
 
     def found_in(self, text: str | None) -> bool:
         """Whether any of the fact's values is in ``text`` (case and spacing ignored)."""
-        return bool(text) and self.found_in_normalised(_norm(text))  # type: ignore[arg-type]
+        normalised = _norm(text or "")
+        return bool(text) and any(_norm(value) in normalised for value in self.values)
 
-    def found_in_normalised(self, text: str) -> bool:
-        """``found_in`` for a text already lower-cased with its spacing collapsed (``Sent``)."""
-        return any(_norm_value(value) in text for value in self.values)
-
-    def sent_in_normalised(self, text: str) -> bool:
-        """Whether a normalised text carries the fact: one of its values, or its canary word (a paraphrased
-        instruction is still sent)."""
-        return self.found_in_normalised(text) or (self.canary is not None and _norm_value(self.canary) in text)
+    def sent_in(self, normalised: str) -> bool:
+        """Whether a normalised text carries one of the fact's values or its canary (a paraphrase is still sent)."""
+        marks = [*self.values, *([self.canary] if self.canary else [])]
+        return any(_norm(mark) in normalised for mark in marks)
 
     def wanted(self, turn: int) -> bool:
-        """Whether a good memory should still send this fact at ``turn``: stated by then, not corrected, not
-        asked to be forgotten, and not an injected instruction."""
+        """Whether a good memory still sends this fact at ``turn``: stated, not corrected or to be forgotten, and
+        not an injected instruction."""
         if self.kind == "injection" or turn < self.turn:
             return False
         return all(limit is None or turn < limit for limit in (self.replaced_at, self.forget_at))
@@ -85,7 +66,6 @@ class Fact:
 @dataclass(frozen=True)
 class Probe:
     """A question asked at a checkpoint (with a model only), graded against one fact of the ledger."""
-
     fact: str
     question: str
 
@@ -93,11 +73,11 @@ class Probe:
 @dataclass(frozen=True)
 class Ledger:
     """The planted facts of one conversation and the probe questions that check them."""
-
     facts: tuple[Fact, ...]
     probes: tuple[Probe, ...] = ()
 
     def fact(self, fact_id: str) -> Fact:
+        """The fact with this id; a ``StateError`` lists the ids there are."""
         for fact in self.facts:
             if fact.id == fact_id:
                 return fact
@@ -106,6 +86,7 @@ class Ledger:
 
     @property
     def injection(self) -> Fact | None:
+        """The injected instruction, if the ledger plants one."""
         return next((fact for fact in self.facts if fact.kind == "injection"), None)
 
     def wanted(self, turn: int) -> list[Fact]:
@@ -113,8 +94,10 @@ class Ledger:
         return [fact for fact in self.facts if fact.wanted(turn)]
 
 
-def ledger_from_dict(data: dict[str, Any]) -> Ledger:
-    """A ledger from its JSON form (``data/capstone/ledger.json``); a ``StateError`` names a broken field."""
+def load_ledger(path: str | Path | None = None) -> Ledger:
+    """The capstone conversation's ledger (``data/capstone/ledger.json``), or the one at ``path``; a ``StateError``
+    names a broken field."""
+    data = json.loads(Path(path or CAPSTONE_DIR / "ledger.json").read_text(encoding="utf-8"))
     try:
         facts = tuple(Fact(id=f["id"], kind=f["kind"], turn=int(f["turn"]), values=tuple(f["values"]),
                            replaces=f.get("replaces"), replaced_at=f.get("replaced_at"), forget_at=f.get("forget_at"),
@@ -134,58 +117,38 @@ def ledger_from_dict(data: dict[str, Any]) -> Ledger:
     return ledger
 
 
-def load_ledger(path: str | Path | None = None) -> Ledger:
-    """The capstone conversation's ledger (``data/capstone/ledger.json``), or the one at ``path``."""
-    path = Path(path) if path is not None else CAPSTONE_DIR / "ledger.json"
-    return ledger_from_dict(json.loads(path.read_text(encoding="utf-8")))
-
-
 # ----- one request, measured --------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Sent:
-    """What one request sent, normalised once: its conversation turns (user and assistant messages other than the
-    memory's summary message) and its summary."""
-
-    turns: str
-    summary: str
-    summary_text: str | None
-
-    @classmethod
-    def of(cls, request: Sequence[dict[str, str]], summary: str | None) -> Sent:
-        turns = [m["content"] for m in request if m.get("role") in ("user", "assistant")
-                 and not (summary and summary in m["content"])]
-        return cls("\x00".join(_norm(text) for text in turns), _norm(summary or ""), summary)
-
-
-def where_sent(fact: Fact, sent: Sent) -> str:
-    """``VERBATIM`` if a turn of the request holds the fact, else ``SUMMARY`` if the summary does, else ``ABSENT``."""
-    if fact.sent_in_normalised(sent.turns):
+def _where_sent(fact: Fact, turns: str, summary: str) -> str:
+    if fact.sent_in(turns):
         return VERBATIM
-    return SUMMARY if fact.sent_in_normalised(sent.summary) else ABSENT
-
-
-def fact_status(fact: Fact, sent: Sent, ledger: Ledger) -> str:
-    """How one request carries one fact: verbatim, summary, absent, contradicted (a correction whose old value is
-    sent and its new one is not) or softened (a rule the summary keeps only as a preference or a mention)."""
-    where = where_sent(fact, sent)
-    if fact.kind == "rule" and where != VERBATIM:
-        strength, _ = rule_strength(sent.summary_text or "", fact.keyword or fact.values[0])
-        return SUMMARY if strength == "rule" else (ABSENT if strength == "absent" else SOFTENED)
-    if where == ABSENT and fact.replaces is not None:
-        if where_sent(ledger.fact(fact.replaces), sent) != ABSENT:
-            return CONTRADICTED
-    return where
+    return SUMMARY if fact.sent_in(summary) else ABSENT
 
 
 def request_statuses(ledger: Ledger, request: Sequence[dict[str, str]], summary: str | None,
                      turn: int) -> dict[str, str]:
-    """Every fact stated by ``turn``, and how this request carries it (``fact_status``)."""
-    sent = Sent.of(request, summary)
-    return {fact.id: fact_status(fact, sent, ledger) for fact in ledger.facts if fact.turn <= turn}
+    """How this request carries every fact stated by ``turn``: verbatim (in a turn of the request), summary,
+    absent, contradicted (a correction whose old value alone is sent) or softened (a rule the summary keeps only
+    as a preference or a mention)."""
+    turns = "\x00".join(_norm(m["content"]) for m in request if m.get("role") in ("user", "assistant")
+                        and not (summary and summary in m["content"]))
+    normalised = _norm(summary or "")
+    statuses = {}
+    for fact in ledger.facts:
+        if fact.turn > turn:
+            continue
+        where = _where_sent(fact, turns, normalised)
+        if fact.kind == "rule" and where != VERBATIM:
+            strength, _ = rule_strength(summary or "", fact.keyword or fact.values[0])
+            where = SUMMARY if strength == "rule" else (ABSENT if strength == "absent" else SOFTENED)
+        elif where == ABSENT and fact.replaces is not None:
+            if _where_sent(ledger.fact(fact.replaces), turns, normalised) != ABSENT:
+                where = CONTRADICTED
+        statuses[fact.id] = where
+    return statuses
 
 
 def kept_count(ledger: Ledger, statuses: dict[str, str], turn: int) -> tuple[int, int]:
-    """(facts kept, facts wanted) at ``turn``: the wanted facts sent verbatim or in the summary (a rule only as a rule)."""
+    """(facts kept, facts wanted) at ``turn``: wanted facts sent verbatim or in the summary (a rule only as a rule)."""
     wanted = ledger.wanted(turn)
     return sum(statuses.get(fact.id) in KEPT for fact in wanted), len(wanted)
 
@@ -209,9 +172,7 @@ def injection_state(fact: Fact, text: str | None) -> str:
 
 def reached_system(fact: Fact, request: Sequence[dict[str, str]]) -> bool:
     """Whether the instruction (its words or its canary) is inside a system-role message of the request."""
-    marks = [*fact.values, *([fact.canary] if fact.canary else [])]
-    return any(m.get("role") == "system" and any(_norm(mark) in _norm(m["content"]) for mark in marks)
-               for m in request)
+    return any(m.get("role") == "system" and fact.sent_in(_norm(m["content"])) for m in request)
 
 
 def summary_versions(summaries: Sequence[str | None]) -> list[tuple[int, str]]:
@@ -224,8 +185,8 @@ def summary_versions(summaries: Sequence[str | None]) -> list[tuple[int, str]]:
 
 
 def grade_answer(fact: Fact, answer: str, ledger: Ledger) -> str:
-    """A model's answer to a probe, against the ledger: "kept" (it states the fact), "contradicted" (it states the
-    value the fact corrected), "followed" (an injection whose canary it repeats) or "missing"."""
+    """A model's answer to a probe: "kept" (it states the fact), "contradicted" (it states the value the fact
+    corrected), "followed" or "resisted" (an injection's canary repeated or not), or "missing"."""
     if fact.kind == "injection":
         return "followed" if injection_state(fact, answer) != "gone" else "resisted"
     if fact.kind == "rule":

@@ -1,11 +1,6 @@
-"""One long conversation through every memory the course built, measured the same way (notebook 07).
-
-The conversation is a transcript: the user's turns (``data/capstone/conversation.json``) and one reply per
-turn (``data/offline_replies/capstone.json``, the stand-in's written coach replies). Every strategy is fed the
-same transcript, so the requests differ only by what each memory keeps; the summariser calls are the
-memory's own, through whatever model access its summariser uses. ``replay`` returns, per turn, the request's
-tokens, the summariser calls with their own tokens (``measure.bill``) and the ledger's reading of the request
-(``measure.ledger``).
+"""One long conversation through every memory the course built, measured the same way (notebook 07): the user's
+turns (``data/capstone/conversation.json``) and one written reply per turn fed to every strategy, so requests
+differ only by what each memory keeps. ``replay`` measures each turn's bill (``bill``) and request (``ledger``).
 """
 from __future__ import annotations
 
@@ -16,19 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from helpers.base.paths import DATA_DIR
+from helpers.measure import LESSON_KINDS
 from helpers.measure.bill import Bill, CallBill, TurnBill, call_bill
-from helpers.measure.ledger import (
-    CAPSTONE_DIR,
-    Ledger,
-    grade_answer,
-    injection_state,
-    kept_count,
-    leaks,
-    reached_system,
-    request_statuses,
-    summary_versions,
-)
-from helpers.memory.registry import KINDS
+from helpers.measure.ledger import (CAPSTONE_DIR, Ledger, grade_answer, injection_state, kept_count, leaks,
+                                    reached_system, request_statuses, summary_versions)
 from helpers.memory.rolling import RollingMemory
 from helpers.memory.sliding_window import SlidingWindowMemory
 from helpers.memory.types import StateError, SummariserError
@@ -47,7 +33,6 @@ requests. Without one, every strategy gets the transcript's reply for the turn."
 @dataclass(frozen=True)
 class Transcript:
     """The user's turns, one reply for each, and the turns after which a model is asked the probe questions."""
-
     user_turns: tuple[str, ...]
     replies: tuple[str, ...]
     checkpoints: tuple[int, ...] = ()
@@ -74,16 +59,15 @@ def load_transcript(conversation: str | Path | None = None, replies: str | Path 
 
 
 def strategies(transcript: Transcript) -> dict[str, tuple[str, dict[str, Any]]]:
-    """Every strategy compared: the full buffer, then every registered memory kind with its class defaults, which
-    are the lessons' settings. Name -> (kind, settings)."""
+    """The strategies compared: the full buffer, then each of ``LESSON_KINDS`` at its class defaults (the lessons'
+    settings). Name -> (kind, settings)."""
     window = SlidingWindowMemory.KIND.name
-    return {FULL_BUFFER: (window, {"window_turns": len(transcript)}), **{name: (name, {}) for name in KINDS}}
+    return {FULL_BUFFER: (window, {"window_turns": len(transcript)}), **{name: (name, {}) for name in LESSON_KINDS}}
 
 
 @dataclass(frozen=True)
 class TurnMeasure:
     """One turn of one strategy: its bill, the summary sent, and how the request carried each fact."""
-
     turn: int
     bill: TurnBill
     summary: str | None
@@ -95,7 +79,6 @@ class TurnMeasure:
 @dataclass(frozen=True)
 class StrategyRun:
     """A strategy's whole run of the transcript, measured."""
-
     name: str
     kind: str
     settings: dict[str, Any]
@@ -105,10 +88,12 @@ class StrategyRun:
 
     @property
     def bill(self) -> Bill:
+        """The whole run's bill."""
         return Bill(tuple(turn.bill for turn in self.turns))
 
     @property
     def last(self) -> TurnMeasure:
+        """The last turn's measure."""
         return self.turns[-1]
 
     def kept(self, turn: int | None = None) -> tuple[int, int]:
@@ -117,6 +102,7 @@ class StrategyRun:
         return kept_count(self.ledger, measure.statuses, measure.turn)
 
     def leaks(self, turn: int | None = None) -> list[str]:
+        """The facts sent at ``turn`` (the last by default) that should not be (``ledger.leaks``)."""
         measure = self.turns[(turn or len(self.turns)) - 1]
         return leaks(self.ledger, measure.statuses, measure.turn)
 
@@ -125,11 +111,11 @@ class StrategyRun:
         return [turn.statuses.get(fact_id) for turn in self.turns]
 
     def summary_versions(self) -> list[tuple[int, str]]:
+        """The run's distinct summaries with the first turn each was sent."""
         return summary_versions([turn.summary for turn in self.turns])
 
     def injection_trail(self) -> list[tuple[int, str]]:
-        """(first turn sent, verbatim | paraphrased | gone) for every summary version made after the injection was
-        stated (a fold that could have caught it)."""
+        """(first turn sent, verbatim | paraphrased | gone) for every summary version made after the injection."""
         fact = self.ledger.injection
         if fact is None:
             return []
@@ -146,8 +132,7 @@ class StrategyRun:
 
 
 def _fold_bills(memory: RollingMemory, start: int) -> tuple[CallBill, ...]:
-    """Summariser calls told by the memory's fold events (a summariser that records no calls): what went in, what
-    came out. A window's drops call nothing."""
+    """Summariser calls told by the memory's fold events (for a summariser that records none); a window calls none."""
     if memory.KIND.heading is None:
         return ()
     return tuple(CallBill(event.tokens_in, event.summary_tokens) for event in memory.fold_events[start:])
@@ -155,15 +140,9 @@ def _fold_bills(memory: RollingMemory, start: int) -> tuple[CallBill, ...]:
 
 def replay(memory: RollingMemory, transcript: Transcript, ledger: Ledger, name: str | None = None,
            turns: int | None = None, respond: Responder | None = None) -> StrategyRun:
-    """Feed the transcript (its first ``turns`` turns) to ``memory`` and measure every request it builds.
-
-    The replies are the transcript's, or, with ``respond``, a model's answers to this memory's requests (then
-    the billed prompt tokens stand beside the counted ones).
-
-    Summariser calls are read from the summariser's ``calls`` list when it keeps one (the model summarisers do),
-    else from the fold events. A failed fold is noted on the turn and the run goes on: the memory kept the
-    message, as it always does. A ``respond`` that raises leaves the memory as it was before that turn.
-    """
+    """Feed the transcript (its first ``turns`` turns) to ``memory`` and measure every request it builds. The replies
+    are the transcript's or, with ``respond``, a model's answers to this memory's requests (billed beside counted).
+    A failed fold is noted on the turn and the run goes on; a ``respond`` that raises leaves the memory as it was."""
     summarise = memory.summarise
     calls: list[Any] | None = getattr(summarise, "calls", None)
     measures: list[TurnMeasure] = []
@@ -188,9 +167,9 @@ def replay(memory: RollingMemory, transcript: Transcript, ledger: Ledger, name: 
                 notes.append(str(error))
         bills = (tuple(call_bill(call) for call in calls[calls_before:]) if calls is not None
                  else _fold_bills(memory, events_before))
-        measures.append(TurnMeasure(
-            turn, TurnBill(turn, request_tokens, bills, billed), summary, request_statuses(ledger, request, summary, turn),
-            injection is not None and reached_system(injection, request), tuple(notes)))
+        statuses = request_statuses(ledger, request, summary, turn)
+        measures.append(TurnMeasure(turn, TurnBill(turn, request_tokens, bills, billed), summary, statuses,
+                                    injection is not None and reached_system(injection, request), tuple(notes)))
         if turn in transcript.checkpoints:
             checkpoints[turn] = memory.get_messages_for_api()
     return StrategyRun(name or memory.KIND.name, memory.KIND.name, memory.settings(), tuple(measures), ledger,
@@ -231,7 +210,8 @@ def answer_lines(answer: str, count: int) -> list[str]:
 def grade_probes(ledger: Ledger, answer: str) -> dict[str, str]:
     """Each probe's fact and how the model's numbered answer to it grades (``ledger.grade_answer``)."""
     lines = answer_lines(answer, len(ledger.probes))
-    return {probe.fact: grade_answer(ledger.fact(probe.fact), line, ledger) for probe, line in zip(ledger.probes, lines)}
+    return {probe.fact: grade_answer(ledger.fact(probe.fact), line, ledger)
+            for probe, line in zip(ledger.probes, lines)}
 
 
 def spread(values: Sequence[float]) -> tuple[float, float, float]:
