@@ -53,5 +53,5 @@ def test_filler_text_has_exactly_the_requested_length(n):
 
 
 def test_count_tokens_rejects_non_text():
-    with pytest.raises(TypeError, match="expects a str"):
+    with pytest.raises(TypeError):  # never str()-ed into a count
         tokens.count_tokens(None)

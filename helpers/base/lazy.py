@@ -1,8 +1,5 @@
-"""Names a module offers but imports only when first used (PEP 562), so that one import line can serve a
-notebook that needs the model layer and one that must never load the openai SDK.
-
-Only the one-import modules above every layer (``helpers/lesson3.py`` and its like) use it: the modules it
-imports are theirs to name."""
+"""Names a module offers but imports only when first used (PEP 562), for the one-import modules above every
+layer (``helpers/lesson3.py`` and its like): one import line serves notebooks with and without the SDK."""
 from __future__ import annotations
 
 import importlib

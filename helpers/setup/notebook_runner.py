@@ -1,8 +1,5 @@
-"""Execute a notebook top to bottom in a fresh kernel, as JupyterLab's "Run All" would.
-
-Used by ``tools/refresh_notebooks.py`` to store outputs, and by tests that run a notebook
-unedited in several model modes. The kernel inherits this process's environment (``LLM_MODE``).
-"""
+"""Execute a notebook top to bottom in a fresh kernel, as JupyterLab's "Run All" would, for
+``tools/refresh_notebooks.py`` and the tests; the kernel inherits this process's environment (``LLM_MODE``)."""
 from __future__ import annotations
 
 import hashlib
@@ -29,18 +26,14 @@ def execute_notebook(path: str | Path, timeout: int = 600) -> nbformat.NotebookN
 
 
 def joined_streams(book: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """The notebook with each cell's consecutive stdout (or stderr) outputs joined into one.
-
-    How a cell's printing is cut into stream messages depends on timing, not on the code, so a
-    refresh would otherwise move line breaks between outputs from one run to the next.
-    """
+    """The notebook with each cell's consecutive stdout (or stderr) outputs joined into one: how printing is cut
+    into stream messages depends on timing, and would otherwise change from one refresh to the next."""
     for cell in book.get("cells", []):
         joined: list[nbformat.NotebookNode] = []
         for output in cell.get("outputs", []):
-            previous = joined[-1] if joined else None
-            if (output.get("output_type") == "stream" and previous is not None
-                    and previous.get("output_type") == "stream" and previous.get("name") == output.get("name")):
-                previous["text"] = previous["text"] + output["text"]
+            if (joined and output.get("output_type") == joined[-1].get("output_type") == "stream"
+                    and output.get("name") == joined[-1].get("name")):
+                joined[-1]["text"] += output["text"]
             else:
                 joined.append(output)
         if "outputs" in cell:
@@ -49,12 +42,8 @@ def joined_streams(book: nbformat.NotebookNode) -> nbformat.NotebookNode:
 
 
 def stable_widget_ids(book: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """The notebook with its widget model ids renamed in a fixed order, and the saved widget state in that order.
-
-    Every run gives widgets fresh random ids, so a refresh of an unchanged notebook would rewrite
-    hundreds of lines. Ids are numbered as they are met: the views in cell order, then the models each
-    one refers to; models nothing displays follow, ordered by their state. The widgets work as before.
-    """
+    """The notebook with its widgets' random ids renamed in a fixed order (the views in cell order, each followed
+    by the models it refers to, then the rest by their state), so a refresh of an unchanged notebook is unchanged."""
     state = book.get("metadata", {}).get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
     order: list[str] = []
 
