@@ -1,10 +1,6 @@
-"""Signed files: an HMAC-SHA256 of a file's name and bytes, kept beside it in ``NAME.sig``, so that a saved
-state or a recording edited by hand, or copied under another name, is refused when it is loaded.
-
-The key is ``MEMORY_SIGNING_KEY`` (``connect()`` reads ``.env`` into it) or ``using_key(...)``; it is never
-shown. A signature proves who wrote a file, not that it is the latest: an older save restored with its own
-``.sig`` loads (README, "The security notebook").
-"""
+"""Signed files: an HMAC-SHA256 of a file's name and bytes in ``NAME.sig`` beside it, with a key that is never
+shown, so a saved state or recording edited by hand, or copied under another name, is refused. A signature proves
+who wrote a file, not that it is the latest: an older save restored with its own ``.sig`` loads (see the README)."""
 from __future__ import annotations
 
 import contextlib
@@ -33,15 +29,10 @@ class SignatureError(ValueError):
         self.problem = problem
 
 
-def _key_bytes(key: bytes | str, where: str) -> bytes:
+def _key_bytes(key: bytes | str, where: str, undo: str) -> bytes:
     raw = key.encode() if isinstance(key, str) else bytes(key)
-    # a str counts as blank if it holds only whitespace and format characters (a zero-width space, a BOM)
-    if isinstance(key, str):
-        blank = all(ch.isspace() or unicodedata.category(ch) == "Cf" for ch in key)
-    else:
-        blank = not raw.strip()
-    if blank:
-        undo = "using_key(None)" if where == "given to using_key" else f"remove {KEY_ENV} from .env"
+    # a str is blank if it holds only whitespace and format characters (a zero-width space, a BOM)
+    if all(ch.isspace() or unicodedata.category(ch) == "Cf" for ch in key) if isinstance(key, str) else not raw.strip():
         raise SignatureError("blank key", (
             f"a signing key must not be empty or blank: the key {where} is "
             f"{'empty' if not raw else 'only whitespace or invisible characters'}, and such a key protects "
@@ -53,7 +44,7 @@ def _key_bytes(key: bytes | str, where: str) -> bytes:
 @contextlib.contextmanager
 def using_key(key: bytes | str | None) -> Iterator[None]:
     """Sign and check with ``key`` inside the block instead of the environment's; ``None`` means no key."""
-    _override.append(None if key is None else _key_bytes(key, "given to using_key"))
+    _override.append(None if key is None else _key_bytes(key, "given to using_key", "using_key(None)"))
     try:
         yield
     finally:
@@ -65,7 +56,7 @@ def signing_key() -> bytes | None:
     if _override:
         return _override[-1]
     value = os.environ.get(KEY_ENV)
-    return None if value is None else _key_bytes(value, f"in {KEY_ENV}")
+    return None if value is None else _key_bytes(value, f"in {KEY_ENV}", f"remove {KEY_ENV} from .env")
 
 
 def signature_path(path: Path) -> Path:
@@ -107,11 +98,11 @@ def sign_file(path: str | Path) -> Path:
     return sig_path
 
 
-def _refusal(name: str, sig_path: Path, data: bytes, stored: bytes, key: bytes) -> SignatureError | None:
-    """Why ``data``, read from a file called ``name``, does not match the signature ``stored``; None if it does."""
+def _check(name: str, sig_path: Path, data: bytes, stored: bytes, key: bytes) -> None:
+    """Refuse ``data``, read from a file called ``name``, unless it matches the signature ``stored``, saying why."""
     stored = stored.strip()
     if hmac.compare_digest(stored, _signature_file(name, data, key).strip()):
-        return None  # the whole .sig as it was written: an edit anywhere in it is a mismatch
+        return  # the whole .sig as it was written: an edit anywhere in it is a mismatch
     changed = SignatureError("changed", (
         f"{name} does not match its signature: it was changed after it was saved (or signed with another key). "
         "It was not loaded. Restore the file, or, if you trust its contents, sign it again with "
@@ -119,31 +110,28 @@ def _refusal(name: str, sig_path: Path, data: bytes, stored: bytes, key: bytes) 
     parts = stored.split(b" ", 2)
     if len(parts) != 3 or parts[0] != SIGNATURE_FORMAT.encode():
         if not hmac.compare_digest(stored, signature(data, key).encode("ascii")):
-            return changed
-        return SignatureError("old format", (
+            raise changed
+        raise SignatureError("old format", (
             f"{name} has a signature in the old format ({sig_path.name} was made before signatures covered the "
             "file's name as well as its contents), so it is no longer accepted. It was not loaded. If you trust "
             "the file, sign it again with helpers.base.signing.sign_file(path)"))
     try:
         signed_name = json.loads(parts[2].decode("ascii"))
     except (UnicodeDecodeError, json.JSONDecodeError):
-        return changed
+        raise changed from None
     if (isinstance(signed_name, str) and signed_name != name
             and hmac.compare_digest(parts[1], signature(data, key, signed_name).encode("ascii"))):
-        return SignatureError("renamed", (
+        raise SignatureError("renamed", (
             f"{name} carries the signature of a file called {signed_name}: a signature covers the file's name as "
             "well as its contents, so a signed file copied or renamed is refused. It was not loaded. Load it "
             f"under its own name ({signed_name}), or, if you trust this copy, sign it with "
             "helpers.base.signing.sign_file(path)"))
-    return changed
+    raise changed
 
 
 def read_verified(path: str | Path) -> bytes:
-    """The bytes of ``path``, read once and checked against its signature: parse these, never the file again.
-
-    With a key, only a validly signed file is returned; with none, a signed file is refused (it cannot be
-    checked) and an unsigned one returned unchecked.
-    """
+    """The bytes of ``path``, read once and checked: parse these, never the file again. With a key, only a validly
+    signed file is returned; with none, a signed file is refused (it cannot be checked), an unsigned one returned."""
     path = Path(path)
     key, sig_path = signing_key(), signature_path(path)
     data = path.read_bytes()
@@ -162,7 +150,5 @@ def read_verified(path: str | Path) -> bytes:
             f"{path.name} has no signature ({sig_path.name}) and {KEY_ENV} is set, so only signed files are "
             "loaded. If you trust it as it is (e.g. saved before the key was set), sign it with "
             "helpers.base.signing.sign_file(path); or unset the key to load unsigned files"))
-    refusal = _refusal(path.name, sig_path, data, stored, key)
-    if refusal:
-        raise refusal
+    _check(path.name, sig_path, data, stored, key)
     return data
