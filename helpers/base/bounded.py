@@ -27,21 +27,6 @@ class TooManyCalls(BaseException):
         self.what, self.limit = what, limit
 
 
-def _raise_in(thread_id: int, error: type[BaseException]) -> None:
-    """Ask CPython to raise ``error`` in the thread ``thread_id`` at its next bytecode."""
-    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), ctypes.py_object(error))
-
-
-def _drop_pending(error: type[BaseException]) -> None:
-    """Let a stop sent to this thread and not yet delivered arrive here, where it is dropped (cancelling it with
-    ``SetAsyncExc(thread, NULL)`` leaves CPython 3.11's eval breaker set: a traced call then never returns)."""
-    try:
-        for _ in range(100):  # a pending asynchronous exception is raised at the loop's first jump back
-            pass
-    except error:
-        pass
-
-
 def run_bounded(function: Callable[..., T], *args: Any, seconds: float = 2.0, **kwargs: Any) -> T:
     """``function(*args, **kwargs)``, or ``TimedOut`` if it has not returned after ``seconds``."""
     caller = threading.get_ident()
@@ -52,7 +37,8 @@ def run_bounded(function: Callable[..., T], *args: Any, seconds: float = 2.0, **
             with lock:
                 if not finished.is_set():
                     fired.append(True)
-                    _raise_in(caller, TimedOut)
+                    # CPython raises it in the caller's thread at its next bytecode
+                    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(caller), ctypes.py_object(TimedOut))
 
     threading.Thread(target=watchdog, name="exercise-watchdog", daemon=True).start()
     try:
@@ -62,7 +48,13 @@ def run_bounded(function: Callable[..., T], *args: Any, seconds: float = 2.0, **
             with lock:
                 finished.set()
             if fired:
-                _drop_pending(TimedOut)  # if the stop was not delivered yet, it must not arrive later
+                # a stop not yet delivered must not arrive later: it arrives in this loop and is dropped (cancelling
+                # it with SetAsyncExc(NULL) instead leaves CPython 3.11's eval breaker set for good)
+                try:
+                    for _ in range(100):
+                        pass
+                except TimedOut:
+                    pass
                 raise TimedOut(seconds)
     except TimedOut:
         raise TimedOut(seconds) from None

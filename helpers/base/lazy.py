@@ -5,7 +5,6 @@ from __future__ import annotations
 import importlib
 import sys
 from collections.abc import Callable, Mapping
-from types import ModuleType
 
 
 def _resolve(module: str, name: str) -> object:
@@ -27,8 +26,7 @@ def lazy_exports(module_name: str, sources: Mapping[str, str]
             raise AttributeError(f"module {module_name!r} has no attribute {name!r}; it offers "
                                  f"{', '.join(sorted(where))}")
         value = _resolve(where[name], name)
-        module: ModuleType = sys.modules[module_name]
-        setattr(module, name, value)  # the next lookup is an ordinary attribute
+        setattr(sys.modules[module_name], name, value)  # the next lookup is an ordinary attribute
         return value
 
     def __dir__() -> list[str]:

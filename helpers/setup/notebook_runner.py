@@ -19,9 +19,8 @@ def execute_notebook(path: str | Path, timeout: int = 600) -> nbformat.NotebookN
     """Run every cell of the notebook at ``path`` in its own folder and return it with outputs."""
     path = Path(path)
     book = nbformat.read(path, as_version=4)
-    client = nbclient.NotebookClient(book, timeout=timeout, kernel_name="python3", record_timing=False,
-                                     resources={"metadata": {"path": str(path.parent)}})
-    client.execute()
+    nbclient.NotebookClient(book, timeout=timeout, kernel_name="python3", record_timing=False,
+                            resources={"metadata": {"path": str(path.parent)}}).execute()
     return stable_widget_ids(joined_streams(book))
 
 
@@ -64,8 +63,7 @@ def stable_widget_ids(book: nbformat.NotebookNode) -> nbformat.NotebookNode:
     renamed = {old: hashlib.sha256(f"widget {index}".encode()).hexdigest()[:32] for index, old in enumerate(order)}
     if not renamed:
         return book
-    text = nbformat.writes(book)
-    text = re.sub("|".join(renamed), lambda match: renamed[match.group(0)], text)
+    text = re.sub("|".join(renamed), lambda match: renamed[match.group(0)], nbformat.writes(book))
     stable = nbformat.reads(text, as_version=4)
     saved = stable.metadata.widgets[WIDGET_STATE]
     saved["state"] = {renamed[old]: saved["state"][renamed[old]] for old in order}
@@ -74,10 +72,5 @@ def stable_widget_ids(book: nbformat.NotebookNode) -> nbformat.NotebookNode:
 
 def cell_text(cell: nbformat.NotebookNode) -> str:
     """The text a code cell printed or displayed (streams and text/plain results)."""
-    parts = []
-    for output in cell.get("outputs", []):
-        if output.get("output_type") == "stream":
-            parts.append(output.get("text", ""))
-        elif "data" in output:
-            parts.append(output["data"].get("text/plain", ""))
-    return "".join(parts)
+    return "".join(output.get("text", "") if output.get("output_type") == "stream"
+                   else output.get("data", {}).get("text/plain", "") for output in cell.get("outputs", []))
