@@ -39,25 +39,21 @@ def pinned_versions() -> dict[str, str]:
 
 
 def check_python() -> Check:
+    """This Python is one the project supports."""
     (low, high), version = PYTHON_RANGE, sys.version_info[:2]
     ok = low <= version <= high
     detail = f"{sys.version.split()[0]} (supported: {low[0]}.{low[1]} to {high[0]}.{high[1]})"
     return Check("Python", ok, detail if ok else detail + ": install a supported Python and recreate the venv")
 
 
-def check_packages() -> list[Check]:
-    pins, checks = pinned_versions(), []
-    for name in KEY_PACKAGES:
-        try:
-            installed = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            checks.append(Check(name, False, f"not installed: {PIP_INSTALL}"))
-            continue
-        wanted = pins.get(name.lower().replace("_", "-"))
-        ok = wanted is None or installed == wanted
-        checks.append(Check(name, ok, installed if ok else f"{installed} (requirements.txt pins {wanted}: "
-                                                           f"{PIP_INSTALL})"))
-    return checks
+def check_package(name: str, wanted: str | None) -> Check:
+    """``name`` is installed, at version ``wanted`` if that is given."""
+    try:
+        installed = metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return Check(name, False, f"not installed: {PIP_INSTALL}")
+    ok = wanted in (None, installed)
+    return Check(name, ok, installed if ok else f"{installed} (requirements.txt pins {wanted}: {PIP_INSTALL})")
 
 
 def check_tokenizer() -> Check:
@@ -76,6 +72,7 @@ def check_tokenizer() -> Check:
 
 
 def check_data() -> Check:
+    """The lessons' data files are all there."""
     missing = [name for name in LESSON_DATA if not (DATA_DIR / name).exists()]
     return Check("lesson data", not missing, f"missing: {', '.join(missing)}" if missing else "all present")
 
@@ -95,7 +92,9 @@ def model_mode(recording: str = "02_summary_memory_run") -> Check:
 
 def run_checks() -> list[Check]:
     """Every check, in the order a student would fix them."""
-    return [check_python(), *check_packages(), check_data(), check_tokenizer(), model_mode()]
+    pins = pinned_versions()
+    packages = [check_package(name, pins.get(name.lower().replace("_", "-"))) for name in KEY_PACKAGES]
+    return [check_python(), *packages, check_data(), check_tokenizer(), model_mode()]
 
 
 def report(checks: list[Check] | None = None) -> str:
