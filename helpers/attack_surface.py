@@ -4,7 +4,7 @@ from helpers.base.lazy import lazy_exports
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "helpers.base": "signing tokens",
-    "helpers.lessons.data": "prompt published_run",
+    "helpers.lessons.data": "prompt",
     "helpers.memory.defences": "Defences",
     "helpers.memory.erasure": "forget",
     "helpers.memory.sliding_window": "SlidingWindowMemory",

@@ -1,9 +1,6 @@
-"""JSON from a file someone else may have written (a saved state, a recording), parsed within limits.
-
-Python's ``json`` reads any size, raises ``RecursionError`` on arrays nested thousands deep and a bare
-``ValueError`` on an integer of 4,301 digits; ``load_limited`` checks all three first, in one flat scan, and
-raises ``JSONRefused`` naming the top-level field at fault, so that a loader can raise its own error.
-"""
+"""JSON that someone else may have written (a saved state, a recording), checked for size, nesting depth and
+number lengths before ``json`` parses it (which reads any size, and fails on deep nesting or 4,301 digits with
+bare errors); ``JSONRefused`` names the top-level field at fault, so that a loader can raise its own error."""
 from __future__ import annotations
 
 import json

@@ -13,6 +13,7 @@ from pathlib import Path
 import tiktoken
 
 from helpers.base.errors import SettingError
+from helpers.base.files import write_files_atomic
 
 ENCODING_NAME = "o200k_base"
 # The URL tiktoken downloads from and the hash it checks (tiktoken_ext/openai_public.py).
@@ -48,11 +49,7 @@ def ensure_offline_vocabulary() -> Path:
     cache_dir = _cache_dir()
     target = cache_dir / hashlib.sha1(_SOURCE_URL.encode()).hexdigest()
     if not target.exists() or hashlib.sha256(target.read_bytes()).hexdigest() != EXPECTED_SHA256:
-        data = _bundled_vocabulary()
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        partial = target.with_name(f"{target.name}.{os.getpid()}.tmp")
-        partial.write_bytes(data)
-        os.replace(partial, target)
+        write_files_atomic([(target, _bundled_vocabulary())])
     if not os.environ.get("TIKTOKEN_CACHE_DIR"):  # unset, or empty (which tells tiktoken to download)
         os.environ["TIKTOKEN_CACHE_DIR"] = str(cache_dir)
     return target
