@@ -345,7 +345,7 @@ def test_a_state_loads_only_for_the_identity_it_was_saved_for(tmp_path):
         path = save(guarded_memory(None), tmp_path / "state.json", identity="asha")
         assert to_dict(load(path, turn_range_stub, identity="asha")) == to_dict(guarded_memory(None))
         for other, said in (("ravi", "not of 'ravi'"), (None, "Pass identity=")):
-            with pytest.raises(StateError, match=said) as refused:  # what to pass is the message's point
+            with pytest.raises(StateError, match=said) as refused:  # it names whose state it is, or what to pass
                 load(path, turn_range_stub, identity=other)
             assert refused.value.field == "identity"
         data = json.loads(path.read_text(encoding="utf-8"))
