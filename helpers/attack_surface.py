@@ -1,15 +1,10 @@
-"""Notebook 06, the summary as an attack surface (lessons 3 and 4): every name it uses from ``helpers``, so
-that its first cell is one import line:
-
-    from helpers.attack_surface import Defences, SummaryMemory, connect, forget, run_attacks
-
-Each name is imported on first use, from the module below that defines it.
-"""
+"""Notebook 06, the summary as an attack surface: every name it uses from ``helpers``, each imported on first
+use."""
 from helpers.base.lazy import lazy_exports
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "helpers.base": "signing tokens",
-    "helpers.lessons.data": "prompt published_run",
+    "helpers.lessons.data": "prompt",
     "helpers.memory.defences": "Defences",
     "helpers.memory.erasure": "forget",
     "helpers.memory.sliding_window": "SlidingWindowMemory",

@@ -1,11 +1,5 @@
-"""Lesson 3, summary memory: every name its notebooks (01 to 03, and their solutions) use from ``helpers``,
-so that a notebook's first cell is one import line:
-
-    from helpers.lesson3 import SummaryMemory, SlidingWindowMemory, connect, prompt
-
-Each name is imported on first use, from the module below that defines it: notebook 01, which never calls a
-model, never loads the openai SDK.
-"""
+"""Lesson 3, summary memory: every name notebooks 01 to 03 (and their solutions) use from ``helpers``, each
+imported on first use, so notebook 01 never loads the openai SDK."""
 from helpers.base.lazy import lazy_exports
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {

@@ -1,11 +1,5 @@
-"""Lesson 4, summary buffer memory: every name its notebooks (04 and 05, and their solutions) use from
-``helpers``, so that a notebook's first cell is one import line:
-
-    from helpers.lesson4 import SummaryBufferMemory, connect, make_summariser, prompt
-
-Each name is imported on first use, from the module below that defines it: notebook 04, which never calls a
-model, never loads the openai SDK.
-"""
+"""Lesson 4, summary buffer memory: every name notebooks 04 and 05 (and their solutions) use from ``helpers``,
+each imported on first use, so notebook 04 never loads the openai SDK."""
 from helpers.base.lazy import lazy_exports
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {

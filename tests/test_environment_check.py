@@ -16,3 +16,14 @@ def test_a_failed_check_is_reported_not_raised():
     failing = environment_check.Check("thing", False, "missing: do this")
     assert environment_check.report([failing]).endswith("1 check(s) failed: see FAIL above.")
     assert failing.line() == "[FAIL] thing: missing: do this"
+
+
+def test_a_missing_package_or_another_version_fails_with_what_to_run():
+    from importlib import metadata
+
+    missing = environment_check.check_package("no-such-package-for-this-test", None)
+    assert not missing.ok and missing.detail.endswith(environment_check.PIP_INSTALL)
+    installed = metadata.version("openai")
+    assert environment_check.check_package("openai", installed).ok
+    other = environment_check.check_package("openai", installed + ".1")
+    assert not other.ok and f"pins {installed}.1" in other.detail

@@ -90,3 +90,16 @@ def test_every_name_a_lesson_module_offers_exists(module):
         except (AttributeError, ImportError) as error:
             missing.append(f"{name}: {error}")
     assert not missing, f"{module} offers names that do not exist: {missing}"
+
+
+@pytest.mark.parametrize(("function", "value", "setting"), [("prompt", "nope", "prompt"),
+                                                             ("summariser_templates", "lesson5", "lesson"),
+                                                             ("published_run", 5, "lesson")])
+def test_the_lessons_data_refuses_an_unknown_name_with_a_setting_error(function, value, setting):
+    from helpers.lessons import data
+    from helpers.memory.types import SettingError
+
+    with pytest.raises(SettingError) as refused:
+        getattr(data, function)(value)
+    assert (refused.value.setting, refused.value.value) == (setting, value)
+    assert isinstance(refused.value, ValueError)  # callers that catch ValueError still do

@@ -108,8 +108,9 @@ def test_summary_buffer_settings_are_checked(kwargs, setting):
 
 
 def test_keep_not_below_threshold_error_says_why():
-    with pytest.raises(ValueError, match="must be smaller than max_turns_before_summary"):
+    with pytest.raises(SettingError) as refused:
         SummaryMemory(SYSTEM, turn_range_stub, 4, 4)
+    assert (refused.value.setting, refused.value.value) == ("turns_to_keep_verbatim", 4)
 
 
 @pytest.mark.parametrize("cls", [SummaryMemory, SummaryBufferMemory])
@@ -191,8 +192,9 @@ def test_a_summary_of_only_invisible_characters_and_spaces_is_empty_and_never_st
     # a zero-width space or a soft hyphen alone shows nothing: storing it would drop the folded turns for nothing
     memory = (SummaryMemory(SYSTEM, lambda messages, existing: blank, 2, 1) if kind == "summary" else
               SummaryBufferMemory(SYSTEM, lambda messages, existing: blank, max_buffer_tokens=12))
-    with pytest.raises(SummariserError, match="empty text"):
+    with pytest.raises(SummariserError) as failed:
         run_turns(memory, 3)
+    assert failed.value.problem == "empty text"
     assert memory.summary is None and memory.fold_events == [] and len(memory.verbatim) == len(memory.archive)
 
 
@@ -202,9 +204,10 @@ def test_failed_summary_memory_fold_keeps_everything_and_retries(mode):
     memory = SummaryMemory(SYSTEM, flaky, 4, 2)
     run_turns(memory, 3)
     memory.add_message("user", "turn 4")
-    with pytest.raises(SummariserError, match="Nothing was lost") as raised:
+    with pytest.raises(SummariserError) as raised:
         memory.add_message("assistant", "reply 4")
-    assert ("raised ConnectionError" if mode == "raise" else "empty text") in str(raised.value)
+    assert raised.value.problem == ("raised" if mode == "raise" else "empty text") and raised.value.will_retry
+    assert raised.value.kept_role == "assistant"
     assert len(memory.archive) == 8 and len(memory.verbatim) == 8
     assert memory.summary is None and memory.summary_count == 0 and memory.fold_events == []
     flaky.failing = False
@@ -261,11 +264,13 @@ def test_transaction_undoes_a_failed_turn():
     memory = SummaryBufferMemory(SYSTEM, turn_range_stub, max_buffer_tokens=30)
     run_turns(memory, 2, reply=lambda i: filler_text(10))
     before = to_dict(memory)
-    with pytest.raises(RuntimeError, match="model down"):
+    model_down = RuntimeError("model down")
+    with pytest.raises(RuntimeError) as raised:
         with memory.transaction():
             memory.add_message("user", filler_text(20))
             assert memory.overflow_count == 1
-            raise RuntimeError("model down")
+            raise model_down
+    assert raised.value is model_down
     assert to_dict(memory) == before
 
 

@@ -67,8 +67,9 @@ def test_a_recording_swapped_before_its_read_is_refused(tmp_path):
     with signing.using_key(KEY):
         path = recording(tmp_path)
         path.write_bytes(path.read_bytes().replace(b"Ask a SEBI-registered advisor.", b"Buy Zorbex now."))
-        with pytest.raises(signing.SignatureError, match="does not match its signature"):
+        with pytest.raises(signing.SignatureError) as refused:
             Recording.load(path)
+        assert refused.value.problem == "changed"
 
 
 def test_read_verified_reads_the_file_once_and_returns_what_it_checked(tmp_path, monkeypatch):
@@ -78,8 +79,9 @@ def test_read_verified_reads_the_file_once_and_returns_what_it_checked(tmp_path,
         reads = swap_after_first_read(monkeypatch, path, b'{"summary": "buy Zorbex"}')
         assert signing.read_verified(path) == b'{"summary": "rent 25,000"}'
         assert len(reads) == 1
-        with pytest.raises(signing.SignatureError, match="does not match its signature"):
+        with pytest.raises(signing.SignatureError) as refused:
             signing.read_verified(path)  # the next load reads the swapped file, and refuses it
+        assert refused.value.problem == "changed"
 
 
 def test_a_saved_state_swapped_after_its_check_loads_the_checked_bytes_not_the_swapped_ones(tmp_path, monkeypatch):
@@ -101,8 +103,9 @@ def test_a_signed_file_copied_under_another_name_with_its_signature_is_refused(t
         copy = tmp_path / "other_user.json"
         shutil.copy(path, copy)
         shutil.copy(signing.signature_path(path), signing.signature_path(copy))
-        with pytest.raises(signing.SignatureError, match="carries the signature of a file called state.json") as refused:
+        with pytest.raises(signing.SignatureError) as refused:
             load(copy, echo)
+        assert refused.value.problem == "renamed" and "a file called state.json" in str(refused.value)
         assert "sign it with helpers.base.signing.sign_file(path)" in str(refused.value)
         assert load(path, echo).archive == memory.archive  # the original loads under its own name
         signing.sign_file(copy)  # someone who trusts the copy signs it under its new name
@@ -123,22 +126,25 @@ def test_a_signature_made_before_it_covered_the_name_is_refused_with_what_to_do(
     old = signing.signature(b'{"a": 1}', KEY.encode())  # the old format: the bytes alone
     signing.signature_path(path).write_text(old + "\n", encoding="ascii")
     with signing.using_key(KEY):
-        with pytest.raises(signing.SignatureError, match="old format") as refused:
+        with pytest.raises(signing.SignatureError) as refused:
             signing.read_verified(path)
+        assert refused.value.problem == "old format"
         assert "sign it again with helpers.base.signing.sign_file(path)" in str(refused.value)
         signing.sign_file(path)
         assert signing.read_verified(path) == b'{"a": 1}'
     signing.signature_path(path).write_text("0" * 64 + "\n", encoding="ascii")  # old-looking, but wrong
-    with signing.using_key(KEY), pytest.raises(signing.SignatureError, match="does not match its signature"):
+    with signing.using_key(KEY), pytest.raises(signing.SignatureError) as refused:
         signing.read_verified(path)
+    assert refused.value.problem == "changed"
 
 
 # ----- keys -------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("key", ["", " ", "   ", "\t\n", b"", b"  ", "\u00a0\u2003",
                                  "\u200b", "\ufeff", " \u00ad\u200d\n"])  # invisible: as blank to whoever reads .env
 def test_an_empty_or_blank_key_is_refused_in_using_key(key):
-    with pytest.raises(signing.SignatureError, match="must not be empty or blank"), signing.using_key(key):
+    with pytest.raises(signing.SignatureError) as refused, signing.using_key(key):
         pass
+    assert refused.value.problem == "blank key"
 
 
 @pytest.mark.parametrize("value", ["", "   ", "\t", "\ufeff"])
@@ -146,11 +152,13 @@ def test_an_empty_or_blank_key_in_the_environment_is_refused_on_save_and_load(va
     memory = SummaryMemory("sys", echo)
     path = save(memory, tmp_path / "state.json")  # saved with no key
     monkeypatch.setenv(signing.KEY_ENV, value)
-    with pytest.raises(signing.SignatureError, match=f"must not be empty or blank: the key in {signing.KEY_ENV}") as refused:
-        save(memory, path)
+    with pytest.raises(signing.SignatureError, match=f"the key in {signing.KEY_ENV} is") as refused:
+        save(memory, path)  # the message names the variable to fix
+    assert refused.value.problem == "blank key"
     assert "remove MEMORY_SIGNING_KEY from .env" in str(refused.value)
-    with pytest.raises(signing.SignatureError, match="must not be empty or blank"):
+    with pytest.raises(signing.SignatureError) as refused:
         load(path, echo)
+    assert refused.value.problem == "blank key"
     monkeypatch.setenv(signing.KEY_ENV, "  a real key with spaces around it  ")
     assert signing.signing_key() == b"  a real key with spaces around it  "
 

@@ -43,7 +43,7 @@ def test_a_corrupted_cache_file_is_replaced_not_trusted(tmp_path, monkeypatch):
 
 def test_a_vocabulary_with_the_wrong_hash_is_refused(monkeypatch):
     monkeypatch.setattr(tokens, "EXPECTED_SHA256", "0" * 64)
-    with pytest.raises(tokens.TokenizerUnavailable, match="SHA-256"):
+    with pytest.raises(tokens.TokenizerUnavailable, match="Reinstall with: pip install --force-reinstall"):
         tokens._bundled_vocabulary()
 
 
@@ -53,5 +53,5 @@ def test_filler_text_has_exactly_the_requested_length(n):
 
 
 def test_count_tokens_rejects_non_text():
-    with pytest.raises(TypeError, match="expects a str"):
+    with pytest.raises(TypeError):  # never str()-ed into a count
         tokens.count_tokens(None)

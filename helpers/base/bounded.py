@@ -1,12 +1,6 @@
-"""Running code someone else wrote (a student's exercise answer) with a bound on time and on calls.
-
-A ``while`` loop that never ends, or a summariser called again and again, must come back as a message
-the exercise check can print, not as a kernel a student has to interrupt. ``run_bounded`` stops a call
-that runs past its time: a watchdog thread raises ``TimedOut`` inside it (CPython's per-thread
-asynchronous exception, so it works on every platform and in a notebook's kernel). ``limit_calls``
-wraps a function so that a call past the limit raises ``TooManyCalls``. Both derive from
-``BaseException``, so a student's ``except Exception:`` cannot swallow them.
-"""
+"""A student's code run with a bound on time (``run_bounded``) and on calls (``limit_calls``), so a runaway loop
+comes back as a message, not a kernel to interrupt. The stops are ``BaseException``s: ``except Exception:``
+cannot swallow them; the time bound is a CPython asynchronous exception, so it works in any kernel."""
 from __future__ import annotations
 
 import ctypes
@@ -17,11 +11,7 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 
-class Stopped(BaseException):
-    """The code under check was stopped before it finished."""
-
-
-class TimedOut(Stopped):
+class TimedOut(BaseException):
     """It was still running after ``seconds``."""
 
     def __init__(self, seconds: float = 0.0) -> None:
@@ -29,7 +19,7 @@ class TimedOut(Stopped):
         self.seconds = seconds
 
 
-class TooManyCalls(Stopped):
+class TooManyCalls(BaseException):
     """It called a function more often than the limit allows."""
 
     def __init__(self, what: str = "", limit: int = 0) -> None:
@@ -37,48 +27,34 @@ class TooManyCalls(Stopped):
         self.what, self.limit = what, limit
 
 
-def _raise_in(thread_id: int, error: type[BaseException]) -> None:
-    """Ask CPython to raise ``error`` in the thread ``thread_id`` at its next bytecode."""
-    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), ctypes.py_object(error))
-
-
-def _drop_pending(error: type[BaseException]) -> None:
-    """Let a stop sent to this thread and not yet delivered arrive here, where it is dropped. (Cancelling it
-    with ``PyThreadState_SetAsyncExc(thread, NULL)`` instead leaves CPython 3.11's eval breaker set for good:
-    from then on a traced call, under a debugger or coverage, never returns.)"""
-    try:
-        for _ in range(100):  # a pending asynchronous exception is raised at the loop's first jump back
-            pass
-    except error:
-        pass
-
-
 def run_bounded(function: Callable[..., T], *args: Any, seconds: float = 2.0, **kwargs: Any) -> T:
     """``function(*args, **kwargs)``, or ``TimedOut`` if it has not returned after ``seconds``."""
     caller = threading.get_ident()
-    finished = threading.Event()
-    lock = threading.Lock()
-    state = {"running": True, "fired": False}
+    finished, lock, fired = threading.Event(), threading.Lock(), []
 
     def watchdog() -> None:
-        if finished.wait(seconds):
-            return
-        with lock:
-            if state["running"]:
-                state["fired"] = True
-                _raise_in(caller, TimedOut)
+        if not finished.wait(seconds):
+            with lock:
+                if not finished.is_set():
+                    fired.append(True)
+                    # CPython raises it in the caller's thread at its next bytecode
+                    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(caller), ctypes.py_object(TimedOut))
 
-    guard = threading.Thread(target=watchdog, name="exercise-watchdog", daemon=True)
-    guard.start()
+    threading.Thread(target=watchdog, name="exercise-watchdog", daemon=True).start()
     try:
         try:
             return function(*args, **kwargs)
         finally:
             with lock:
-                state["running"] = False
-            finished.set()
-            if state["fired"]:
-                _drop_pending(TimedOut)  # if the stop was not delivered yet, it must not arrive later
+                finished.set()
+            if fired:
+                # a stop not yet delivered must not arrive later: it arrives in this loop and is dropped (cancelling
+                # it with SetAsyncExc(NULL) instead leaves CPython 3.11's eval breaker set for good)
+                try:
+                    for _ in range(100):
+                        pass
+                except TimedOut:
+                    pass
                 raise TimedOut(seconds)
     except TimedOut:
         raise TimedOut(seconds) from None

@@ -18,8 +18,8 @@ def short_traceback(name: str, message: str, tb: TracebackType | None) -> list[s
 
 
 class Explained(Exception):
-    """Mixin for errors whose message says what to do: IPython shows ``_render_traceback_`` instead of
-    the full (often 200-line, chained) traceback. ``%tb`` in the next cell still prints the whole one."""
+    """Mixin for errors whose message says what to do: IPython shows the message and two lines, not the whole
+    (often chained) traceback, which ``%tb`` in the next cell still prints."""
 
     def _render_traceback_(self) -> list[str]:
         if getattr(self, "_shown_short", False):  # shown once already: this is %tb asking for the whole one

@@ -1,8 +1,4 @@
-"""Writing files that hold state so that a failure never leaves one half-written or empty.
-
-Callers encode their text first (so text that cannot be stored fails before any file is touched);
-each file is written to a temporary file in the same folder, flushed, fsynced and moved over the old one.
-"""
+"""Writing files that hold state so that a failure never leaves one half-written or empty."""
 from __future__ import annotations
 
 import contextlib
@@ -12,10 +8,7 @@ from pathlib import Path
 
 
 def lone_surrogate_at(text: str) -> int | None:
-    """The index of the first lone surrogate in ``text`` (half of a character such as an emoji), or None.
-
-    Such text cannot be written as UTF-8; it comes from escaped JSON like ``"\\ud83d"``.
-    """
+    """The index of the first lone surrogate in ``text`` (half an emoji, from JSON like ``"\\ud83d"``), or None."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as error:
@@ -24,9 +17,8 @@ def lone_surrogate_at(text: str) -> int | None:
 
 
 def write_files_atomic(files: list[tuple[Path, bytes]]) -> None:
-    """Replace several files that belong together (a state and its signature): every one is written to a
-    temporary file, flushed and fsynced first, and only then are they all moved into place, so a failure
-    while writing (a full disk) leaves every old file as it was."""
+    """Replace files that belong together (a state and its signature): each is written and fsynced to a temporary
+    file first, then all are moved into place, so a failure while writing (a full disk) leaves the old ones."""
     temporaries: list[tuple[str, Path]] = []
     try:
         for path, data in files:

@@ -1,10 +1,6 @@
-"""JSON from a file someone else may have written (a saved state, a recording), parsed within limits.
-
-Python's ``json`` raises ``RecursionError`` on arrays nested some thousands deep and a bare ``ValueError``
-on an integer of more than 4,300 digits, and reads any size. ``load_limited`` checks the size first, then
-the nesting depth with a flat scan (no recursion), then parses with every number's length bounded, and
-raises ``JSONRefused`` naming the top-level field at fault, so that a loader can raise its own error.
-"""
+"""JSON that someone else may have written (a saved state, a recording), checked for size, nesting depth and
+number lengths before ``json`` parses it (which reads any size, and fails on deep nesting or 4,301 digits with
+bare errors); ``JSONRefused`` names the top-level field at fault, so that a loader can raise its own error."""
 from __future__ import annotations
 
 import json
@@ -14,10 +10,10 @@ from typing import Any
 from helpers.base.errors import Explained
 
 MAX_DEPTH = 32  # a saved state or a recording nests a few levels; JSON's own parser fails near a thousand
-MAX_DIGITS = 30  # no count or token figure of the project comes near; int() of 4,301 digits is refused
-_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')  # strings (whose brackets are text) and brackets
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
-_LONG_NUMBER = re.compile(rf"-?\d{{{MAX_DIGITS + 1},}}|-?\d[\d.eE+-]{{{2 * MAX_DIGITS},}}")
+MAX_DIGITS = 30  # no count or token figure of the project comes near
+# strings (the brackets and digits in them are text), brackets and numbers
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]|-?\d[\d.eE+-]*')
+_LONG_DIGITS = re.compile(rf"\d{{{MAX_DIGITS + 1},}}")
 
 
 class JSONRefused(Explained, ValueError):
@@ -28,43 +24,41 @@ class JSONRefused(Explained, ValueError):
         self.field = field
 
 
-def _scan(text: str, stop: int | None = None) -> tuple[int, int | None, str]:
-    """(deepest nesting, where it first passes ``MAX_DEPTH`` or None, the top-level field being read there or
-    at ``stop``), reading brackets and strings only, in one pass with no recursion."""
-    depth, deepest, field = 0, 0, "file"
-    last_string = None
-    for match in _TOKEN.finditer(text, 0, len(text) if stop is None else stop):
-        token = match.group(0)
-        if token[0] == '"':
-            if depth == 1:
-                last_string = token
-            continue
-        if token in "[{":
-            if depth == 1 and last_string is not None:
-                field = _key(last_string)
-            depth += 1
-            if depth > deepest:
-                deepest = depth
-                if depth > MAX_DEPTH:
-                    return deepest, match.start(), field
-        else:
-            depth -= 1
-            if depth == 1:
-                field = "file"
-    if stop is not None and depth >= 1 and last_string is not None and field == "file":
-        field = _key(last_string)
-    return deepest, None, field
-
-
-def _key(token: str) -> str:
+def _key(token: str | None) -> str:
     try:
-        return str(json.loads(token))
+        return str(json.loads(token)) if token else "file"
     except ValueError:
         return "file"
 
 
-def _refuse_number(text: str) -> Any:
-    raise JSONRefused("number", f"a number of {len(text)} characters: no field holds one that long")
+def _scan(text: str, what: str) -> None:
+    """Refuse ``text`` if it nests deeper than ``MAX_DEPTH`` or holds a number longer than ``MAX_DIGITS`` digits,
+    naming the top-level field (the last string read at depth 1): one pass, no recursion."""
+    depth, field, key = 0, "file", None
+    for match in _TOKEN.finditer(text):
+        token = match.group(0)
+        if token[0] == '"':
+            if depth == 1:
+                key = token
+        elif token in "[{":
+            if depth == 1:
+                field = _key(key)
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise JSONRefused(field, f"{what}: {field} is nested more than {MAX_DEPTH} levels deep (at character "
+                                  f"{match.start()}); no field of this file nests that far, so it was not parsed")
+        elif token in "]}":
+            depth -= 1
+            if depth == 1:
+                field = "file"
+        elif _LONG_DIGITS.search(token) or len(token.lstrip("-")) > 2 * MAX_DIGITS:
+            at = _key(key) if field == "file" else field
+            raise JSONRefused(at, f"{what}: {at} holds a number of {len(token):,} characters; no field of this "
+                              f"file holds one of more than {MAX_DIGITS} digits")
+
+
+def _no_constant(name: str) -> Any:
+    raise JSONRefused("number", f"{name} is not a number any field of this file holds")
 
 
 def load_limited(raw: bytes, *, what: str, max_bytes: int) -> Any:
@@ -77,30 +71,10 @@ def load_limited(raw: bytes, *, what: str, max_bytes: int) -> Any:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
         raise JSONRefused("file", f"{what} is not valid JSON: not UTF-8 text ({error})") from None
-    deepest, at, field = _scan(text)
-    if at is not None:
-        raise JSONRefused(field, f"{what}: {field} is nested more than {MAX_DEPTH} levels deep (at character {at}); "
-                          "no field of this file nests that far, so it was not parsed")
-    number = _LONG_NUMBER.search(_STRING.sub(lambda m: '"' + " " * (len(m.group(0)) - 2) + '"', text))
-    if number is not None:  # searched with every string blanked: digits inside a text are only text
-        field = _scan(text, number.start())[2]
-        raise JSONRefused(field, f"{what}: {field} holds a number of {len(number.group(0)):,} characters; no field "
-                          f"of this file holds one of more than {MAX_DIGITS} digits")
+    _scan(text, what)
     try:
-        return json.loads(text, parse_int=_bounded_int, parse_constant=_no_constant)
+        return json.loads(text, parse_constant=_no_constant)
     except JSONRefused as error:
         raise JSONRefused(error.field, f"{what}: {error}") from None
     except ValueError as error:  # json.JSONDecodeError and anything the parser raises on odd input
         raise JSONRefused("file", f"{what} is not valid JSON ({error})") from None
-    except RecursionError:  # cannot happen after the scan; said plainly if it ever does
-        raise JSONRefused("file", f"{what} is nested too deeply to parse") from None
-
-
-def _bounded_int(text: str) -> int:
-    if len(text.lstrip("-")) > MAX_DIGITS:
-        _refuse_number(text)
-    return int(text)
-
-
-def _no_constant(name: str) -> Any:
-    raise JSONRefused("number", f"{name} is not a number any field of this file holds")

@@ -1,14 +1,10 @@
-"""Names a module offers but imports only when first used (PEP 562), so that one import line can serve a
-notebook that needs the model layer and one that must never load the openai SDK.
-
-Only the one-import modules above every layer (``helpers/lesson3.py`` and its like) use it: the modules it
-imports are theirs to name."""
+"""Names a module offers but imports only when first used (PEP 562), for the one-import modules above every
+layer (``helpers/lesson3.py`` and its like): one import line serves notebooks with and without the SDK."""
 from __future__ import annotations
 
 import importlib
 import sys
 from collections.abc import Callable, Mapping
-from types import ModuleType
 
 
 def _resolve(module: str, name: str) -> object:
@@ -30,8 +26,7 @@ def lazy_exports(module_name: str, sources: Mapping[str, str]
             raise AttributeError(f"module {module_name!r} has no attribute {name!r}; it offers "
                                  f"{', '.join(sorted(where))}")
         value = _resolve(where[name], name)
-        module: ModuleType = sys.modules[module_name]
-        setattr(module, name, value)  # the next lookup is an ordinary attribute
+        setattr(sys.modules[module_name], name, value)  # the next lookup is an ordinary attribute
         return value
 
     def __dir__() -> list[str]:

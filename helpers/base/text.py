@@ -6,12 +6,8 @@ import re
 
 from helpers.base.errors import SettingError
 
-_WORD_LIMIT = re.compile(
-    r"(?:at most|no more than|not more than|maximum of|max(?:imum)?\.?|under|within|up to)\s+(\d+)\s+words"
-    r"|(\d+)\s+words\s+or\s+(?:fewer|less)"
-    r"|(\d+)[- ]word\s+(?:limit|maximum)",
-    re.IGNORECASE,
-)
+_WORD_LIMIT = re.compile(r"(?i)(?:at most|no more than|not more than|maximum of|max(?:imum)?\.?|under|within|up to)"
+                         r"\s+(\d+)\s+words|(\d+)\s+words\s+or\s+(?:fewer|less)|(\d+)[- ]word\s+(?:limit|maximum)")
 
 
 def word_count(text: str) -> int:

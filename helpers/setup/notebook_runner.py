@@ -1,8 +1,5 @@
-"""Execute a notebook top to bottom in a fresh kernel, as JupyterLab's "Run All" would.
-
-Used by ``tools/refresh_notebooks.py`` to store outputs, and by tests that run a notebook
-unedited in several model modes. The kernel inherits this process's environment (``LLM_MODE``).
-"""
+"""Execute a notebook top to bottom in a fresh kernel, as JupyterLab's "Run All" would, for
+``tools/refresh_notebooks.py`` and the tests; the kernel inherits this process's environment (``LLM_MODE``)."""
 from __future__ import annotations
 
 import hashlib
@@ -22,25 +19,20 @@ def execute_notebook(path: str | Path, timeout: int = 600) -> nbformat.NotebookN
     """Run every cell of the notebook at ``path`` in its own folder and return it with outputs."""
     path = Path(path)
     book = nbformat.read(path, as_version=4)
-    client = nbclient.NotebookClient(book, timeout=timeout, kernel_name="python3", record_timing=False,
-                                     resources={"metadata": {"path": str(path.parent)}})
-    client.execute()
+    nbclient.NotebookClient(book, timeout=timeout, kernel_name="python3", record_timing=False,
+                            resources={"metadata": {"path": str(path.parent)}}).execute()
     return stable_widget_ids(joined_streams(book))
 
 
 def joined_streams(book: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """The notebook with each cell's consecutive stdout (or stderr) outputs joined into one.
-
-    How a cell's printing is cut into stream messages depends on timing, not on the code, so a
-    refresh would otherwise move line breaks between outputs from one run to the next.
-    """
+    """The notebook with each cell's consecutive stdout (or stderr) outputs joined into one: how printing is cut
+    into stream messages depends on timing, and would otherwise change from one refresh to the next."""
     for cell in book.get("cells", []):
         joined: list[nbformat.NotebookNode] = []
         for output in cell.get("outputs", []):
-            previous = joined[-1] if joined else None
-            if (output.get("output_type") == "stream" and previous is not None
-                    and previous.get("output_type") == "stream" and previous.get("name") == output.get("name")):
-                previous["text"] = previous["text"] + output["text"]
+            if (joined and output.get("output_type") == joined[-1].get("output_type") == "stream"
+                    and output.get("name") == joined[-1].get("name")):
+                joined[-1]["text"] += output["text"]
             else:
                 joined.append(output)
         if "outputs" in cell:
@@ -49,12 +41,8 @@ def joined_streams(book: nbformat.NotebookNode) -> nbformat.NotebookNode:
 
 
 def stable_widget_ids(book: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """The notebook with its widget model ids renamed in a fixed order, and the saved widget state in that order.
-
-    Every run gives widgets fresh random ids, so a refresh of an unchanged notebook would rewrite
-    hundreds of lines. Ids are numbered as they are met: the views in cell order, then the models each
-    one refers to; models nothing displays follow, ordered by their state. The widgets work as before.
-    """
+    """The notebook with its widgets' random ids renamed in a fixed order (the views in cell order, each followed
+    by the models it refers to, then the rest by their state), so a refresh of an unchanged notebook is unchanged."""
     state = book.get("metadata", {}).get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
     order: list[str] = []
 
@@ -75,8 +63,7 @@ def stable_widget_ids(book: nbformat.NotebookNode) -> nbformat.NotebookNode:
     renamed = {old: hashlib.sha256(f"widget {index}".encode()).hexdigest()[:32] for index, old in enumerate(order)}
     if not renamed:
         return book
-    text = nbformat.writes(book)
-    text = re.sub("|".join(renamed), lambda match: renamed[match.group(0)], text)
+    text = re.sub("|".join(renamed), lambda match: renamed[match.group(0)], nbformat.writes(book))
     stable = nbformat.reads(text, as_version=4)
     saved = stable.metadata.widgets[WIDGET_STATE]
     saved["state"] = {renamed[old]: saved["state"][renamed[old]] for old in order}
@@ -85,10 +72,5 @@ def stable_widget_ids(book: nbformat.NotebookNode) -> nbformat.NotebookNode:
 
 def cell_text(cell: nbformat.NotebookNode) -> str:
     """The text a code cell printed or displayed (streams and text/plain results)."""
-    parts = []
-    for output in cell.get("outputs", []):
-        if output.get("output_type") == "stream":
-            parts.append(output.get("text", ""))
-        elif "data" in output:
-            parts.append(output["data"].get("text/plain", ""))
-    return "".join(parts)
+    return "".join(output.get("text", "") if output.get("output_type") == "stream"
+                   else output.get("data", {}).get("text/plain", "") for output in cell.get("outputs", []))
