@@ -24,14 +24,15 @@ from helpers.memory.imitation import escape_imitations
 from helpers.memory.placement import shows_nothing
 from helpers.memory.types import (
     ROLES,
-    CutText,
     FoldEvent,
+    FoldResult,
     MemoryDefences,
     MemoryKind,
     MemorySnapshot,
     Message,
     SettingError,
     StateError,
+    Summarised,
     Summariser,
     SummariserError,
     SummaryRefused,
@@ -260,16 +261,16 @@ class RollingMemory:
         if self.fold_waits and message_tokens >= self._doomed.message_tokens:  # type: ignore[union-attr]
             return None
         try:
-            summary, condensed, cut, findings = self._new_summary([m.to_api() for m in old], self._summary)
+            result = self._new_summary([m.to_api() for m in old], self._summary)
         except SummariserError as error:
             if not error.will_retry:
                 self._doomed = _DoomedFold(self._fold_conditions(), self.summarise, message_tokens)
             raise
-        held = self._held(self._defences, summary, pinned=False)
+        held = self._held(self._defences, result.summary, pinned=False)
         tokens = held["_summary_tokens"]
         event = FoldEvent(first_turn=start // 2 + 1, last_turn=(start + n_messages) // 2, messages_folded=n_messages,
                           message_tokens=message_tokens, old_summary_tokens=self._summary_tokens, summary_tokens=tokens,
-                          condensed=condensed, cut=cut, check=findings or (),
+                          condensed=result.condensed, cut=result.cut, check=result.findings or (),
                           over_cap=self.max_summary_tokens is not None and tokens > self.max_summary_tokens)
         # Commit: everything above only read the memory, and the commit calls no code of ours, so an interrupt
         # (the stop button) raised in any call of the fold lands before it: nothing changed.
@@ -277,32 +278,30 @@ class RollingMemory:
         self.fold_events.append(event)
         return event
 
-    def _new_summary(self, messages: list[dict[str, str]], existing: str | None
-                     ) -> tuple[str | None, bool, bool, tuple[str, ...] | None]:
+    def _new_summary(self, messages: list[dict[str, str]], existing: str | None) -> FoldResult:
         """The summary after folding ``messages`` into ``existing``: (summary, condensed, cut, check findings).
 
         Reads the memory, never changes it. Over ``max_summary_tokens`` the summary is summarised once more;
         the defences, if any, redact the summariser's input and check the new summary (and may refuse it).
         """
         given = self._defences.fold_input(messages) if self._defences is not None else messages
-        summary = self._call_summariser(given, existing)
-        cut, condensed = getattr(summary, "cut", False), False
+        written = self._call_summariser(given, existing)
+        summary, cut, condensed = written.text, written.cut, False
         # counted here only to hold it to the cap: what a fold stores is counted once, in _held
         if self.max_summary_tokens is not None and (tokens := count_tokens(summary)) > self.max_summary_tokens:
             try:
-                shorter: str | None = self._call_summariser([], summary)
+                shorter: Summarised | None = self._call_summariser([], summary)
             except SummariserError:
                 shorter = None  # the fold itself worked; the cap is reported as missed on the fold event
-            if shorter is not None and count_tokens(shorter) < tokens:
-                summary, condensed, cut = shorter, True, getattr(shorter, "cut", False)
-        summary = str(summary)  # stored as plain text; a cut is kept on the fold event
+            if shorter is not None and count_tokens(shorter.text) < tokens:
+                summary, condensed, cut = shorter.text, True, shorter.cut
         findings = self._defences.check(summary, self.system_prompt) if self._defences is not None else None
         if self._defences is not None and self._defences.refuses(findings):
             raise SummaryRefused(f"the summary check refused the new summary ({'; '.join(findings or ())})",
                                  findings=findings or ())
-        return summary, condensed, cut, findings
+        return FoldResult(summary, condensed, cut, findings)
 
-    def _call_summariser(self, messages: list[dict[str, str]], existing: str | None) -> str:
+    def _call_summariser(self, messages: list[dict[str, str]], existing: str | None) -> Summarised:
         what = "condensing the summary" if not messages else f"folding {len(messages)} messages"
         try:
             result = self.summarise(messages, existing)  # type: ignore[misc]
@@ -310,9 +309,11 @@ class RollingMemory:
             retry = getattr(error, "retry_can_help", True) is not False
             raise SummariserError(_sentence(f"the summariser raised {type(error).__name__} while {what}: {error}"),
                                   will_retry=retry) from error
+        cut = isinstance(result, Summarised) and result.cut
+        result = result.text if isinstance(result, Summarised) else result
         if not isinstance(result, str):
             raise SummariserError(f"the summariser returned {type(result).__name__} ({str(result)[:60]!r}) while "
-                                  f"{what}, not text; a summariser must return the summary as a str.",
+                                  f"{what}, not text; a summariser must return the summary as a str (or Summarised).",
                                   problem="not text")
         if shows_nothing(result):
             raise SummariserError(f"the summariser returned empty text while {what}; an empty summary is never "
@@ -322,8 +323,7 @@ class RollingMemory:
         except ValueError as error:
             raise SummariserError(f"the summariser's text was refused while {what}: {error}",
                                   problem="unstorable text") from error
-        stripped = result.strip()
-        return CutText(stripped) if getattr(result, "cut", False) else stripped
+        return Summarised(result.strip(), cut)
 
     @staticmethod
     def _kept_error(error: SummariserError, role: str) -> SummariserError:
@@ -398,8 +398,7 @@ class RollingMemory:
         (``SettingError`` for a wrong role or an unstorable text)."""
         return self._new_message(role, content, index)
 
-    def summary_for(self, messages: list[dict[str, str]], existing: str | None
-                    ) -> tuple[str | None, bool, bool, tuple[str, ...] | None]:
+    def summary_for(self, messages: list[dict[str, str]], existing: str | None) -> FoldResult:
         """What a fold of ``messages`` into ``existing`` would store, computed without changing the memory:
         (summary, condensed, cut, check findings); raises ``SummariserError`` or ``SummaryRefused`` as a fold does."""
         return self._new_summary(messages, existing)

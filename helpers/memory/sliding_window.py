@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from helpers.memory.rolling import RollingMemory
-from helpers.memory.types import FoldEvent, MemoryDefences, MemoryKind, StateError, Summariser
+from helpers.memory.types import FoldEvent, FoldResult, MemoryDefences, MemoryKind, StateError, Summariser
 from helpers.memory.validation import check_count
 
 
@@ -68,10 +68,9 @@ class SlidingWindowMemory(RollingMemory):
             self._fold(2 * (held - self.window_turns + 1))
         self._append(message)
 
-    def _new_summary(self, messages: list[dict[str, str]], existing: str | None
-                     ) -> tuple[str | None, bool, bool, tuple[str, ...] | None]:
+    def _new_summary(self, messages: list[dict[str, str]], existing: str | None) -> FoldResult:
         """A window keeps nothing of what leaves it."""
-        return None, False, False, None
+        return FoldResult(None, False, False, None)
 
     def check_loaded(self) -> None:
         if self._summary is not None:

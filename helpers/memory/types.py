@@ -10,7 +10,7 @@ from typing import Any, Protocol
 
 from helpers.base.errors import Explained, SettingError  # noqa: F401 (offered here too)
 
-Summariser = Callable[[list[dict[str, str]], "str | None"], str]
+Summariser = Callable[[list[dict[str, str]], "str | None"], "str | Summarised"]
 """``summarise(messages_to_fold, existing_summary) -> new summary``: an LLM call, the offline
 stand-in, or ``turn_range_stub`` in the simulations."""
 
@@ -46,14 +46,29 @@ class SummaryRefused(SummariserError):
         self.findings = findings
 
 
-class CutText(str):
-    """Text a model stopped writing at its token limit (``finish_reason == "length"``).
+@dataclass(frozen=True)
+class Summarised:
+    """A summary its summariser knows was cut at the model's token limit (``finish_reason == "length"``), so the
+    fold event can report it; a summariser that knows nothing of cuts returns a plain ``str``."""
 
-    A summariser returns its summary as ``CutText`` so the memory can report the cut on the fold
-    event; it is stored as plain text.
-    """
+    text: str
+    cut: bool = True
 
-    cut = True
+
+def summary_text(result: str | Summarised) -> str:
+    """The text of what a summariser returned (a ``str`` or a ``Summarised``)."""
+    return result.text if isinstance(result, Summarised) else result
+
+
+@dataclass(frozen=True)
+class FoldResult:
+    """What a fold of some messages would store: the summary (None for a kind that drops), whether it was
+    condensed to meet ``max_summary_tokens``, whether the summariser cut it, and the summary check's findings."""
+
+    summary: str | None
+    condensed: bool
+    cut: bool
+    findings: tuple[str, ...] | None
 
 
 @dataclass(frozen=True, slots=True)  # slots: made for every message, and made faster by them

@@ -16,7 +16,7 @@ from typing import Any
 from helpers.base.text import stated_word_limit, turns_text, word_count
 from helpers.lessons import data as lesson_data
 from helpers.memory.registry import KINDS, kind_named
-from helpers.memory.types import CutText, SettingError
+from helpers.memory.types import SettingError, Summarised
 from helpers.model.connect import ModelAccess
 from helpers.model.delivery import describe, naming
 from helpers.model.errors import EmptyReply
@@ -148,7 +148,7 @@ class ModelSummariser:
         return self.access.request_options(self.request(messages, existing_summary), max_tokens=self.max_tokens,
                                            temperature=self.temperature, reasoning_effort=self.reasoning_effort)
 
-    def __call__(self, messages: list[dict[str, str]], existing_summary: str | None = None) -> str:
+    def __call__(self, messages: list[dict[str, str]], existing_summary: str | None = None) -> str | Summarised:
         request = self.request(messages, existing_summary)
         with naming({request[0]["content"]: "the summariser prompt"}):
             response = self.access.complete(request, max_tokens=self.max_tokens, temperature=self.temperature,
@@ -165,7 +165,7 @@ class ModelSummariser:
             self.access.warn_once("summary cut", (
                 f"WARNING: a summary was cut at max_tokens={self.max_tokens} (finish_reason 'length') and may end "
                 "mid-sentence; the fold line says so. Raise the summariser's max_tokens."))
-            return CutText(summary)
+            return Summarised(summary)
         return summary
 
 
