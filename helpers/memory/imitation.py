@@ -19,6 +19,7 @@ from helpers.memory.placement import DATA_CLOSE, DATA_NOTE, DATA_OPEN, escape_ma
 
 # the texts the memory writes around a summary or the pinned rules (a kind's heading comes from its KIND)
 BLOCK_TEXTS = (PINNED_NOTE, PINNED_HEADING, PINNED_OPEN, PINNED_CLOSE, DATA_NOTE, DATA_OPEN, DATA_CLOSE)
+KIND_HEADINGS: tuple[str, ...] = ()  # every registered kind's heading: registry.py keeps it (a new tuple each change)
 
 
 def note_clauses(texts: Iterable[str]) -> tuple[str, ...]:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from helpers.memory.rolling import RollingMemory
+from helpers.memory.summarising import SummarisingMemory
 from helpers.memory.types import FoldEvent, MemoryDefences, MemoryKind, SettingError, Summariser, SummariserError
 from helpers.memory.validation import check_count
 
@@ -37,7 +37,7 @@ def _fold_line(event: FoldEvent) -> str:
     return summarise_line(event.messages_folded, event.message_tokens, event.summary_tokens) + event.notes()
 
 
-class SummaryMemory(RollingMemory):
+class SummaryMemory(SummarisingMemory):
     """Lesson 3: after an assistant reply, once ``max_turns_before_summary`` turns are held verbatim,
     every turn but the last ``turns_to_keep_verbatim`` is folded into the summary."""
 
@@ -72,7 +72,7 @@ class SummaryMemory(RollingMemory):
         after the next reply.
         """
         self._append(self._new_message(role, content))
-        verbatim_turns = (len(self._archive) - self._verbatim_start) // 2
+        verbatim_turns = self.verbatim_messages // 2
         if role == "assistant" and verbatim_turns >= self.max_turns_before_summary:
             try:
                 self._fold(2 * (verbatim_turns - self.turns_to_keep_verbatim))

@@ -4,7 +4,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from helpers.memory.rolling import RollingMemory
+from helpers.memory.summarising import SummarisingMemory
 from helpers.memory.types import (
     FoldEvent,
     MemoryDefences,
@@ -54,7 +54,7 @@ def _fold_line(event: FoldEvent) -> str:
                          old_summary=event.old_summary_tokens > 0) + event.notes()
 
 
-class SummaryBufferMemory(RollingMemory):
+class SummaryBufferMemory(SummarisingMemory):
     """Lesson 4: the verbatim buffer is capped in tokens; before a message would pass the cap, the
     oldest whole turns (at least ``messages_to_compress_on_overflow`` messages, more if the new
     message still would not fit) are merged into the summary by one summariser call.
@@ -95,17 +95,17 @@ class SummaryBufferMemory(RollingMemory):
 
     @property
     def buffer_tokens(self) -> int:
-        return self._verbatim_tokens
+        return self.verbatim_tokens
 
     @property
     def overflow_count(self) -> int:
         """Overflows so far: each one is one fold."""
-        return len(self.fold_events)
+        return self.summary_count
 
     @property
     def over_budget(self) -> bool:
         """True when the buffer is over its budget: a turn too big to fit alone, or a failed fold."""
-        return self._verbatim_tokens > self.max_buffer_tokens
+        return self.verbatim_tokens > self.max_buffer_tokens
 
     def snapshot(self) -> MemorySnapshot:
         return dataclasses.replace(super().snapshot(), budget=self.max_buffer_tokens, over_budget=self.over_budget)
@@ -115,14 +115,14 @@ class SummaryBufferMemory(RollingMemory):
 
         0 means no overflow. Whole turns only; a reply's own question is never folded before it.
         """
-        if self._verbatim_tokens + incoming_tokens <= self.max_buffer_tokens:
+        if self.verbatim_tokens + incoming_tokens <= self.max_buffer_tokens:
             return 0
-        archive, start = self._archive, self._verbatim_start
-        whole = (len(archive) - start) // 2 * 2
+        held = self.verbatim_records
+        whole = len(held) // 2 * 2
         n = min(self.messages_to_compress_on_overflow, whole)
-        remaining = self._verbatim_tokens - sum(message.tokens for message in archive[start:start + n])
+        remaining = self.verbatim_tokens - sum(message.tokens for message in held[:n])
         while n < whole and remaining + incoming_tokens > self.max_buffer_tokens:
-            remaining -= archive[start + n].tokens + archive[start + n + 1].tokens
+            remaining -= held[n].tokens + held[n + 1].tokens
             n += 2
         return n
 
