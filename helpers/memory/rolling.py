@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import inspect
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -76,6 +77,18 @@ class MemoryState:
     held: Held
 
 
+@functools.lru_cache(maxsize=64)
+def _heading_tokens(heading: str) -> int:
+    return count_tokens(heading)
+
+
+def _splits_after(heading: str, summary: str) -> bool:
+    """True when o200k_base's pre-tokenizer always cuts ``heading + summary`` after the heading, so the two counts
+    add up exactly: the heading ends in a line break and the summary starts with no space, line break or ``/``
+    (which the piece ending in that line break would take in)."""
+    return heading.endswith("\n") and summary[:1] not in ("", "/") and not summary[:1].isspace()
+
+
 class RollingMemory:
     """Archive, verbatim suffix, request and the one fold that every memory kind uses; a fold drops."""
 
@@ -102,26 +115,31 @@ class RollingMemory:
     def _held(self, defences: MemoryDefences | None, summary: str | None, old: Held | None = None) -> Held:
         """``summary`` and ``defences`` as the request carries them, each text counted once (the system message
         and pinned rules reused from ``old`` when its defences are the same)."""
-        registered = imitation.KIND_HEADINGS
-        headings = tuple(dict.fromkeys(h for h in (self.KIND.heading, *registered) if h))
-        if summary is None:
-            message = None
-        elif defences is not None:
-            message = defences.summary_message(self.KIND.heading, escape_imitations(summary, headings))
-        else:  # the lessons' design: a second system message, the heading then the summary
-            message = {"role": "system", "content": self.KIND.heading + summary}
+        registered, heading = imitation.KIND_HEADINGS, self.KIND.heading
         if old is not None and old.defences is defences and old.registered is registered:
-            system, pinned_tokens = old.system_message, old.pinned_tokens
+            system, pinned_tokens, headings = old.system_message, old.pinned_tokens, old.headings
         else:
+            headings = tuple(dict.fromkeys(h for h in (heading, *registered) if h))
             block = defences.pinned_message() if defences is not None else None
             pinned = f"\n\n{block['content']}" if block else ""
             system = {"role": "system", "content": self.system_prompt + pinned}
             pinned_tokens = count_tokens(pinned) if pinned else 0
-        return Held(summary, count_tokens(summary) if summary is not None else 0, message,
-                    count_tokens(message["content"]) if message else 0, defences, system, pinned_tokens,
-                    registered, headings)
+        if summary is None:
+            return Held(None, 0, None, 0, defences, system, pinned_tokens, registered, headings)
+        if defences is not None:
+            message = defences.summary_message(heading, escape_imitations(summary, headings))
+        else:  # the lessons' design: a second system message, the heading then the summary
+            message = {"role": "system", "content": heading + summary}
+        block_tokens = count_tokens(message["content"])
+        if defences is None and _splits_after(heading, summary):  # exact: no token spans the heading's end
+            summary_tokens = block_tokens - _heading_tokens(heading)
+        else:
+            summary_tokens = count_tokens(summary)
+        return Held(summary, summary_tokens, message, block_tokens, defences, system, pinned_tokens, registered,
+                    headings)
 
-    def _sent(self, message: Message, held: Held) -> tuple[dict[str, str], int]:
+    @staticmethod
+    def _sent(message: Message, held: Held) -> tuple[dict[str, str], int]:
         """``message`` as a request sends it, and the tokens its escaping adds (counted only if it changed)."""
         if held.defences is None:
             return {"role": message.role, "content": message.content}, 0
@@ -291,6 +309,8 @@ class RollingMemory:
     def _new_message(self, role: str, content: str, index: int | None = None) -> Message:
         """The message ``role``/``content`` checked and counted, as the archive's next one (or its ``index``-th)."""
         index = self._state.length if index is None else index
+        if role == ROLES[index % 2] and type(content) is str and content.isascii():  # the common case, checked
+            return Message(role, content, count_tokens(content))
         if role != ROLES[index % 2]:
             if role not in ROLES:
                 raise SettingError("role", role, f"role must be 'user' or 'assistant', got {role!r}; the system "
@@ -307,7 +327,10 @@ class RollingMemory:
     def _append(self, message: Message) -> None:
         state = self._state
         log, length = state.log, state.length
-        sent, extra = self._sent(message, state.held)
+        if state.held.defences is None:
+            sent, extra = {"role": message.role, "content": message.content}, 0
+        else:
+            sent, extra = self._sent(message, state.held)
         if len(log.messages) > length:  # left by an interrupted change: no state sees it
             log.cut_to(length, state.folds)
         log.messages.append(message)

@@ -72,14 +72,14 @@ class SummarisingMemory(RollingMemory):
 
     def _new_summary(self, old: list[Message], existing: str | None) -> FoldResult | None:
         """The summary fold, not made (None) while ``fold_waits`` for a fold at least as large."""
-        message_tokens = sum(m.tokens for m in old)
-        if self.fold_waits and message_tokens >= self._doomed.message_tokens:  # type: ignore[union-attr]
+        doomed = self._doomed
+        if doomed is not None and self.fold_waits and sum(m.tokens for m in old) >= doomed.message_tokens:
             return None
         try:
             return self.summary_for([m.to_api() for m in old], existing)
         except SummariserError as error:
             if not error.will_retry:
-                self._doomed = _DoomedFold(self._fold_conditions(), self.summarise, message_tokens)
+                self._doomed = _DoomedFold(self._fold_conditions(), self.summarise, sum(m.tokens for m in old))
             raise
 
     def summary_for(self, messages: list[dict[str, str]], existing: str | None) -> FoldResult:
@@ -87,23 +87,25 @@ class SummarisingMemory(RollingMemory):
         ``max_summary_tokens`` the summary is summarised once more; the defences, if any, redact the summariser's
         input and check the new summary. Raises ``SummariserError`` or ``SummaryRefused`` as a fold does."""
         defences = self.defences
-        written = self._call_summariser(defences.fold_input(messages) if defences is not None else messages, existing)
-        summary, cut, condensed = written.text, written.cut, False
+        summary, cut = self._call_summariser(defences.fold_input(messages) if defences is not None else messages,
+                                             existing)
+        condensed = False
         # counted here only to hold it to the cap: what a fold stores is counted once, in _held
         if self.max_summary_tokens is not None and (tokens := count_tokens(summary)) > self.max_summary_tokens:
             try:
-                shorter: Summarised | None = self._call_summariser([], summary)
+                shorter, shorter_cut = self._call_summariser([], summary)
             except SummariserError:
                 shorter = None  # the fold itself worked; the cap is reported as missed on the fold event
-            if shorter is not None and count_tokens(shorter.text) < tokens:
-                summary, condensed, cut = shorter.text, True, shorter.cut
+            if shorter is not None and count_tokens(shorter) < tokens:
+                summary, condensed, cut = shorter, True, shorter_cut
         findings = defences.check(summary, self.system_prompt) if defences is not None else None
         if defences is not None and defences.refuses(findings):
             raise SummaryRefused(f"the summary check refused the new summary ({'; '.join(findings or ())})",
                                  findings=findings or ())
         return FoldResult(summary, condensed, cut, findings)
 
-    def _call_summariser(self, messages: list[dict[str, str]], existing: str | None) -> Summarised:
+    def _call_summariser(self, messages: list[dict[str, str]], existing: str | None) -> tuple[str, bool]:
+        """The summariser's text, stripped, and whether it was cut; ``SummariserError`` if it is no summary."""
         what = "condensing the summary" if not messages else f"folding {len(messages)} messages"
         try:
             result = self.summarise(messages, existing)
@@ -117,7 +119,7 @@ class SummarisingMemory(RollingMemory):
             raise SummariserError(f"the summariser returned {type(text).__name__} ({str(text)[:60]!r}) while "
                                   f"{what}, not text; a summariser must return the summary as a str (or Summarised).",
                                   problem="not text")
-        if shows_nothing(text):
+        if not text.strip() if text.isascii() else shows_nothing(text):  # ASCII holds no invisible character
             raise SummariserError(f"the summariser returned empty text while {what}; an empty summary is never "
                                   "stored.", problem="empty text")
         try:
@@ -125,7 +127,7 @@ class SummarisingMemory(RollingMemory):
         except ValueError as error:
             raise SummariserError(f"the summariser's text was refused while {what}: {error}",
                                   problem="unstorable text") from error
-        return Summarised(text.strip(), cut)
+        return text.strip(), cut
 
     @staticmethod
     def _kept_error(error: SummariserError, role: str) -> SummariserError:

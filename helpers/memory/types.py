@@ -46,7 +46,7 @@ class SummaryRefused(SummariserError):
         self.findings = findings
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Summarised:
     """A summary its summariser knows was cut at the model's token limit (``finish_reason == "length"``), so the
     fold event can report it; a summariser that knows nothing of cuts returns a plain ``str``."""
@@ -60,7 +60,7 @@ def summary_text(result: str | Summarised) -> str:
     return result.text if isinstance(result, Summarised) else result
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: one is made for every fold
 class FoldResult:
     """What a fold of some messages would store: the summary (None for a kind that drops), whether it was
     condensed to meet ``max_summary_tokens``, whether the summariser cut it, and the summary check's findings."""
