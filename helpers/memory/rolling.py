@@ -83,9 +83,8 @@ def _heading_tokens(heading: str) -> int:
 
 
 def _splits_after(heading: str, summary: str) -> bool:
-    """True when o200k_base's pre-tokenizer always cuts ``heading + summary`` after the heading, so the two counts
-    add up exactly: the heading ends in a line break and the summary starts with no space, line break or ``/``
-    (which the piece ending in that line break would take in)."""
+    """True when o200k_base's pre-tokenizer always cuts ``heading + summary`` after the heading (so the block's count
+    is the two counts added): the heading ends in a line break, the summary starts with no space, break or ``/``."""
     return heading.endswith("\n") and summary[:1] not in ("", "/") and not summary[:1].isspace()
 
 
@@ -130,11 +129,11 @@ class RollingMemory:
             message = defences.summary_message(heading, escape_imitations(summary, headings))
         else:  # the lessons' design: a second system message, the heading then the summary
             message = {"role": "system", "content": heading + summary}
-        block_tokens = count_tokens(message["content"])
+        summary_tokens = count_tokens(summary)
         if defences is None and _splits_after(heading, summary):  # exact: no token spans the heading's end
-            summary_tokens = block_tokens - _heading_tokens(heading)
+            block_tokens = _heading_tokens(heading) + summary_tokens
         else:
-            summary_tokens = count_tokens(summary)
+            block_tokens = count_tokens(message["content"])
         return Held(summary, summary_tokens, message, block_tokens, defences, system, pinned_tokens, registered,
                     headings)
 
@@ -185,12 +184,10 @@ class RollingMemory:
 
     @property
     def archive(self) -> list[dict[str, str]]:
-        """Every message ever added, in order. Never sent to the model."""
         return [message.to_api() for message in self.messages]
 
     @property
     def verbatim(self) -> list[dict[str, str]]:
-        """The recent messages sent word for word."""
         state = self._state
         return [message.to_api() for message in state.log.messages[state.verbatim_start:state.length]]
 
@@ -228,7 +225,6 @@ class RollingMemory:
 
     @property
     def verbatim_messages(self) -> int:
-        """How many messages the verbatim part holds."""
         state = self._state
         return state.length - state.verbatim_start
 
@@ -242,7 +238,6 @@ class RollingMemory:
 
     @property
     def summary_count(self) -> int:
-        """Folds made so far (each one fold event)."""
         return self._state.folds
 
     @property
@@ -257,7 +252,6 @@ class RollingMemory:
 
     @property
     def last_message_tokens(self) -> int:
-        """Tokens of the most recently added message (0 before the first)."""
         state = self._state
         return state.log.messages[state.length - 1].tokens if state.length else 0
 
@@ -308,20 +302,17 @@ class RollingMemory:
     # ----- adding messages and folding -------------------------------------------------------------------
     def _new_message(self, role: str, content: str, index: int | None = None) -> Message:
         """The message ``role``/``content`` checked and counted, as the archive's next one (or its ``index``-th)."""
-        index = self._state.length if index is None else index
-        if role == ROLES[index % 2] and type(content) is str and content.isascii():  # the common case, checked
+        expected = ROLES[(self._state.length if index is None else index) % 2]
+        if role == expected and type(content) is str and content.isascii():  # the common case, and fine
             return Message(role, content, count_tokens(content))
-        if role != ROLES[index % 2]:
-            if role not in ROLES:
-                raise SettingError("role", role, f"role must be 'user' or 'assistant', got {role!r}; the system "
-                                   "prompt is set once, in the constructor")
-            check_text(f"the {role} message's content", content)
-            if role == "assistant":
-                raise SettingError("role", role, "expected a user message: the last turn is complete, so a new turn "
-                                   "starts with the user")
-            raise SettingError("role", role, "expected the assistant's reply: the last user message has no reply "
-                               "yet; add the reply first")
+        if role not in ROLES:
+            raise SettingError("role", role, f"role must be 'user' or 'assistant', got {role!r}; the system prompt "
+                               "is set once, in the constructor")
         check_text(f"the {role} message's content", content)
+        if role != expected:
+            raise SettingError("role", role, "expected a user message: the last turn is complete, so a new turn "
+                               "starts with the user" if role == "assistant" else "expected the assistant's reply: "
+                               "the last user message has no reply yet; add the reply first")
         return Message(role, content, count_tokens(content))
 
     def _append(self, message: Message) -> None:
@@ -350,19 +341,19 @@ class RollingMemory:
         log, start = state.log, state.verbatim_start
         end = start + n_messages
         old = log.messages[start:end]
-        message_tokens = sum(m.tokens for m in old)
+        message_tokens = sum([m.tokens for m in old])
         result = self._new_summary(old, state.held.summary)
         if result is None:
             return None
         unchanged = result.summary is None and state.held.summary is None  # a drop: nothing to count again
         held = state.held if unchanged else self._held(state.held.defences, result.summary, state.held)
         cap = self.max_summary_tokens
-        event = FoldEvent(first_turn=start // 2 + 1, last_turn=end // 2, messages_folded=n_messages,
-                          message_tokens=message_tokens, old_summary_tokens=state.held.summary_tokens,
-                          summary_tokens=held.summary_tokens, condensed=result.condensed, cut=result.cut,
-                          check=result.findings or (), over_cap=cap is not None and held.summary_tokens > cap)
+        event = FoldEvent(start // 2 + 1, end // 2, n_messages, message_tokens, state.held.summary_tokens,
+                          held.summary_tokens, result.condensed, cap is not None and held.summary_tokens > cap,
+                          result.cut, result.findings or ())  # positional, in the order of its fields: faster
+        extra = sum(log.extra[start:end]) if state.verbatim_extra else 0
         new = MemoryState(log, state.length, state.folds + 1, end, state.verbatim_tokens - message_tokens,
-                          state.verbatim_extra - sum(log.extra[start:end]), held)
+                          state.verbatim_extra - extra, held)
         if len(log.events) > state.folds:
             log.cut_to(state.length, state.folds)
         log.events.append(event)
@@ -388,7 +379,6 @@ class RollingMemory:
             raise
 
     def settings(self) -> dict[str, Any]:
-        """The kind's own settings (what its constructor takes besides the prompt, summariser and defences)."""
         return {}
 
     def check_loaded(self) -> None:
@@ -396,7 +386,7 @@ class RollingMemory:
         if self.summary is not None:
             raise StateError("summary", f"a {self.KIND.name} never holds a summary; this state has one")
 
-    # ----- public access for saved states and erasure (helpers.memory.state, helpers.memory.erasure) ---------
+    # ----- public access for saved states and erasure (state.py, erasure.py) ---------------------------------
     def checked_message(self, role: str, content: str, index: int) -> Message:
         """The message at archive position ``index``, checked as ``add_message`` checks one and counted
         (``SettingError`` for a wrong role or an unstorable text)."""

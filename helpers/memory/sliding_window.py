@@ -1,8 +1,5 @@
-"""The course's sliding window memory (the lesson before lesson 3): the oldest whole turns are dropped.
-
-No summariser and no summary: the request holds the system prompt and the last ``window_turns`` turns, the
-one being asked included. What leaves the window stays in the archive but never reaches the model again,
-which is how the salary of turn 1 is lost by turn 6 of lesson 3's conversation.
+"""The course's sliding window (the lesson before lesson 3): the last ``window_turns`` turns, word for word; older
+turns are dropped (kept in the archive, never sent again), which is how lesson 3's salary is lost by turn 6.
 """
 from __future__ import annotations
 

@@ -73,7 +73,7 @@ class SummarisingMemory(RollingMemory):
     def _new_summary(self, old: list[Message], existing: str | None) -> FoldResult | None:
         """The summary fold, not made (None) while ``fold_waits`` for a fold at least as large."""
         doomed = self._doomed
-        if doomed is not None and self.fold_waits and sum(m.tokens for m in old) >= doomed.message_tokens:
+        if doomed is not None and self.fold_waits and sum([m.tokens for m in old]) >= doomed.message_tokens:
             return None
         try:
             return self.summary_for([m.to_api() for m in old], existing)

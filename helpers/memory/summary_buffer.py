@@ -30,12 +30,8 @@ def summary_buffer_line(turn: int, prompt_tokens: int | None, summary_tokens: in
 
 def compress_line(tokens_in: int, summary_tokens: int, messages: int | None = None,
                   old_summary: bool = True) -> str:
-    """Lesson 4's fold line, e.g. ``  [COMPRESS] 2 messages + old summary (370 tokens) -> new summary (148 tokens)``.
-
-    ``tokens_in`` counts what went in (the messages, plus the old summary if there was one); the first
-    fold of a run has none (``old_summary=False``) and says only ``4 messages (550 tokens)``.
-    ``messages=None`` when only the total is known.
-    """
+    """Lesson 4's fold line, e.g. ``  [COMPRESS] 2 messages + old summary (370 tokens) -> new summary (148 tokens)``
+    (``tokens_in``: the messages plus the old summary, if any; ``messages=None`` when only the total is known)."""
     what = "old messages" if messages is None else f"{messages} message{'' if messages == 1 else 's'}"
     if old_summary:
         what += " + old summary"
@@ -55,13 +51,9 @@ def _fold_line(event: FoldEvent) -> str:
 
 
 class SummaryBufferMemory(SummarisingMemory):
-    """Lesson 4: the verbatim buffer is capped in tokens; before a message would pass the cap, the
-    oldest whole turns (at least ``messages_to_compress_on_overflow`` messages, more if the new
-    message still would not fit) are merged into the summary by one summariser call.
-
-    A turn bigger than the whole budget is never cut or lost: everything older is folded, the turn
-    stays verbatim, and ``over_budget`` reports it until the next overflow folds it.
-    """
+    """Lesson 4: before a message would take the buffer past ``max_buffer_tokens``, the oldest whole turns (at
+    least ``messages_to_compress_on_overflow`` messages, more if it still would not fit) are merged into the summary
+    by one summariser call. A turn bigger than the budget stays whole, and ``over_budget`` says so."""
 
     KIND = MemoryKind(
         name="summary buffer memory", heading="CONVERSATION MEMORY (earlier turns, compressed):\n",
@@ -90,7 +82,6 @@ class SummaryBufferMemory(SummarisingMemory):
 
     @property
     def buffer(self) -> list[dict[str, str]]:
-        """The recent messages, word for word (same as ``verbatim``)."""
         return self.verbatim
 
     @property
@@ -111,10 +102,8 @@ class SummaryBufferMemory(SummarisingMemory):
         return dataclasses.replace(super().snapshot(), budget=self.max_buffer_tokens, over_budget=self.over_budget)
 
     def messages_to_fold(self, incoming_tokens: int) -> int:
-        """How many of the oldest buffered messages an overflow folds before adding ``incoming_tokens``.
-
-        0 means no overflow. Whole turns only; a reply's own question is never folded before it.
-        """
+        """How many of the oldest buffered messages an overflow folds before adding ``incoming_tokens`` (0: no
+        overflow); whole turns only, so a reply's own question is never folded before it."""
         if self.verbatim_tokens + incoming_tokens <= self.max_buffer_tokens:
             return 0
         held = self.verbatim_records
@@ -127,11 +116,8 @@ class SummaryBufferMemory(SummarisingMemory):
         return n
 
     def add_message(self, role: str, content: str) -> None:
-        """Fold the oldest turns first if this message would pass the budget, then store it.
-
-        Raises ``SummariserError`` if that fold fails: the message is still stored (the buffer is
-        over budget for now) and the fold is retried on the next message.
-        """
+        """Fold the oldest turns first if this message would pass the budget, then store it (stored even if the
+        fold fails: ``SummariserError`` says so, and the fold is retried on the next message)."""
         message = self._new_message(role, content)
         n = self.messages_to_fold(message.tokens)
         failure = None

@@ -1,6 +1,6 @@
-"""What every memory kind shares with its users: messages, fold events, the snapshot a turn line reads,
-the description a kind gives of itself (``MemoryKind``), the errors, and the small protocols that
-``chat()``, the display and the defences rely on."""
+"""What every memory kind shares with its users: messages, fold events and results, the snapshot a turn line
+reads, a kind's description of itself (``MemoryKind``), the errors, and the protocols ``chat()`` and the defences
+rely on."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
@@ -11,8 +11,7 @@ from typing import Any, Protocol
 from helpers.base.errors import Explained, SettingError  # noqa: F401 (offered here too)
 
 Summariser = Callable[[list[dict[str, str]], "str | None"], "str | Summarised"]
-"""``summarise(messages_to_fold, existing_summary) -> new summary``: an LLM call, the offline
-stand-in, or ``turn_range_stub`` in the simulations."""
+"""``summarise(messages_to_fold, existing_summary) -> new summary``: a model call, the stand-in or a stub."""
 
 ROLES = ("user", "assistant")
 
@@ -55,11 +54,6 @@ class Summarised:
     cut: bool = True
 
 
-def summary_text(result: str | Summarised) -> str:
-    """The text of what a summariser returned (a ``str`` or a ``Summarised``)."""
-    return result.text if isinstance(result, Summarised) else result
-
-
 @dataclass(frozen=True, slots=True)  # slots: one is made for every fold
 class FoldResult:
     """What a fold of some messages would store: the summary (None for a kind that drops), whether it was
@@ -85,10 +79,8 @@ class Message:
 
 @dataclass(frozen=True, slots=True)  # slots: one is made for every fold, and made faster by them
 class FoldEvent:
-    """What one fold did: which turns left the verbatim part and the tokens in and out.
-
-    For a kind that summarises, one summariser call; for the sliding window, a drop (no summary).
-    """
+    """What one fold did: which turns left the verbatim part and the tokens in and out (a summariser call, or a
+    drop for a kind that keeps nothing)."""
 
     first_turn: int
     last_turn: int
@@ -142,11 +134,8 @@ class MemorySnapshot:
 
 @dataclass(frozen=True)
 class MemoryKind:
-    """What the rest of the project needs to know about a memory kind, carried by its class as ``KIND``.
-
-    The printed lines, the charts, the summarisers, the attack table, the summary check and the offline
-    stand-in read it from here, so adding a kind is one module plus one line in ``registry.py``.
-    """
+    """What the rest of the project needs to know about a memory kind, carried by its class as ``KIND``: lines,
+    charts, summarisers, the attack table, the summary check and the stand-in read it from here."""
 
     name: str  # "summary memory": how tables, charts and saved states name the kind
     heading: str | None  # the heading of the summary block, as sent; None for a kind that never summarises
