@@ -1,12 +1,6 @@
-"""Text that imitates the memory's own blocks, escaped wherever it appears in a request.
-
-The memory writes a few texts of its own around what it sends: each kind's summary heading, the data
-block's note and markers, the pinned rules' note, heading and markers. A user (or a summariser) who types
-one of them, copied from a request or in look-alike letters, would have text at user rank that reads as
-the memory's. Under any defences the memory sends every verbatim message and the summary through
-``escape_imitations``: bracket runs are spaced out (``placement.escape_markers``), and each copy of a
-heading or note, found as a reader reads it (any case and spacing, look-alikes, invisible characters and
-marks dropped), is rewritten in plain letters with ``_`` for its spaces, so it reads as what it is: a quote.
+"""Text that imitates the memory's own blocks (any registered kind's heading, the data block's and the pinned
+rules' notes and markers), escaped wherever it appears in a request under any defences: bracket runs are spaced out
+and each copy, found as a reader reads it (any case, spacing or look-alike letters), is rewritten as a visible quote.
 """
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ import contextlib
 import copy
 import functools
 import inspect
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -146,7 +146,7 @@ class RollingMemory:
         extra = count_tokens(content) - message.tokens if content != message.content else 0
         return {"role": message.role, "content": content}, extra
 
-    def _rebuilt(self, messages: list[Message], verbatim_start: int, summary: str | None, events: list[FoldEvent],
+    def _rebuilt(self, messages: Sequence[Message], verbatim_start: int, summary: str | None, events: list[FoldEvent],
                  defences: MemoryDefences | None) -> MemoryState:
         """A whole new state on new lists (a new memory, a loaded or erased history, other defences)."""
         held = self._held(defences, summary)
@@ -171,16 +171,17 @@ class RollingMemory:
 
     # ----- what the memory holds -------------------------------------------------------------------------
     @property
-    def messages(self) -> list[Message]:
+    def messages(self) -> tuple[Message, ...]:
         """Every message ever added, with its token count (the archive as records, not request dicts)."""
         state = self._state
-        return state.log.messages[:state.length]
+        return tuple(state.log.messages[:state.length])
 
     @property
     def fold_events(self) -> list[FoldEvent]:
-        """What each fold did, in order (a new list each call)."""
+        """What each fold did, in order (read it, never change it: the list is shared by the memory's states)."""
         state = self._state
-        return state.log.events[:state.folds]
+        events = state.log.events
+        return events if len(events) == state.folds else events[:state.folds]  # O(1) at any length
 
     @property
     def archive(self) -> list[dict[str, str]]:
@@ -396,7 +397,7 @@ class RollingMemory:
         """What a fold of ``messages`` into ``existing`` would store, computed without changing the memory."""
         return DROPPED
 
-    def replace_history(self, messages: list[Message], verbatim_start: int, summary: str | None,
+    def replace_history(self, messages: Sequence[Message], verbatim_start: int, summary: str | None,
                         fold_events: list[FoldEvent], defences: MemoryDefences | None) -> None:
         """Store a whole history at once (a loaded state, an erasure), on new lists, in one assignment."""
         self._state = self._rebuilt(messages, verbatim_start, summary, fold_events, defences)
