@@ -247,11 +247,6 @@ class RollingMemory:
         return self._state.verbatim_start // 2
 
     @property
-    def turn_count(self) -> int:
-        """Turns started so far, the one awaiting a reply included."""
-        return (self._state.length + 1) // 2
-
-    @property
     def last_message_tokens(self) -> int:
         state = self._state
         return state.log.messages[state.length - 1].tokens if state.length else 0
@@ -273,11 +268,6 @@ class RollingMemory:
                                     defences)
 
     # ----- the request -----------------------------------------------------------------------------------
-    def memory_messages(self) -> list[dict[str, str]]:
-        """The messages between the system prompt and the verbatim part: the summary block, once there is one."""
-        message = self._current().held.summary_message
-        return [dict(message)] if message is not None else []
-
     def get_messages_for_api(self) -> list[dict[str, str]]:
         """The request (a new list of new dicts each call): the system prompt (the pinned rules after it), the
         summary block, the verbatim messages (under any defences, with imitations of memory blocks escaped)."""
