@@ -1,10 +1,13 @@
-"""Each message is counted once, when it is added, and each new summary once per fold (the bookkeeping that
-``benchmarks/memory_bookkeeping.py`` measures against the count-once floor)."""
+"""Each message is counted once, when it is added, and each fold counts its new summary once (and its message
+too only when the heading's count cannot be added to the summary's exactly): the bookkeeping that
+``benchmarks/memory_bookkeeping.py`` measures against the count-once floor."""
 from __future__ import annotations
 
 from collections import Counter
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import helpers.memory.rolling as rolling
 from helpers.memory.stubs import turn_range_stub
@@ -38,6 +41,25 @@ def test_every_message_and_every_new_summary_is_counted_once(monkeypatch, make):
         memory.get_messages_for_api()
     assert memory.summary_count >= 4 and len(written) == memory.summary_count
     assert [counted[text] for text in contents] == [1] * len(contents)
-    assert [counted[summary] for summary in written] == [1] * len(written)
     headed = [memory.KIND.heading + summary for summary in written]  # the summary message, as sent
-    assert [counted[message] for message in headed] == [1] * len(headed)
+    assert [counted[summary] for summary in written] == [1] * len(written)
+    assert [counted[message] for message in headed] == [0] * len(headed)  # the heading's count added, exactly
+    once = counted["system"] + counted[memory.KIND.heading]  # the system prompt; the heading, once a process
+    assert sum(counted.values()) - once == len(contents) + len(written)  # nothing else is counted, ever
+    assert [event.summary_tokens for event in memory.fold_events] == [real(summary) for summary in written]
+    assert memory.summary_block_tokens == real(memory.get_messages_for_api()[1]["content"])
+
+
+HEADINGS = ["CONVERSATION SUMMARY (earlier turns):\n", "CONVERSATION MEMORY (earlier turns, compressed):\n",
+            "TOY NOTES\n", "NOTES:\n\n", "notes -\n"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(heading=st.sampled_from(HEADINGS), summary=st.text(min_size=1, max_size=12) | st.sampled_from(
+    ["/etc notes", "plain", "\u00a0spaced", "Ünïcode: ₹1,20,000", "\n\nbreaks", "'s quoted", "123", "--- rule",
+     "🙂 emoji", "\r\nx", ")x", "’s"]))
+def test_a_summary_message_counted_as_heading_plus_summary_is_counted_exactly(heading, summary):
+    """Where the memory adds the heading's count to the summary's for the message's, the sum is exact."""
+    if rolling._splits_after(heading, summary):
+        count = rolling.count_tokens
+        assert count(heading + summary) - count(heading) == count(summary)

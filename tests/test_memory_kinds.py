@@ -20,6 +20,7 @@ from helpers.measure.attacks import DEFENCE_SETTINGS, attack_rates, payload, run
 from helpers.memory.defences import Defences
 from helpers.memory.registry import KINDS, headings, kind_named, register, registered
 from helpers.memory.rolling import RollingMemory
+from helpers.memory.summarising import SummarisingMemory
 from helpers.memory.state import from_dict, load, save, to_dict
 from helpers.memory.stubs import turn_range_stub
 from helpers.memory.summary import SummaryMemory
@@ -43,7 +44,7 @@ def _toy_fold_line(event: FoldEvent) -> str:
     return f"  [{ToyMemory.KIND.fold_tag}] turns {event.first_turn}-{event.last_turn} -> notes ({event.summary_tokens} tokens)"
 
 
-class ToyMemory(RollingMemory):
+class ToyMemory(SummarisingMemory):
     """Keeps the last ``keep`` turns; after every reply, folds everything older into notes."""
 
     KIND = MemoryKind(name="toy memory", heading="TOY NOTES:\n", fold_tag="TOY", turn_line=_toy_turn_line,
@@ -60,7 +61,7 @@ class ToyMemory(RollingMemory):
 
     def add_message(self, role: str, content: str) -> None:
         self._append(self._new_message(role, content))
-        held = (len(self._archive) - self._verbatim_start) // 2
+        held = self.verbatim_messages // 2
         if role == "assistant" and held > self.keep:
             self._fold(2 * (held - self.keep))
 # ----- end of the toy kind's module ----------------------------------------------------------------

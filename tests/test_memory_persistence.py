@@ -81,7 +81,8 @@ def test_a_save_that_fails_leaves_the_previous_save_whole_and_no_temporary_file(
     run_turns(memory, 2)
     path = save(memory, tmp_path / "state.json")
     good = path.read_bytes()
-    memory._archive.append(Message("user", HALF_EMOJI, 3))  # what the old code let in
+    memory.replace_history([*memory.messages, Message("user", HALF_EMOJI, 3)], memory.verbatim_start,
+                           memory.summary, memory.fold_events, None)  # what the old code let in
     with pytest.raises(UnicodeEncodeError):
         save(memory, path)
     assert path.read_bytes() == good

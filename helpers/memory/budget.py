@@ -1,10 +1,6 @@
-"""Lesson 4's token-budget analysis, worked out without a model by running ``SummaryBufferMemory``.
-
-User messages are the lesson's texts, counted by tiktoken; each reply is placeholder text of
-exactly the assumed length (``analyse_sizes``: every message is placeholder text of a given
-size). The overflow rule is the class's own, so the table, the bar chart and the exercise checks
-can never disagree with the memory they describe. The summary's size is not simulated.
-"""
+"""Lesson 4's token-budget analysis, worked out without a model by running ``SummaryBufferMemory`` on the lesson's
+texts with replies of placeholder text of the assumed length, so the table, the chart and the exercise checks use
+the class's own overflow rule. The summary's size is not simulated."""
 from __future__ import annotations
 
 import functools

@@ -140,7 +140,7 @@ def _refold(memory: RollingMemory, pieces: list[list[Message]], text: str, limit
             batch += pieces[end]
             end += 1
         try:
-            new, condensed, cut, findings = memory.summary_for([m.to_api() for m in batch], summary)
+            new, condensed, cut, findings = dataclasses.astuple(memory.summary_for([m.to_api() for m in batch], summary))
         except (SummaryRefused, SummariserError) as error:
             remade = sum(len(piece) for piece in pieces[:done]) // 2
             again = (f" {remade} of the {total_turns} folded turns were remade before it: call forget() again "

@@ -1,12 +1,6 @@
-"""Text that imitates the memory's own blocks, escaped wherever it appears in a request.
-
-The memory writes a few texts of its own around what it sends: each kind's summary heading, the data
-block's note and markers, the pinned rules' note, heading and markers. A user (or a summariser) who types
-one of them, copied from a request or in look-alike letters, would have text at user rank that reads as
-the memory's. Under any defences the memory sends every verbatim message and the summary through
-``escape_imitations``: bracket runs are spaced out (``placement.escape_markers``), and each copy of a
-heading or note, found as a reader reads it (any case and spacing, look-alikes, invisible characters and
-marks dropped), is rewritten in plain letters with ``_`` for its spaces, so it reads as what it is: a quote.
+"""Text that imitates the memory's own blocks (any registered kind's heading, the data block's and the pinned
+rules' notes and markers), escaped wherever it appears in a request under any defences: bracket runs are spaced out
+and each copy, found as a reader reads it (any case, spacing or look-alike letters), is rewritten as a visible quote.
 """
 from __future__ import annotations
 
@@ -19,6 +13,7 @@ from helpers.memory.placement import DATA_CLOSE, DATA_NOTE, DATA_OPEN, escape_ma
 
 # the texts the memory writes around a summary or the pinned rules (a kind's heading comes from its KIND)
 BLOCK_TEXTS = (PINNED_NOTE, PINNED_HEADING, PINNED_OPEN, PINNED_CLOSE, DATA_NOTE, DATA_OPEN, DATA_CLOSE)
+KIND_HEADINGS: tuple[str, ...] = ()  # every registered kind's heading: registry.py keeps it (a new tuple each change)
 
 
 def note_clauses(texts: Iterable[str]) -> tuple[str, ...]:

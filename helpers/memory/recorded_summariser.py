@@ -1,9 +1,5 @@
-"""A summariser that hands back summaries written earlier, in order: a published run, replayed.
-
-Lesson 3 published the three summaries its model wrote in the drift run. Passing them through
-this summariser lets the project's own drift code measure them exactly as it measures a live
-run: the same ``run_drift``, the same requests in, the recorded texts out.
-"""
+"""A summariser that hands back summaries written earlier, in order: lesson 3's published drift run, replayed
+through the project's own drift code exactly as a live run is measured."""
 from __future__ import annotations
 
 from collections.abc import Sequence

@@ -1,16 +1,12 @@
-"""Every memory kind the project knows, in one list.
-
-A kind is one module with one class that carries a ``KIND`` (``helpers.memory.types.MemoryKind``): its
-name, heading, fold tag and line formats, its summariser's prompt and request wording, its settings in the
-attack table. Everything that works for any kind (the printed lines, the charts, the summarisers, the
-attack table, saved states, the summary check, the offline stand-in) finds the kinds here.
-To add one: write its module, then add its class to ``KINDS`` below (or call ``register(YourMemory)``).
-"""
+"""Every memory kind the project knows, in one list: generic code (lines, charts, summarisers, the attack table,
+saved states, the summary check, the offline stand-in) finds the kinds here. To add one, write its module and add
+its class to the loop below (docs/architecture.md has the recipe)."""
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
 
+from helpers.memory import imitation
 from helpers.memory.rolling import RollingMemory
 from helpers.memory.sliding_window import SlidingWindowMemory
 from helpers.memory.summary import SummaryMemory
@@ -18,6 +14,11 @@ from helpers.memory.summary_buffer import SummaryBufferMemory
 from helpers.memory.types import MemoryKind, SettingError
 
 KINDS: dict[str, type[RollingMemory]] = {}
+
+
+def headings() -> tuple[str, ...]:
+    """The summary headings of every registered kind, as sent (a kind that never summarises has none)."""
+    return tuple(dict.fromkeys(cls.KIND.heading for cls in KINDS.values() if cls.KIND.heading))
 
 
 def register(cls: type[RollingMemory]) -> type[RollingMemory]:
@@ -30,6 +31,7 @@ def register(cls: type[RollingMemory]) -> type[RollingMemory]:
         raise SettingError("KIND.name", kind.name, f"a memory kind named {kind.name!r} is already registered "
                            f"({KINDS[kind.name].__name__}); give {cls.__name__} a name of its own")
     KINDS[kind.name] = cls
+    imitation.KIND_HEADINGS = headings()  # what every memory escapes under defences
     return cls
 
 
@@ -45,6 +47,7 @@ def registered(cls: type[RollingMemory]) -> Iterator[type[RollingMemory]]:
         yield cls
     finally:
         KINDS.pop(cls.KIND.name, None)
+        imitation.KIND_HEADINGS = headings()
 
 
 def kind_named(name: str) -> type[RollingMemory]:
@@ -54,8 +57,3 @@ def kind_named(name: str) -> type[RollingMemory]:
     except KeyError:
         raise SettingError("kind", name, f"no memory kind named {name!r}; the kinds are "
                            f"{', '.join(map(repr, KINDS))}") from None
-
-
-def headings() -> tuple[str, ...]:
-    """The summary headings of every registered kind, as sent (a kind that never summarises has none)."""
-    return tuple(dict.fromkeys(cls.KIND.heading for cls in KINDS.values() if cls.KIND.heading))

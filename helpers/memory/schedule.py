@@ -1,9 +1,5 @@
-"""Lesson 3's summary schedule, worked out without a model by running ``SummaryMemory`` itself.
-
-Each turn's user message is the text ``turn N`` and the stub summariser writes "summary of turns 1
-to k", so the schedule is read off the requests the real class builds: a table cannot disagree
-with the class it explains.
-"""
+"""Lesson 3's summary schedule, worked out without a model by running ``SummaryMemory`` itself on messages
+``turn N`` with the stub summariser, so a table cannot disagree with the class it explains."""
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -1,15 +1,12 @@
-"""The course's sliding window memory (the lesson before lesson 3): the oldest whole turns are dropped.
-
-No summariser and no summary: the request holds the system prompt and the last ``window_turns`` turns, the
-one being asked included. What leaves the window stays in the archive but never reaches the model again,
-which is how the salary of turn 1 is lost by turn 6 of lesson 3's conversation.
+"""The course's sliding window (the lesson before lesson 3): the last ``window_turns`` turns, word for word; older
+turns are dropped (kept in the archive, never sent again), which is how lesson 3's salary is lost by turn 6.
 """
 from __future__ import annotations
 
 from typing import Any
 
 from helpers.memory.rolling import RollingMemory
-from helpers.memory.types import FoldEvent, MemoryDefences, MemoryKind, StateError, Summariser
+from helpers.memory.types import FoldEvent, MemoryDefences, MemoryKind, StateError
 from helpers.memory.validation import check_count
 
 
@@ -48,14 +45,8 @@ class SlidingWindowMemory(RollingMemory):
 
     def __init__(self, system_prompt: str, window_turns: int = 4, *, defences: MemoryDefences | None = None) -> None:
         check_count("window_turns", window_turns, 1, "the request needs the turn being asked")
-        super().__init__(system_prompt, None, defences=defences)
+        super().__init__(system_prompt, defences=defences)
         self.window_turns = window_turns
-
-    @classmethod
-    def create(cls, system_prompt: str, summarise: Summariser | None, settings: dict[str, Any],
-               defences: MemoryDefences | None = None) -> SlidingWindowMemory:
-        """As the other kinds are made; a window has no summariser, so ``summarise`` is not used."""
-        return cls(system_prompt, defences=defences, **settings)
 
     def settings(self) -> dict[str, Any]:
         return {"window_turns": self.window_turns}
@@ -63,20 +54,14 @@ class SlidingWindowMemory(RollingMemory):
     def add_message(self, role: str, content: str) -> None:
         """Store the message; a user message that starts a turn past the window first drops the oldest turns."""
         message = self._new_message(role, content)
-        held = (len(self._archive) - self._verbatim_start) // 2  # complete turns in the window
+        held = self.verbatim_messages // 2  # complete turns in the window
         if role == "user" and held >= self.window_turns:
             self._fold(2 * (held - self.window_turns + 1))
         self._append(message)
 
-    def _new_summary(self, messages: list[dict[str, str]], existing: str | None
-                     ) -> tuple[str | None, bool, bool, tuple[str, ...] | None]:
-        """A window keeps nothing of what leaves it."""
-        return None, False, False, None
-
     def check_loaded(self) -> None:
-        if self._summary is not None:
-            raise StateError("summary", "a sliding window never holds a summary; this state has one")
-        held = (len(self._archive) - self._verbatim_start + 1) // 2
+        super().check_loaded()
+        held = (self.verbatim_messages + 1) // 2
         if held > self.window_turns:
             raise StateError("verbatim_start", f"the window holds {held} turns, more than window_turns "
                              f"{self.window_turns}: the oldest would have been dropped")

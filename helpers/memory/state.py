@@ -1,16 +1,6 @@
-"""A memory's saved state: ``save(memory, path)`` writes it, ``load(path, summarise)`` checks it field by field
-before trusting it, and gives back a memory of the kind the file names.
-
-A saved state holds content (the archive, the summary, the folds), never the memory's protection: the
-defences are the caller's, passed to ``load(..., defences=...)`` as to a constructor, so an older file
-(a rollback) or another's file cannot switch a defence off. The defences a file was saved under are noted in
-it, and a load under other ones says so in one line. ``save(..., identity=...)`` names whose memory it is
-(a user, a session); ``load`` with another identity, or none, refuses it, and with ``MEMORY_SIGNING_KEY`` set
-the identity is signed with the rest, so one user's signed memory cannot load as another's.
-
-A file that is damaged, edited or inconsistent raises ``StateError`` naming the field, never a raw
-``KeyError``, ``TypeError`` or ``RecursionError``: its size, nesting depth and number lengths are checked
-before it is parsed (``helpers.base.json_limits``). Files of formats 1 and 2 still load.
+"""A memory's saved state: ``save(memory, path)`` writes it, ``load(path, summarise)`` checks it field by field and
+gives back a memory of the kind it names. A state holds content, never defences (the caller's) and names whose memory
+it is (``identity``); a bad file raises ``StateError`` naming the field (docs/architecture.md says more).
 """
 from __future__ import annotations
 
@@ -57,8 +47,7 @@ def _identity(identity: Any) -> str | None:
 
 
 def to_dict(memory: RollingMemory, *, identity: str | None = None) -> dict[str, Any]:
-    """Everything a memory holds, as JSON-ready data (the summariser itself is not saved; the defences only as a
-    note of what the memory used, for the line ``load`` prints when the caller's differ)."""
+    """Everything a memory holds, as JSON-ready data (no summariser; the defences only as a note for ``load``)."""
     return {
         "format": STATE_FORMAT_VERSION,
         "kind": memory.KIND.name,
@@ -74,9 +63,8 @@ def to_dict(memory: RollingMemory, *, identity: str | None = None) -> dict[str, 
 
 
 def save(memory: RollingMemory, path: str | Path, *, identity: str | None = None) -> Path:
-    """Write the state as UTF-8 JSON, atomically (a failure leaves the previous save whole), signed when a
-    signing key is configured (the state and its signature are written together); ``identity`` names whose
-    memory it is, and ``load`` must name the same one."""
+    """Write the state as UTF-8 JSON, atomically and (with a signing key) signed; ``identity`` names whose memory it
+    is, and ``load`` must name the same one."""
     text = json.dumps(to_dict(memory, identity=identity), ensure_ascii=False, indent=1)
     return signing.write_signed(path, text.encode("utf-8"))
 
@@ -84,12 +72,8 @@ def save(memory: RollingMemory, path: str | Path, *, identity: str | None = None
 def load(path: str | Path, summarise: Summariser | None, *, defences: Defences | None = None,
          identity: str | None = None, kind: str | type | None = None,
          on_note: Callable[[str], None] | None = print) -> RollingMemory:
-    """Read a state written by ``save``, as a memory with the caller's ``defences`` (never the file's);
-    ``identity`` must be the one it was saved with, ``kind`` (a name or class), if given, the kind it holds.
-
-    A missing, damaged, edited or inconsistent file raises an error naming what is wrong. A file saved under
-    other defences loads, and ``on_note`` (``print`` by default; None for silence) is given one line saying so.
-    """
+    """Read a state written by ``save``, as a memory with the caller's ``defences`` (a file saved under others is
+    said in one line to ``on_note``); ``identity`` must be the one it was saved with, ``kind`` the kind it holds."""
     path = Path(path)
     if not path.is_file():  # said first: a missing file is not a missing signature
         raise FileNotFoundError(f"there is no saved memory state at {path.name}: save(memory, path) writes one")
@@ -132,7 +116,7 @@ def _identity_refusal(name: str, saved: str | None, given: str | None) -> str:
 
 def from_dict(data: Any, summarise: Summariser | None, *, defences: Defences | None = None) -> RollingMemory:
     """Rebuild a memory from ``to_dict`` data, checking every field and how they fit together; the memory gets
-    ``defences`` (the caller's), and the data's own ``defences`` field is only checked."""
+    the caller's ``defences`` (the data's are only checked)."""
     if not isinstance(data, dict):
         raise StateError("file", f"a saved state is an object, got {type(data).__name__}")
     data = _upgraded(data)
@@ -164,8 +148,7 @@ def from_dict(data: Any, summarise: Summariser | None, *, defences: Defences | N
 
 def _upgraded(data: dict[str, Any]) -> dict[str, Any]:
     """Older data read as the current format: format 1 (the kind by class name, the defences among the settings,
-    counters checked against the fold events, ``fold_pending`` dropped) becomes format 2, and format 2 (no
-    identity) becomes format 3 with no identity."""
+    counters) becomes format 2, and format 2 becomes format 3 with no identity."""
     version = data.get("format")
     if version == STATE_FORMAT_VERSION and not isinstance(version, bool):
         return data
@@ -275,14 +258,9 @@ def _check_fold_events(memory: RollingMemory, events: list[FoldEvent]) -> None:
                          f"but the summary counts {memory.summary_tokens}")
 
 
-_MISSING = object()
-
-
-def _field(data: dict[str, Any], name: str, kind: type | tuple[type, ...], default: Any = _MISSING) -> Any:
+def _field(data: dict[str, Any], name: str, kind: type | tuple[type, ...]) -> Any:
     """``data[name]`` if present and of type ``kind`` (a bool is never taken for an int); else ``StateError``."""
     if name not in data:
-        if default is not _MISSING:
-            return default
         raise StateError(name, f"the saved state has no {name!r} field")
     value = data[name]
     kinds = kind if isinstance(kind, tuple) else (kind,)

@@ -3,18 +3,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from helpers.memory.rolling import RollingMemory
+from helpers.memory.summarising import SummarisingMemory
 from helpers.memory.types import FoldEvent, MemoryDefences, MemoryKind, SettingError, Summariser, SummariserError
 from helpers.memory.validation import check_count
 
 
 def summary_memory_line(turn: int, messages_sent: int, prompt_tokens: int | None, summary_sent: bool,
                         watched: tuple[str, bool | None] | None = None) -> str:
-    """Lesson 3's turn line, e.g.
-    ``[Turn 1] messages sent: 2 | prompt_tokens: 229 | summary sent: False | salary in a verbatim turn: True``.
-
-    ``watched`` is (what, found): whether a watched text (the salary) is in a verbatim turn.
-    """
+    """Lesson 3's turn line, e.g. ``[Turn 1] messages sent: 2 | prompt_tokens: 229 | summary sent: False``, and
+    `` | salary in a verbatim turn: True`` with ``watched`` (what, found)."""
     line = (f"[Turn {turn}] messages sent: {messages_sent} | prompt_tokens: {prompt_tokens} | "
             f"summary sent: {summary_sent}")
     if watched is not None:
@@ -37,7 +34,7 @@ def _fold_line(event: FoldEvent) -> str:
     return summarise_line(event.messages_folded, event.message_tokens, event.summary_tokens) + event.notes()
 
 
-class SummaryMemory(RollingMemory):
+class SummaryMemory(SummarisingMemory):
     """Lesson 3: after an assistant reply, once ``max_turns_before_summary`` turns are held verbatim,
     every turn but the last ``turns_to_keep_verbatim`` is folded into the summary."""
 
@@ -66,13 +63,10 @@ class SummaryMemory(RollingMemory):
                 "turns_to_keep_verbatim": self.turns_to_keep_verbatim, **super().settings()}
 
     def add_message(self, role: str, content: str) -> None:
-        """Store the message; after a reply, fold the oldest turns once the threshold is reached.
-
-        Raises ``SummariserError`` if that fold fails: the message is kept and the fold is retried
-        after the next reply.
-        """
+        """Store the message; after a reply, fold the oldest turns once the threshold is reached (if that fold
+        fails, ``SummariserError`` says so: the message is kept and the fold retried after the next reply)."""
         self._append(self._new_message(role, content))
-        verbatim_turns = (len(self._archive) - self._verbatim_start) // 2
+        verbatim_turns = self.verbatim_messages // 2
         if role == "assistant" and verbatim_turns >= self.max_turns_before_summary:
             try:
                 self._fold(2 * (verbatim_turns - self.turns_to_keep_verbatim))

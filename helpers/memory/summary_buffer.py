@@ -4,7 +4,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from helpers.memory.rolling import RollingMemory
+from helpers.memory.summarising import SummarisingMemory
 from helpers.memory.types import (
     FoldEvent,
     MemoryDefences,
@@ -30,12 +30,8 @@ def summary_buffer_line(turn: int, prompt_tokens: int | None, summary_tokens: in
 
 def compress_line(tokens_in: int, summary_tokens: int, messages: int | None = None,
                   old_summary: bool = True) -> str:
-    """Lesson 4's fold line, e.g. ``  [COMPRESS] 2 messages + old summary (370 tokens) -> new summary (148 tokens)``.
-
-    ``tokens_in`` counts what went in (the messages, plus the old summary if there was one); the first
-    fold of a run has none (``old_summary=False``) and says only ``4 messages (550 tokens)``.
-    ``messages=None`` when only the total is known.
-    """
+    """Lesson 4's fold line, e.g. ``  [COMPRESS] 2 messages + old summary (370 tokens) -> new summary (148 tokens)``
+    (``tokens_in``: the messages plus the old summary, if any; ``messages=None`` when only the total is known)."""
     what = "old messages" if messages is None else f"{messages} message{'' if messages == 1 else 's'}"
     if old_summary:
         what += " + old summary"
@@ -54,14 +50,10 @@ def _fold_line(event: FoldEvent) -> str:
                          old_summary=event.old_summary_tokens > 0) + event.notes()
 
 
-class SummaryBufferMemory(RollingMemory):
-    """Lesson 4: the verbatim buffer is capped in tokens; before a message would pass the cap, the
-    oldest whole turns (at least ``messages_to_compress_on_overflow`` messages, more if the new
-    message still would not fit) are merged into the summary by one summariser call.
-
-    A turn bigger than the whole budget is never cut or lost: everything older is folded, the turn
-    stays verbatim, and ``over_budget`` reports it until the next overflow folds it.
-    """
+class SummaryBufferMemory(SummarisingMemory):
+    """Lesson 4: before a message would take the buffer past ``max_buffer_tokens``, the oldest whole turns (at
+    least ``messages_to_compress_on_overflow`` messages, more if it still would not fit) are merged into the summary
+    by one summariser call. A turn bigger than the budget stays whole, and ``over_budget`` says so."""
 
     KIND = MemoryKind(
         name="summary buffer memory", heading="CONVERSATION MEMORY (earlier turns, compressed):\n",
@@ -88,50 +80,35 @@ class SummaryBufferMemory(RollingMemory):
         return {"max_buffer_tokens": self.max_buffer_tokens,
                 "messages_to_compress_on_overflow": self.messages_to_compress_on_overflow, **super().settings()}
 
-    @property
-    def buffer(self) -> list[dict[str, str]]:
-        """The recent messages, word for word (same as ``verbatim``)."""
-        return self.verbatim
-
-    @property
-    def buffer_tokens(self) -> int:
-        return self._verbatim_tokens
-
-    @property
-    def overflow_count(self) -> int:
-        """Overflows so far: each one is one fold."""
-        return len(self.fold_events)
+    buffer = SummarisingMemory.verbatim  # lesson 4's names: the buffer is the verbatim part, an overflow a fold
+    buffer_tokens = SummarisingMemory.verbatim_tokens
+    overflow_count = SummarisingMemory.summary_count
 
     @property
     def over_budget(self) -> bool:
         """True when the buffer is over its budget: a turn too big to fit alone, or a failed fold."""
-        return self._verbatim_tokens > self.max_buffer_tokens
+        return self.verbatim_tokens > self.max_buffer_tokens
 
     def snapshot(self) -> MemorySnapshot:
         return dataclasses.replace(super().snapshot(), budget=self.max_buffer_tokens, over_budget=self.over_budget)
 
     def messages_to_fold(self, incoming_tokens: int) -> int:
-        """How many of the oldest buffered messages an overflow folds before adding ``incoming_tokens``.
-
-        0 means no overflow. Whole turns only; a reply's own question is never folded before it.
-        """
-        if self._verbatim_tokens + incoming_tokens <= self.max_buffer_tokens:
+        """How many of the oldest buffered messages an overflow folds before adding ``incoming_tokens`` (0: no
+        overflow); whole turns only, so a reply's own question is never folded before it."""
+        if self.verbatim_tokens + incoming_tokens <= self.max_buffer_tokens:
             return 0
-        archive, start = self._archive, self._verbatim_start
-        whole = (len(archive) - start) // 2 * 2
+        held = self.verbatim_records
+        whole = len(held) // 2 * 2
         n = min(self.messages_to_compress_on_overflow, whole)
-        remaining = self._verbatim_tokens - sum(message.tokens for message in archive[start:start + n])
+        remaining = self.verbatim_tokens - sum(message.tokens for message in held[:n])
         while n < whole and remaining + incoming_tokens > self.max_buffer_tokens:
-            remaining -= archive[start + n].tokens + archive[start + n + 1].tokens
+            remaining -= held[n].tokens + held[n + 1].tokens
             n += 2
         return n
 
     def add_message(self, role: str, content: str) -> None:
-        """Fold the oldest turns first if this message would pass the budget, then store it.
-
-        Raises ``SummariserError`` if that fold fails: the message is still stored (the buffer is
-        over budget for now) and the fold is retried on the next message.
-        """
+        """Fold the oldest turns first if this message would pass the budget, then store it (stored even if the
+        fold fails: ``SummariserError`` says so, and the fold is retried on the next message)."""
         message = self._new_message(role, content)
         n = self.messages_to_fold(message.tokens)
         failure = None

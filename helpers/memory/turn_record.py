@@ -1,8 +1,5 @@
-"""What one conversation turn sent, got back and measured: the record ``chat()`` returns.
-
-Plain data: ``helpers.display.lines.turn_lines`` prints it in its memory kind's format, and
-``helpers.display.plots`` charts a list of them.
-"""
+"""What one conversation turn sent, got back and measured: the record ``chat()`` returns (plain data that
+``display.lines`` prints in its kind's format and ``display.plots`` charts)."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field

@@ -1,6 +1,6 @@
-"""What every memory kind shares with its users: messages, fold events, the snapshot a turn line reads,
-the description a kind gives of itself (``MemoryKind``), the errors, and the small protocols that
-``chat()``, the display and the defences rely on."""
+"""What every memory kind shares with its users: messages, fold events and results, the snapshot a turn line
+reads, a kind's description of itself (``MemoryKind``), the errors, and the protocols ``chat()`` and the defences
+rely on."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
@@ -10,9 +10,8 @@ from typing import Any, Protocol
 
 from helpers.base.errors import Explained, SettingError  # noqa: F401 (offered here too)
 
-Summariser = Callable[[list[dict[str, str]], "str | None"], str]
-"""``summarise(messages_to_fold, existing_summary) -> new summary``: an LLM call, the offline
-stand-in, or ``turn_range_stub`` in the simulations."""
+Summariser = Callable[[list[dict[str, str]], "str | None"], "str | Summarised"]
+"""``summarise(messages_to_fold, existing_summary) -> new summary``: a model call, the stand-in or a stub."""
 
 ROLES = ("user", "assistant")
 
@@ -46,14 +45,24 @@ class SummaryRefused(SummariserError):
         self.findings = findings
 
 
-class CutText(str):
-    """Text a model stopped writing at its token limit (``finish_reason == "length"``).
+@dataclass(frozen=True, slots=True)
+class Summarised:
+    """A summary its summariser knows was cut at the model's token limit (``finish_reason == "length"``), so the
+    fold event can report it; a summariser that knows nothing of cuts returns a plain ``str``."""
 
-    A summariser returns its summary as ``CutText`` so the memory can report the cut on the fold
-    event; it is stored as plain text.
-    """
+    text: str
+    cut: bool = True
 
-    cut = True
+
+@dataclass(frozen=True, slots=True)  # slots: one is made for every fold
+class FoldResult:
+    """What a fold of some messages would store: the summary (None for a kind that drops), whether it was
+    condensed to meet ``max_summary_tokens``, whether the summariser cut it, and the summary check's findings."""
+
+    summary: str | None
+    condensed: bool
+    cut: bool
+    findings: tuple[str, ...] | None
 
 
 @dataclass(frozen=True, slots=True)  # slots: made for every message, and made faster by them
@@ -70,10 +79,8 @@ class Message:
 
 @dataclass(frozen=True, slots=True)  # slots: one is made for every fold, and made faster by them
 class FoldEvent:
-    """What one fold did: which turns left the verbatim part and the tokens in and out.
-
-    For a kind that summarises, one summariser call; for the sliding window, a drop (no summary).
-    """
+    """What one fold did: which turns left the verbatim part and the tokens in and out (a summariser call, or a
+    drop for a kind that keeps nothing)."""
 
     first_turn: int
     last_turn: int
@@ -127,11 +134,8 @@ class MemorySnapshot:
 
 @dataclass(frozen=True)
 class MemoryKind:
-    """What the rest of the project needs to know about a memory kind, carried by its class as ``KIND``.
-
-    The printed lines, the charts, the summarisers, the attack table, the summary check and the offline
-    stand-in read it from here, so adding a kind is one module plus one line in ``registry.py``.
-    """
+    """What the rest of the project needs to know about a memory kind, carried by its class as ``KIND``: lines,
+    charts, summarisers, the attack table, the summary check and the stand-in read it from here."""
 
     name: str  # "summary memory": how tables, charts and saved states name the kind
     heading: str | None  # the heading of the summary block, as sent; None for a kind that never summarises

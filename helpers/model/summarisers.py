@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from helpers.base.text import stated_word_limit, turns_text, word_count
 from helpers.lessons import data as lesson_data
 from helpers.memory.registry import KINDS, kind_named
-from helpers.memory.types import CutText, SettingError
+from helpers.memory.types import SettingError, Summarised
 from helpers.model.connect import ModelAccess
 from helpers.model.delivery import describe, naming
 from helpers.model.errors import EmptyReply
@@ -130,7 +130,7 @@ class ModelSummariser:
                                         templates=self.templates, condense_words=self.condense_words,
                                         structured=self.structured)
 
-    def __call__(self, messages: list[dict[str, str]], existing_summary: str | None = None) -> str:
+    def __call__(self, messages: list[dict[str, str]], existing_summary: str | None = None) -> str | Summarised:
         request = self.request(messages, existing_summary)
         with naming({request[0]["content"]: "the summariser prompt"}):
             response = self.access.complete(request, max_tokens=self.max_tokens, temperature=self.temperature,
@@ -147,7 +147,7 @@ class ModelSummariser:
             self.access.warn_once("summary cut", (
                 f"WARNING: a summary was cut at max_tokens={self.max_tokens} (finish_reason 'length') and may end "
                 "mid-sentence; the fold line says so. Raise the summariser's max_tokens."))
-            return CutText(summary)
+            return Summarised(summary)
         return summary
 
 

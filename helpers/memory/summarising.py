@@ -1,0 +1,157 @@
+"""What a kind whose folds keep a summary adds to the shared base: the summariser, the cap on the summary, the
+summary fold (checked by the defences) and the load rule that there is a summary exactly when turns were folded.
+"""
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from helpers.base.tokens import count_tokens
+from helpers.memory.placement import shows_nothing
+from helpers.memory.rolling import RollingMemory
+from helpers.memory.types import (
+    FoldResult,
+    MemoryDefences,
+    Message,
+    SettingError,
+    StateError,
+    Summarised,
+    Summariser,
+    SummariserError,
+    SummaryRefused,
+)
+from helpers.memory.validation import check_count, check_text
+
+
+def _sentence(text: str) -> str:
+    """``text`` ending with a full stop, so another sentence can follow it."""
+    text = text.rstrip()
+    return text if text.endswith((".", "!", "?")) else text + "."
+
+
+class _DoomedFold(NamedTuple):
+    """A fold that failed in a way a retry cannot fix, and what it was tried with."""
+
+    conditions: tuple[Any, ...]  # SummarisingMemory._fold_conditions() at the time
+    summarise: Summariser
+    message_tokens: int
+
+
+class SummarisingMemory(RollingMemory):
+    """A memory whose folds keep a summary written by ``summarise(messages, existing_summary)``."""
+
+    def __init__(self, system_prompt: str, summarise: Summariser, *, max_summary_tokens: int | None = None,
+                 defences: MemoryDefences | None = None) -> None:
+        super().__init__(system_prompt, defences=defences)
+        if not callable(summarise):
+            raise SettingError("summarise", summarise, "summarise must be a callable (messages, existing_summary) "
+                               "-> str: the summariser that writes the summary")
+        if max_summary_tokens is not None:
+            check_count("max_summary_tokens", max_summary_tokens, 1, "a summary needs room for at least one token")
+        self.summarise, self.max_summary_tokens = summarise, max_summary_tokens
+        self._doomed: _DoomedFold | None = None  # the last fold that failed for good
+
+    def settings(self) -> dict[str, Any]:
+        return {"max_summary_tokens": self.max_summary_tokens}
+
+    @property
+    def summary_over_cap(self) -> bool:
+        """True when the summary is longer than max_summary_tokens even after being condensed."""
+        return self.max_summary_tokens is not None and self.summary_tokens > self.max_summary_tokens
+
+    def _fold_conditions(self) -> tuple[Any, ...]:
+        """What a fold's request depends on besides the folded messages and the summariser."""
+        return self.summary, self.settings(), self.defences
+
+    @property
+    def fold_waits(self) -> bool:
+        """True while the next fold is one that failed in a way a retry cannot fix (a request too long for the
+        server's context, say): not tried again until the summary, the settings, the defences or the summariser
+        (another object) change, or fewer tokens are to be folded."""
+        doomed = self._doomed
+        return doomed is not None and doomed.summarise is self.summarise and doomed.conditions == self._fold_conditions()
+
+    def _new_summary(self, old: list[Message], existing: str | None) -> FoldResult | None:
+        """The summary fold, not made (None) while ``fold_waits`` for a fold at least as large."""
+        doomed = self._doomed
+        if doomed is not None and self.fold_waits and sum([m.tokens for m in old]) >= doomed.message_tokens:
+            return None
+        try:
+            return self.summary_for([m.to_api() for m in old], existing)
+        except SummariserError as error:
+            if not error.will_retry:
+                self._doomed = _DoomedFold(self._fold_conditions(), self.summarise, sum(m.tokens for m in old))
+            raise
+
+    def summary_for(self, messages: list[dict[str, str]], existing: str | None) -> FoldResult:
+        """What a fold of ``messages`` into ``existing`` would store, computed without changing the memory: over
+        ``max_summary_tokens`` the summary is summarised once more; the defences, if any, redact the summariser's
+        input and check the new summary. Raises ``SummariserError`` or ``SummaryRefused`` as a fold does."""
+        defences = self.defences
+        summary, cut = self._call_summariser(defences.fold_input(messages) if defences is not None else messages,
+                                             existing)
+        condensed = False
+        # counted here only to hold it to the cap: what a fold stores is counted once, in _held
+        if self.max_summary_tokens is not None and (tokens := count_tokens(summary)) > self.max_summary_tokens:
+            try:
+                shorter, shorter_cut = self._call_summariser([], summary)
+            except SummariserError:
+                shorter = None  # the fold itself worked; the cap is reported as missed on the fold event
+            if shorter is not None and count_tokens(shorter) < tokens:
+                summary, condensed, cut = shorter, True, shorter_cut
+        findings = defences.check(summary, self.system_prompt) if defences is not None else None
+        if defences is not None and defences.refuses(findings):
+            raise SummaryRefused(f"the summary check refused the new summary ({'; '.join(findings or ())})",
+                                 findings=findings or ())
+        return FoldResult(summary, condensed, cut, findings)
+
+    def _call_summariser(self, messages: list[dict[str, str]], existing: str | None) -> tuple[str, bool]:
+        """The summariser's text, stripped, and whether it was cut; ``SummariserError`` if it is no summary."""
+        what = "condensing the summary" if not messages else f"folding {len(messages)} messages"
+        try:
+            result = self.summarise(messages, existing)
+        except Exception as error:
+            retry = getattr(error, "retry_can_help", True) is not False
+            raise SummariserError(_sentence(f"the summariser raised {type(error).__name__} while {what}: {error}"),
+                                  will_retry=retry) from error
+        cut = isinstance(result, Summarised) and result.cut
+        text = result.text if isinstance(result, Summarised) else result
+        if not isinstance(text, str):
+            raise SummariserError(f"the summariser returned {type(text).__name__} ({str(text)[:60]!r}) while "
+                                  f"{what}, not text; a summariser must return the summary as a str (or Summarised).",
+                                  problem="not text")
+        if not text.strip() if text.isascii() else shows_nothing(text):  # ASCII holds no invisible character
+            raise SummariserError(f"the summariser returned empty text while {what}; an empty summary is never "
+                                  "stored.", problem="empty text")
+        try:
+            check_text("the summary", text)
+        except ValueError as error:
+            raise SummariserError(f"the summariser's text was refused while {what}: {error}",
+                                  problem="unstorable text") from error
+        return text.strip(), cut
+
+    @staticmethod
+    def _kept_error(error: SummariserError, role: str) -> SummariserError:
+        """The fold's error, saying what was kept and what happens next (raised from ``add_message``)."""
+        kept = (f"Nothing was lost: the {role} message was kept verbatim and added to the archive, and the summary "
+                "is unchanged.")
+        if isinstance(error, SummaryRefused):  # the summariser worked; what it wrote was refused
+            return SummaryRefused(
+                f"{_sentence(str(error))} {kept} The fold is tried again on a later message and is refused again "
+                "while the turns to fold hold that text: forget() it, or use summary_check='report' to keep the "
+                "summary and see the findings on the fold line.", findings=error.findings, kept_role=role)
+        later = ("The fold will be tried again on a later message. Fix the summariser (or switch to replay/offline "
+                 "mode) and go on." if error.will_retry else
+                 "Trying the same fold again cannot help (the summariser's error says so), so the memory does not try "
+                 "it again until the summary, the memory's settings or its summariser change: fix what the error "
+                 "names, then give the memory a summariser from a new connect() (memory.summarise = ...) or run the "
+                 "notebook again.")
+        return SummariserError(f"{_sentence(str(error))} {kept} {later}", problem=error.problem, kept_role=role,
+                               will_retry=error.will_retry)
+
+    def check_loaded(self) -> None:
+        """The folded turns are sent only through the summary: there is a summary exactly when some were folded."""
+        if (self.summary is None) != (self.verbatim_start == 0):
+            raise StateError("summary", f"summary and verbatim_start disagree: summary is "
+                             f"{'null' if self.summary is None else 'set'} but verbatim_start is "
+                             f"{self.verbatim_start}; turns before verbatim_start are sent only through the summary, "
+                             "so there is a summary exactly when verbatim_start > 0")
