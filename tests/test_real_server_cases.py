@@ -291,6 +291,9 @@ def test_replies_and_summaries_cut_at_max_tokens_are_reported(server):
     assert "SUMMARY CUT at the token limit" in fold_line(memory.fold_events[0], "summary memory")
     assert any("SUMMARY CUT" in line for line in turn_lines(records[3]))
     assert len([n for n in access.notices if "summary was cut" in n]) == 1
+    # called directly, as a student's class calls it, the summariser gives plain text; the memory reads the cut
+    direct = make_summariser(access)([{"role": "user", "content": TURNS[0]}], None)
+    assert type(direct) is str and direct
 
 
 def test_a_local_server_gets_max_tokens_and_temperature_whatever_the_model_is_called(server):

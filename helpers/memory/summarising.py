@@ -108,7 +108,9 @@ class SummarisingMemory(RollingMemory):
         """The summariser's text, stripped, and whether it was cut; ``SummariserError`` if it is no summary."""
         what = "condensing the summary" if not messages else f"folding {len(messages)} messages"
         try:
-            result = self.summarise(messages, existing)
+            # a summariser that can tell a cut (``summarised``) says so; any other returns str (or Summarised)
+            flagged = getattr(self.summarise, "summarised", None)
+            result = flagged(messages, existing) if callable(flagged) else self.summarise(messages, existing)
         except Exception as error:
             retry = getattr(error, "retry_can_help", True) is not False
             raise SummariserError(_sentence(f"the summariser raised {type(error).__name__} while {what}: {error}"),

@@ -130,7 +130,12 @@ class ModelSummariser:
                                         templates=self.templates, condense_words=self.condense_words,
                                         structured=self.structured)
 
-    def __call__(self, messages: list[dict[str, str]], existing_summary: str | None = None) -> str | Summarised:
+    def __call__(self, messages: list[dict[str, str]], existing_summary: str | None = None) -> str:
+        """The new summary, as plain text (what a student's code gets when it calls the summariser)."""
+        return self.summarised(messages, existing_summary).text
+
+    def summarised(self, messages: list[dict[str, str]], existing_summary: str | None = None) -> Summarised:
+        """The new summary and whether the model cut it at max_tokens (a memory reads this, to report the cut)."""
         request = self.request(messages, existing_summary)
         with naming({request[0]["content"]: "the summariser prompt"}):
             response = self.access.complete(request, max_tokens=self.max_tokens, temperature=self.temperature,
@@ -147,8 +152,7 @@ class ModelSummariser:
             self.access.warn_once("summary cut", (
                 f"WARNING: a summary was cut at max_tokens={self.max_tokens} (finish_reason 'length') and may end "
                 "mid-sentence; the fold line says so. Raise the summariser's max_tokens."))
-            return Summarised(summary)
-        return summary
+        return Summarised(summary, cut=choice.finish_reason == "length")
 
 
 def make_summariser(access: ModelAccess, prompt: str = "summary_memory", *,
