@@ -26,6 +26,7 @@ from helpers.model.connect import connect
 from helpers.model.errors import ContextOverflow, Reason
 from helpers.model.summarisers import summariser_for
 from tests.support.interrupts import InterruptAtCall
+from tests.support.loopback import connect_to
 
 SYSTEM = prompt("fincoach_system")
 SALARY = "1,20,000"
@@ -232,6 +233,20 @@ def test_a_context_overflow_halves_the_bound_and_the_remake_goes_on():
     assert max(summarise.answered) <= 2000 and report.summariser_calls == len(summarise.answered) <= 4999 // 10
     assert sum("going on with requests of at most" in line for line in lines) == 2
     assert SALARY not in json.dumps([memory.summary, memory.archive, to_dict(memory)])
+
+
+def test_a_servers_context_overflow_reaches_forget_through_the_model_layer_and_halves_the_bound(server):
+    server.context_tokens, server.max_requests = 4096, 400  # a llama-cpp-python server started with --n_ctx 4096
+    cls = KINDS["summary memory"]
+    memory = cls.create(SYSTEM, summariser_for(connect_to(server), "summary memory"), dict(cls.KIND.attack_settings))
+    for question, reply in conversation(300):
+        memory.add_message("user", question)
+        memory.add_message("assistant", reply)
+    sent, fold_by_fold = len(server.chat_requests), len(memory.fold_events)
+    report = forget(memory, SALARY, progress=None)
+    assert report.request_tokens == 4000  # 8,000 and its 1,000-token reply were refused; 4,000 fits
+    assert report.summariser_calls == len(server.chat_requests) - sent - 1 <= fold_by_fold // 10
+    assert SALARY not in json.dumps([memory.summary, memory.archive, memory.get_messages_for_api()])
 
 
 def test_a_context_overflow_at_the_largest_request_already_made_erases_nothing():
