@@ -235,6 +235,17 @@ def test_a_context_overflow_halves_the_bound_and_the_remake_goes_on():
     assert SALARY not in json.dumps([memory.summary, memory.archive, to_dict(memory)])
 
 
+def test_a_resumed_forget_keeps_the_halved_bound():
+    memory, summarise = ten_thousand_turns()
+    summarise.context, summarise.interrupt_at = 2500, 3  # 8,000 and 4,000 refused, then stopped at 2,000
+    with pytest.raises(KeyboardInterrupt):
+        forget(memory, SALARY, progress=None)
+    summarise.interrupt_at = None
+    report = forget(memory, SALARY, progress=None)
+    assert report.request_tokens == 2000 and report.summary_remade
+    assert len(summarise.sizes) - len(summarise.answered) == 3  # the two refused and the interrupted call: no more
+
+
 def test_a_servers_context_overflow_reaches_forget_through_the_model_layer_and_halves_the_bound(server):
     server.context_tokens, server.max_requests = 4096, 400  # a llama-cpp-python server started with --n_ctx 4096
     cls = KINDS["summary memory"]

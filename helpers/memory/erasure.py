@@ -142,6 +142,7 @@ def _refold(memory: RollingMemory, pieces: list[list[Message]], text: str, bound
         except SummariserError as error:
             if getattr(error.__cause__, "reason", None) == CONTEXT_OVERFLOW and end - done > 1 and limit > floor:
                 limit = max(limit // 2, floor)
+                _PROGRESS[memory] = _Progress(key, done, summary, tuple(events), limit)  # an interrupt keeps it
                 if progress is not None:
                     progress(f"forget: a request was too long for the summariser's context; going on with requests "
                              f"of at most {limit:,} tokens")

@@ -1,9 +1,6 @@
-"""Where the summary goes in the request, and how the defences read text as a reader sees it.
-
-The lessons send the summary as a second system message; ``placement="data"`` sends it in a user-role
-message, marked as data, inside ``<<<`` / ``>>>`` markers that nothing in the summary can imitate (every run of
-brackets and look-alike brackets spaced out, invisible characters removed). ``readable_form`` is the one
-reading of text that the summary check and the escaping share (docs/architecture.md: Defences).
+"""Where the summary goes in the request (the lessons' second system message, or a user-role block marked as
+data that nothing inside can close), and ``readable_form``, the one reading of text as a reader sees it that
+the summary check and the escaping share (docs/architecture.md: Defences).
 """
 from __future__ import annotations
 
