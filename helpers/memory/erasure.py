@@ -22,7 +22,7 @@ MESSAGE_FRAME_TOKENS = 12  # what a message's framing can add to a request (a tr
 LONG_WORK_TURNS = 200  # a remake of this many folded turns or more reports its progress
 # The bound on a request when the summariser states no context: the hosted models the notebooks name take far
 # more (the lessons' gpt-oss-120b: 131,072), a summary of ~8k tokens of talk is still a summary, and a smaller
-# server's context overflow halves it (two failed calls at 4,096 tokens).
+# server's context overflow halves it (a 4,096-token server refuses one or two calls).
 DEFAULT_REQUEST_TOKENS = 8_000
 CONTEXT_OVERFLOW = "context overflow"  # the model layer's reason for it, by value (helpers.model.errors.Reason)
 
