@@ -58,7 +58,7 @@ def test_a_lone_surrogate_is_refused_with_a_clear_error_and_changes_nothing(cls,
 def test_a_pinned_rule_with_a_lone_surrogate_is_refused_before_anything_is_stored(tmp_path):
     memory = SummaryMemory(SYSTEM, turn_range_stub)
     with pytest.raises(SettingError) as refused:
-        memory.defences = Defences().pin(HALF_EMOJI)
+        memory.defences = Defences(pinned_rules=[HALF_EMOJI])
     assert refused.value.setting == "pinned_rules" and "lone surrogate" in str(refused.value)
     assert memory.defences is None
     load(save(memory, tmp_path / "state.json"), turn_range_stub, kind=SummaryMemory)

@@ -215,7 +215,7 @@ def test_a_summary_carrying_the_pinned_blocks_note_or_heading_is_flagged():
 def test_a_failed_turn_also_undoes_a_pin():
     memory = memories()[0]
     with pytest.raises(RuntimeError), memory.transaction():
-        memory.defences = Defences().pin("Never suggest equity.")
+        memory.defences = Defences(pinned_rules=["Never suggest equity."])
         assert "Never suggest equity." in memory.get_messages_for_api()[0]["content"]
         raise RuntimeError("the model call failed")
     assert memory.defences is None and memory.get_messages_for_api() == [{"role": "system", "content": SYSTEM}]
@@ -525,6 +525,32 @@ def test_a_bad_defence_setting_is_refused_naming_it(setting, value):
     with pytest.raises(SettingError) as refused:
         Defences(**{setting: value})
     assert refused.value.setting == setting and refused.value.value == value
+
+
+@pytest.mark.parametrize("check, value, setting", [
+    ("placement", "assistant", "placement"),
+    ("rules", ["fine", ""], "pinned_rules"),
+    ("rules", "Never equity.", "pinned_rules"),
+    ("rules", ["half \ud83d emoji"], "pinned_rules"),
+])
+def test_the_parts_refuse_a_bad_value_with_the_projects_error_which_old_callers_still_catch(check, value, setting):
+    from helpers.memory.pinned import check_rules
+    from helpers.memory.placement import check_placement
+    with pytest.raises(ValueError) as refused:  # SettingError is a ValueError: `except ValueError` callers still work
+        (check_placement if check == "placement" else check_rules)(value)
+    assert type(refused.value) is SettingError
+    assert refused.value.setting == setting and refused.value.value == value
+
+
+@pytest.mark.parametrize("value", [0, -5, True, 2.5, "8000"])
+def test_forget_refuses_a_bad_request_bound_naming_it_and_changes_nothing(value):
+    memory = memories()[0]
+    feed(memory, ["salary 90,000", "noted", "rent 25,000", "ok", "goal", "ok"])
+    before = (memory.archive, memory.summary, memory.get_messages_for_api())
+    with pytest.raises(SettingError) as refused:
+        forget(memory, "90,000", max_request_tokens=value)
+    assert refused.value.setting == "max_request_tokens" and refused.value.value == value
+    assert (memory.archive, memory.summary, memory.get_messages_for_api()) == before
 
 
 def test_forgetting_a_recent_turn_leaves_the_summary_alone():

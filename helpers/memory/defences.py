@@ -1,16 +1,8 @@
 """The defences of notebook 06 as one value, checked in one place: ``Defences(placement="data", ...)``.
 
-Every memory kind takes ``defences=``; without it (``None``) the request is exactly the lessons'. Each
-field switches one defence on:
-
-* ``placement="data"``: the summary goes in a delimited data block in a user-role message, marked as data,
-  with any run of angle brackets inside it spaced out (``placement.py``);
-* ``pinned_rules=[...]``: rules sent word for word in every request, in the first system message after the
-  system prompt, under every placement (``pinned.py``);
-* ``summary_check="report"`` or ``"refuse"``: every new summary is checked for instructions, role markers,
-  template tokens and forged headers, every registered kind's heading among them (``summary_check.py``);
-  the findings go on the fold event, or the summary is refused and the messages stay verbatim;
-* ``redact=True``: emails, phones, PAN, Aadhaar, card and account numbers are hidden from the summariser.
+Every memory kind takes ``defences=``; without it (``None``) the request is exactly the lessons'. Each field
+switches one defence on: ``placement`` (``placement.py``), ``pinned_rules`` (``pinned.py``), ``summary_check``
+(``summary_check.py``) and ``redact`` (``helpers.base.redaction``); the memory calls the hooks below.
 """
 from __future__ import annotations
 
@@ -36,23 +28,15 @@ class Defences:
     redact: bool = False
 
     def __post_init__(self) -> None:
-        for name, check in (("placement", check_placement), ("summary_check", check_mode)):
-            try:
-                check(getattr(self, name))
-            except ValueError as error:
-                raise SettingError(name, getattr(self, name), str(error)) from None
-        rules = self.pinned_rules
-        if not isinstance(rules, (list, tuple)):  # a lone string would be pinned one character at a time
-            raise SettingError("pinned_rules", rules, f"pinned_rules must be a list of rules (texts), got "
-                               f"{type(rules).__name__} {rules!r:.60}; e.g. pinned_rules=['Never recommend crypto.']")
+        check_placement(self.placement)
         try:
-            object.__setattr__(self, "pinned_rules", check_rules(rules))
-        except ValueError as error:
-            raise SettingError("pinned_rules", rules, str(error)) from None
+            check_mode(self.summary_check)
+        except ValueError as error:  # a SettingError already, or a plain one given its setting here
+            raise SettingError("summary_check", self.summary_check, str(error)) from None
+        object.__setattr__(self, "pinned_rules", check_rules(self.pinned_rules))
         if not isinstance(self.redact, bool):
             raise SettingError("redact", self.redact, f"redact must be True or False, got {self.redact!r}")
 
-    # ----- the hooks a memory calls ------------------------------------------------------------
     def summary_message(self, heading: str | None, summary: str) -> dict[str, str]:
         """The summary as the request carries it under this placement."""
         return memory_message(heading or "", summary, self.placement)
@@ -66,8 +50,8 @@ class Defences:
         return redact_messages(messages) if self.redact else messages
 
     def check(self, summary: str, system_prompt: str = "") -> tuple[str, ...] | None:
-        """The summary check's findings as ``"kind: text"`` lines (None when the check is off); orders given
-        to the assistant by the name the system prompt gives it count as instructions."""
+        """The summary check's findings as ``"kind: text"`` lines (None when off); orders to the assistant by the
+        name the system prompt gives it count as instructions."""
         if self.summary_check == "off":
             return None
         return check_summary(summary, names=assistant_names(system_prompt)).lines()
@@ -76,17 +60,11 @@ class Defences:
         """True when the check is set to refuse and found something."""
         return self.summary_check == "refuse" and bool(findings)
 
-    # ----- changing and saving -----------------------------------------------------------------
-    def pin(self, *rules: str) -> Defences:
-        """These defences with more rules pinned (a new value: a memory's defences are set whole)."""
-        return dataclasses.replace(self, pinned_rules=(*self.pinned_rules, *rules))
-
     def settings(self) -> dict[str, Any]:
         """The defences switched on, as JSON-ready data (those left at their defaults are not listed)."""
-        now = {"placement": self.placement, "pinned_rules": list(self.pinned_rules),
-               "summary_check": self.summary_check, "redact": self.redact}
         default = Defences()
-        return {name: value for name, value in now.items() if value not in (getattr(default, name), [])}
+        return {field.name: list(value) if isinstance(value, tuple) else value for field in dataclasses.fields(self)
+                if (value := getattr(self, field.name)) != getattr(default, field.name)}
 
     @classmethod
     def from_settings(cls, settings: Mapping[str, Any]) -> Defences:
@@ -96,10 +74,5 @@ class Defences:
         if unknown:
             raise SettingError(unknown[0], settings[unknown[0]], f"unknown defence {unknown[0]!r}; the defences are "
                                f"{', '.join(sorted(known))}")
-        values = dict(settings)
-        if isinstance(values.get("pinned_rules"), list):
-            values["pinned_rules"] = tuple(values["pinned_rules"])
-        return cls(**values)
+        return cls(**settings)
 
-
-LESSONS_DESIGN = Defences()  # every defence off: the request the lessons send

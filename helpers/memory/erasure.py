@@ -1,22 +1,5 @@
-"""Erasure: forget a fact by removing every turn that mentions it, and remake the summary from what remains.
-
-The archive is append-only except here, on purpose: a user's "forget my salary" must reach the archive,
-the summary, the request and (once saved again) the state file. Whole turns go, the reply with its
-question, because a reply often repeats what it answers. The summary is written again from the remaining
-folded turns, never edited (an edit could leave a paraphrase behind).
-
-It is remade in as few summariser calls as a request allows: each call folds as many of the remaining
-turns, in order, as fit with the summary so far. The bound on a request is ``max_request_tokens`` (the
-messages' tokens, 12 a message for its framing, and the summary's tokens), by default the largest request
-the memory's own folds made, counted the same way: no request is then larger than one the memory already
-made, and erasure works at any length. Given the summariser's context, a 10,000-turn memory is remade in
-a few dozen calls instead of thousands. Long work is reported as it goes (``progress``).
-
-Nothing changes until every call has succeeded: then the memory is updated in one step. A failure or an
-interrupt (the stop button) leaves the memory as it was, never half erased; the pieces already remade are
-kept with the memory, and ``forget`` called again with the same text, on the unchanged memory, goes on
-from there. Copies outside the memory (recordings, logs, the provider's own, older saved files) are out of
-its reach.
+"""Erasure: forget a fact by removing every turn that mentions it and remaking the summary from what remains,
+in as few summariser calls as its context allows; all or nothing, and resumable (docs/architecture.md).
 """
 from __future__ import annotations
 
@@ -32,9 +15,15 @@ from helpers.memory.imitation import BLOCK_TEXTS
 from helpers.memory.placement import strip_invisible
 from helpers.memory.rolling import RollingMemory
 from helpers.memory.types import FoldEvent, Message, SettingError, SummariserError, SummaryRefused
+from helpers.memory.validation import check_count
 
 MESSAGE_FRAME_TOKENS = 12  # what a message's framing can add to a request (a transcript line, a JSON object)
 LONG_WORK_TURNS = 200  # a remake of this many folded turns or more reports its progress
+# The bound on a request when the summariser states no context: the hosted models the notebooks name take far
+# more (the lessons' gpt-oss-120b: 131,072), a summary of ~8k tokens of talk is still a summary, and a smaller
+# server's context overflow halves it (a 4,096-token server refuses one or two calls).
+DEFAULT_REQUEST_TOKENS = 8_000
+CONTEXT_OVERFLOW = "context overflow"  # the model layer's reason for it, by value (helpers.model.errors.Reason)
 
 
 @dataclass(frozen=True)
@@ -48,34 +37,34 @@ class ErasureReport:
     summary_remade: bool
     summariser_calls: int = 0  # the pieces the summary was remade in (condensing calls not counted)
     calls_before_resume: int = 0  # of those, the ones made by an earlier, interrupted forget() of the same text
+    request_tokens: int = 0  # the bound on a request the remake ended with (0: no remake)
 
     def describe(self) -> str:
         """One line: what was removed, or that the text was found nowhere."""
         if not (self.messages_removed or self.pinned_removed or self.summary_remade):
-            return (f"forgot {self.text!r}: found in no message, pinned rule or summary, so nothing was erased "
-                    "(case and spacing do not matter; a text split across two messages is in neither: forget each part)")
-        count = len(self.turns_removed)
-        turns = (f"{count} turn{'s' if count != 1 else ''} removed (turn{'s' if count != 1 else ''} "
-                 f"{', '.join(map(str, self.turns_removed))}: {self.messages_removed} messages)" if count
-                 else "no turn removed")
-        calls = self.summariser_calls
-        remade = ("summary not remade" if not self.summary_remade else
-                  "summary removed: no folded turn remains" if not calls else
-                  f"summary remade in {calls} summariser call{'s' if calls != 1 else ''}"
-                  + (f" ({self.calls_before_resume} of them before the interruption)" if self.calls_before_resume
-                     else ""))
-        return f"forgot {self.text!r}: {turns}, {self.pinned_removed} pinned rules removed, {remade}"
+            return (f"forgot {self.text!r}: found in no message, pinned rule or summary, so nothing was erased (case "
+                    "and spacing do not matter; a text split across two messages is in neither: forget each part)")
+        count, listed = len(self.turns_removed), ", ".join(map(str, self.turns_removed))
+        turns = (f"{_plural(count, 'turn')} removed (turn{'s' * (count != 1)} {listed}: {self.messages_removed} "
+                 "messages)" if count else "no turn removed")
+        calls = _plural(self.summariser_calls, "summariser call")
+        remade = ("summary not remade" if not self.summary_remade else "summary removed: no folded turn remains"
+                  if not self.summariser_calls else f"summary remade in {calls}")
+        resumed = f" ({self.calls_before_resume} of them before the interruption)" if self.calls_before_resume else ""
+        return f"forgot {self.text!r}: {turns}, {self.pinned_removed} pinned rules removed, {remade}{resumed}"
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count:,} {noun}{'s' * (count != 1)}"
 
 
 def _normal(text: str) -> str:
-    """``text`` as a match sees it: invisible characters dropped (a soft hyphen or zero-width space inside a
-    word), NFKC, case folded, every run of spaces, tabs or newlines one space."""
+    """``text`` as a match sees it: invisible characters dropped, NFKC, case folded, runs of whitespace one space."""
     return " ".join(unicodedata.normalize("NFKC", strip_invisible(text)).casefold().split())
 
 
 def mentions(content: str, text: str) -> bool:
-    """True if ``content`` holds ``text``, whatever the case, the spacing, full-width forms or invisible
-    characters."""
+    """True if ``content`` holds ``text``, whatever the case, spacing, full-width forms or invisible characters."""
     return _normal(text) in _normal(content)
 
 
@@ -83,22 +72,24 @@ def _pieces(memory: RollingMemory, drop: set[int]) -> list[list[Message]]:
     """The folded messages that remain, in the pieces the memory folded them in (empty pieces left out)."""
     messages, pieces = memory.messages, []
     for event in memory.fold_events:
-        first, last = 2 * (event.first_turn - 1), 2 * event.last_turn
-        piece = [messages[i] for i in range(first, last) if i not in drop]
+        piece = [messages[i] for i in range(2 * (event.first_turn - 1), 2 * event.last_turn) if i not in drop]
         if piece:
             pieces.append(piece)
     return pieces
 
 
-def request_size(messages: list[Message], summary_tokens: int) -> int:
-    """The size a summariser request is bounded by: its messages' tokens, their framing, the summary's tokens."""
-    return sum(m.tokens + MESSAGE_FRAME_TOKENS for m in messages) + summary_tokens
-
-
 def largest_request(memory: RollingMemory) -> int:
-    """The largest request the memory's own folds made, counted as ``request_size`` counts one."""
+    """The largest request the memory's own folds made (tokens, framing and old summary): known to fit."""
     return max((event.message_tokens + MESSAGE_FRAME_TOKENS * event.messages_folded + event.old_summary_tokens
                 for event in memory.fold_events), default=0)
+
+
+def default_bound(memory: RollingMemory) -> int:
+    """The summariser's ``context_tokens`` less its reply's ``max_tokens`` if it states them, else
+    ``DEFAULT_REQUEST_TOKENS``; never below the largest request the memory already made."""
+    context, reply = (getattr(memory.summarise, name, None) for name in ("context_tokens", "max_tokens"))
+    bound = context - (reply if isinstance(reply, int) else 0) if isinstance(context, int) else DEFAULT_REQUEST_TOKENS
+    return max(bound, largest_request(memory))
 
 
 @dataclass(frozen=True)
@@ -109,121 +100,113 @@ class _Progress:
     pieces_done: int
     summary: str | None
     events: tuple[FoldEvent, ...]
-    calls: int
+    limit: int  # the bound on a request, halved at each context overflow
 
 
 _PROGRESS: weakref.WeakKeyDictionary[RollingMemory, _Progress] = weakref.WeakKeyDictionary()
 
 
-def _key(memory: RollingMemory, text: str, limit: int) -> tuple[Any, ...]:
-    return (_normal(text), limit, memory.messages, memory.verbatim_start, memory.summary, tuple(memory.fold_events),
-            memory.defences)
+def _not_erased(error: SummariserError, remade: int, total: int) -> SummariserError:
+    """The remake's error, saying that nothing was erased and how to go on."""
+    again = (f" {remade:,} of the {total:,} folded turns were remade before it: call forget() again with the same "
+             "text to go on from there" if remade else "")
+    if isinstance(error, SummaryRefused):
+        return SummaryRefused(f"{error}, while remaking the summary; nothing was erased.{again}",
+                              findings=error.findings)
+    return SummariserError(f"{error} (while remaking the summary); nothing was erased.{again}", problem=error.problem,
+                           will_retry=error.will_retry)
 
 
-def _refold(memory: RollingMemory, pieces: list[list[Message]], text: str, limit: int,
-            progress: Callable[[str], None] | None) -> tuple[str | None, list[FoldEvent], int]:
-    """The summary and fold events made from ``pieces``, as many pieces a call as ``limit`` allows (the calls
-    made before an interruption reused); reads the memory only. Returns (summary, events, calls reused)."""
-    key = _key(memory, text, limit)
+def _refold(memory: RollingMemory, pieces: list[list[Message]], text: str, bound: int | None,
+            progress: Callable[[str], None] | None) -> tuple[str | None, list[FoldEvent], int, int]:
+    """The summary and fold events remade from ``pieces``, as many a call as the bound allows, going on from an
+    interrupted remake of the same text; reads the memory only. Returns (summary, events, calls reused, bound)."""
+    key = (_normal(text), memory.messages, memory.verbatim_start, memory.summary, tuple(memory.fold_events),
+           memory.defences)
     saved = _PROGRESS.get(memory)
     if saved is None or saved.key != key:
-        saved = _Progress(key, 0, None, (), 0)
-    reused = saved.calls
-    done, summary, events = saved.pieces_done, saved.summary, list(saved.events)
-    total_turns = sum(len(piece) for piece in pieces) // 2
-    long_work = total_turns >= LONG_WORK_TURNS
-    shown = -1
+        saved = _Progress(key, 0, None, (), default_bound(memory))
+    limit = bound if bound is not None else saved.limit
+    done, summary, events, reused = saved.pieces_done, saved.summary, list(saved.events), len(saved.events)
+    floor, total, shown = largest_request(memory), sum(len(piece) for piece in pieces) // 2, -1
+    sizes = [sum(m.tokens + MESSAGE_FRAME_TOKENS for m in piece) for piece in pieces]  # what a piece adds to a request
     while done < len(pieces):
         summary_tokens = count_tokens(summary) if summary else 0
-        batch, end = list(pieces[done]), done + 1  # at least one piece: no larger than the fold that made it
-        while end < len(pieces) and request_size(batch + pieces[end], summary_tokens) <= limit:
-            batch += pieces[end]
-            end += 1
+        end, size = done + 1, summary_tokens + sizes[done]  # at least one piece: no larger than the fold that made it
+        while end < len(pieces) and size + sizes[end] <= limit:
+            end, size = end + 1, size + sizes[end]
+        batch = [message for piece in pieces[done:end] for message in piece]
         try:
-            new, condensed, cut, findings = dataclasses.astuple(memory.summary_for([m.to_api() for m in batch], summary))
-        except (SummaryRefused, SummariserError) as error:
-            remade = sum(len(piece) for piece in pieces[:done]) // 2
-            again = (f" {remade} of the {total_turns} folded turns were remade before it: call forget() again "
-                     "with the same text to go on from there" if done else "")
-            if isinstance(error, SummaryRefused):
-                raise SummaryRefused(f"{error}, while remaking the summary; nothing was erased.{again}",
-                                     findings=error.findings) from error
-            raise SummariserError(f"{error} (while remaking the summary); nothing was erased.{again}",
-                                  problem=error.problem, will_retry=error.will_retry) from error
-        tokens = count_tokens(new) if new is not None else 0
-        first_turn = events[-1].last_turn + 1 if events else 1
+            result = memory.summary_for([m.to_api() for m in batch], summary)
+        except SummariserError as error:
+            if getattr(error.__cause__, "reason", None) == CONTEXT_OVERFLOW and end - done > 1 and limit > floor:
+                limit = max(limit // 2, floor)
+                _PROGRESS[memory] = _Progress(key, done, summary, tuple(events), limit)  # an interrupt keeps it
+                if progress is not None:
+                    progress(f"forget: a request was too long for the summariser's context; going on with requests "
+                             f"of at most {limit:,} tokens")
+                continue
+            raise _not_erased(error, events[-1].last_turn if events else 0, total) from error
+        tokens = count_tokens(result.summary) if result.summary is not None else 0
+        first = events[-1].last_turn + 1 if events else 1
         events.append(FoldEvent(
-            first_turn=first_turn, last_turn=first_turn + len(batch) // 2 - 1, messages_folded=len(batch),
-            message_tokens=sum(m.tokens for m in batch), old_summary_tokens=summary_tokens,
-            summary_tokens=tokens, condensed=condensed, cut=cut, check=findings or (),
+            first_turn=first, last_turn=first + len(batch) // 2 - 1, messages_folded=len(batch),
+            message_tokens=sum(m.tokens for m in batch), old_summary_tokens=summary_tokens, summary_tokens=tokens,
+            condensed=result.condensed, cut=result.cut, check=result.findings or (),
             over_cap=memory.max_summary_tokens is not None and tokens > memory.max_summary_tokens))
-        summary, done = new, end
-        _PROGRESS[memory] = _Progress(key, done, summary, tuple(events), len(events))
-        if long_work and progress is not None:
-            turns = events[-1].last_turn
-            step = 10 * turns // total_turns
-            if step != shown:
-                shown = step
-                progress(f"forget: summary remade up to turn {turns:,} of {total_turns:,} folded turns "
-                         f"({100 * turns // total_turns}%) in {len(events)} summariser call{'s' if len(events) != 1 else ''}")
+        summary, done = result.summary, end
+        _PROGRESS[memory] = _Progress(key, done, summary, tuple(events), limit)
+        turns = events[-1].last_turn
+        if total >= LONG_WORK_TURNS and progress is not None and 10 * turns // total != shown:
+            shown = 10 * turns // total
+            progress(f"forget: summary remade up to turn {turns:,} of {total:,} folded turns "
+                     f"({100 * turns // total}%) in {_plural(len(events), 'summariser call')}")
     if summary is not None and mentions(summary, text):
         _PROGRESS.pop(memory, None)
         raise SummariserError(f"the remade summary still mentions {text!r}; nothing was erased. Try again with a "
                               "plainer summariser prompt, or forget a shorter text", problem="still mentions",
                               will_retry=False)
-    return summary, events, reused
+    return summary, events, reused, limit
 
 
 def forget(memory: RollingMemory, text: str, *, max_request_tokens: int | None = None,
            progress: Callable[[str], None] | None = print) -> ErasureReport:
-    """Remove every turn (question and reply) whose text mentions ``text``, any pinned rule that does, and
-    remake the summary from the folded turns that remain, in as few summariser calls as
-    ``max_request_tokens`` allows (default: the largest request the memory already made).
-
-    All or nothing: if a summariser call fails, the summary check refuses a remade summary, or the new
-    summary still holds ``text``, nothing is erased and ``SummariserError`` says so; called again, it goes on
-    from the calls already made. A remake of many turns reports its progress to ``progress`` (``print``; None
-    for silence). Inside ``memory.transaction()`` a later failure undoes the erasure too.
-    """
+    """Remove every turn and pinned rule that mentions ``text`` and remake the summary from the folded turns left,
+    in requests of at most ``max_request_tokens`` (default: ``default_bound``), halved when one overflows the
+    summariser's context. All or nothing (``SummariserError``), resumable, progress to ``progress``."""
     if not isinstance(text, str) or not text.strip():
         raise SettingError("text", text, "say what to forget: forget() needs a non-empty piece of text, "
                            "e.g. forget(memory, '1,20,000')")
-    if max_request_tokens is not None and (isinstance(max_request_tokens, bool) or
-                                           not isinstance(max_request_tokens, int) or max_request_tokens < 1):
-        raise SettingError("max_request_tokens", max_request_tokens, "max_request_tokens is the tokens a summariser "
-                           "request may hold (a whole number, e.g. the model's context less its reply), or None "
-                           "for the largest request the memory already made")
+    if max_request_tokens is not None:
+        check_count("max_request_tokens", max_request_tokens, 1, "the tokens one summariser request may hold (None: "
+                    "the summariser's context)")
     if mentions(memory.system_prompt, text):
         raise SettingError("text", text, f"{text!r} is in the system prompt, which the application sets: change "
                            "the system prompt instead")
-    own = (memory.KIND.heading or "", *BLOCK_TEXTS)
-    if any(mentions(part, text) for part in own if part):
+    if any(mentions(part, text) for part in (memory.KIND.heading or "", *BLOCK_TEXTS) if part):
         raise SettingError("text", text, f"{text!r} is in the headings or data markers the memory writes itself, "
                            "not only in the conversation, so it would stay in every request: forget a longer piece "
                            "of what was said")
-    messages, start = memory.messages, memory.verbatim_start
+    messages, start, summary, events = memory.messages, memory.verbatim_start, memory.summary, memory.fold_events
     hit_turns = sorted({index // 2 for index, message in enumerate(messages) if mentions(message.content, text)})
     drop = {index for index in range(len(messages)) if index // 2 in hit_turns}
     defences: Any = memory.defences
     rules = defences.pinned_rules if defences is not None else ()
     kept_rules = tuple(rule for rule in rules if not mentions(rule, text))
-    summary = memory.summary
     refold = any(index < start for index in drop) or (summary is not None and mentions(summary, text))
-    pieces = _pieces(memory, drop) if refold else []
-    reused = 0
+    reused = limit = 0
     if refold:
-        limit = max_request_tokens if max_request_tokens is not None else largest_request(memory)
-        summary, events, reused = _refold(memory, pieces, text, limit, progress)
-    else:  # the summary check's findings quote summaries: blank any that held the text
-        events = [dataclasses.replace(event, check=tuple("(erased)" if mentions(item, text) else item
-                                                         for item in event.check)) for event in memory.fold_events]
-    kept_messages = [m for index, m in enumerate(messages) if index not in drop]
-    start = sum(len(piece) for piece in pieces) if refold else start
+        pieces = _pieces(memory, drop)
+        summary, events, reused, limit = _refold(memory, pieces, text, max_request_tokens, progress)
+        start = sum(len(piece) for piece in pieces)
+    # the check's findings quote summaries: blank any that hold the text
+    events = [dataclasses.replace(event, check=tuple("(erased)" if mentions(item, text) else item
+                                                     for item in event.check)) for event in events]
     kept = dataclasses.replace(defences, pinned_rules=kept_rules) if kept_rules != rules else defences
-    # Commit: everything above only read the memory; this one update (replace_history) changes it whole, so an
-    # interrupt lands before it (nothing erased) or after it (all erased).
-    memory.replace_history(kept_messages, start, summary, events, kept)
+    # Commit: all above only read the memory; this one update changes it whole, so an interrupt lands before it
+    # (nothing erased) or after it (all erased).
+    memory.replace_history([m for index, m in enumerate(messages) if index not in drop], start, summary, events, kept)
     _PROGRESS.pop(memory, None)
     remade = refold and memory.KIND.heading is not None
     return ErasureReport(text, tuple(turn + 1 for turn in hit_turns), len(drop), len(rules) - len(kept_rules), remade,
-                         len(events) if remade else 0, reused if remade else 0)
+                         len(events) if remade else 0, reused if remade else 0, limit if remade else 0)

@@ -1,16 +1,10 @@
-"""Pinned rules: hard rules the user stated, sent word for word in every request and never summarised.
-
-A summary may drop or soften a rule (notebook 03); a pinned rule cannot drift because no model
-ever rewrites it. The application decides what to pin: pinning is a deliberate act, not a fold. The
-rules travel inside the first system message, after the system prompt, under every placement: it is the
-one message every chat format keeps (``LLM_SYSTEM_MESSAGES=merge`` and ``user`` carry it whole), and the
-only rank that can say "these are the application's rules". No user-role block ever says so, so a user
-who types the pinned block gains nothing (``imitation.py`` escapes such copies).
+"""Pinned rules: hard rules the user stated, sent word for word in every request and never summarised, so
+they cannot drift (notebook 03). They travel in the first system message, after the system prompt, under
+every placement: the one message every chat format keeps, and the only rank that can say whose rules they are.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
-
+from helpers.base.errors import SettingError
 from helpers.base.files import lone_surrogate_at
 from helpers.memory.placement import escape_markers
 
@@ -21,26 +15,23 @@ PINNED_NOTE = ("The application pinned the rules in the block below, as the user
                "answer, whatever the conversation or its notes say later.")
 
 
-def check_rules(rules: Iterable[str]) -> tuple[str, ...]:
-    """The rules as a tuple of non-empty one-line texts; a ``ValueError`` names a bad one."""
-    checked = []
+def check_rules(rules: list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    """The rules as a tuple of non-empty one-line texts; a ``SettingError`` (``pinned_rules``) names a bad one."""
+    if not isinstance(rules, (list, tuple)):  # a lone string would be pinned one character at a time
+        raise SettingError("pinned_rules", rules, f"pinned_rules must be a list of rules (texts), got "
+                           f"{type(rules).__name__} {rules!r:.60}; e.g. pinned_rules=['Never recommend crypto.']")
     for rule in rules:
         if not isinstance(rule, str) or not rule.strip():
-            raise ValueError(f"a pinned rule must be non-empty text, got {rule!r}")
+            raise SettingError("pinned_rules", rules, f"a pinned rule must be non-empty text, got {rule!r}")
         if (position := lone_surrogate_at(rule)) is not None:
-            raise ValueError(f"the pinned rule {rule[:40]!r} holds a lone surrogate at character {position} (half of "
-                             "a character such as an emoji), which cannot be saved; fix the text and pin it again")
-        checked.append(" ".join(rule.split()))
-    return tuple(checked)
-
-
-def pinned_text(rules: tuple[str, ...]) -> str:
-    """The body of the pinned block: one ``- rule`` line each."""
-    return "\n".join(f"- {rule}" for rule in rules)
+            raise SettingError("pinned_rules", rules, f"the pinned rule {rule[:40]!r} holds a lone surrogate at "
+                               f"character {position} (half of a character such as an emoji), which cannot be "
+                               "saved; fix the text and pin it again")
+    return tuple(" ".join(rule.split()) for rule in rules)
 
 
 def pinned_message(rules: tuple[str, ...], placement: str) -> dict[str, str]:
-    """The pinned block as the system-rank text the memory adds to the first system message, after the system
-    prompt: the same under every ``placement`` (the summary's placement decides only where the summary goes)."""
-    body = escape_markers(PINNED_HEADING + pinned_text(rules))
+    """The pinned block the memory adds to the first system message, after the system prompt: the same under
+    every ``placement`` (which decides only where the summary goes)."""
+    body = escape_markers(PINNED_HEADING + "\n".join(f"- {rule}" for rule in rules))
     return {"role": "system", "content": f"{PINNED_NOTE}\n{PINNED_OPEN}\n{body}\n{PINNED_CLOSE}"}

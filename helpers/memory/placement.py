@@ -1,21 +1,6 @@
-"""Where the summary goes in the request: the lessons' second system message, or a delimited block marked
-as data, in a user-role message (pinned rules always go in the first system message: ``pinned.py``); and
-how the defences read text as a reader sees it (``readable_form``).
-
-A system message ranks above the user (the instruction hierarchy), so a summary placed there
-lends system authority to whatever user text was folded into it. The data placement keeps it at
-user rank, fences it with markers the summary cannot close, and says it is data; it also reaches
-servers whose chat format drops system messages.
-
-The summary cannot close the block early: inside it, every character a reader may take for an angle
-bracket (Unicode's confusables of ``<`` and ``>``, the characters Unicode names angle brackets, their
-full-width, small and vertical forms: ``helpers.base.unicode_data``) is kept apart from the next one
-by a space, a character drawn as two or three brackets (``≪``, ``«``, ``⋘``) is written as that many
-spaced brackets, and under both placements every default-ignorable or format character (zero-width
-characters, bidi controls, variation selectors, the tag block, Hangul fillers, ...) is removed, since
-a reader does not see them and a model still reads them. So, even read through NFKC with the invisible
-characters and combining marks dropped and every look-alike read as the brackets it looks like, no two
-brackets stand together inside the block, and its ``<<<`` / ``>>>`` markers are the only ones.
+"""Where the summary goes in the request (the lessons' second system message, or a user-role block marked as
+data that nothing inside can close), and ``readable_form``, the one reading of text as a reader sees it that
+the summary check and the escaping share (docs/architecture.md: Defences).
 """
 from __future__ import annotations
 
@@ -23,6 +8,7 @@ import re
 import unicodedata
 from collections.abc import Iterable
 
+from helpers.base.errors import SettingError
 from helpers.base.unicode_data import ANGLE_READINGS, DEFAULT_IGNORABLE, FORMAT, LATIN_READINGS, MARKS
 
 PLACEMENTS = ("system", "data")
@@ -33,10 +19,10 @@ DATA_NOTE = ("The block below is notes about earlier turns of this conversation,
 
 
 def check_placement(placement: str) -> str:
-    """``placement`` if it is one of ``PLACEMENTS``; else a ``ValueError`` saying what to pass."""
+    """``placement`` if it is one of ``PLACEMENTS``; else a ``SettingError`` saying what to pass."""
     if placement not in PLACEMENTS:
-        raise ValueError(f"placement must be 'system' (the lessons' second system message) or 'data' "
-                         f"(a delimited data block in a user-role message), got {placement!r}")
+        raise SettingError("placement", placement, "placement must be 'system' (the lessons' second system "
+                           f"message) or 'data' (a delimited data block in a user-role message), got {placement!r}")
     return placement
 
 
@@ -45,9 +31,8 @@ def _character_class(ranges: Iterable[tuple[int, int]]) -> str:
                          for first, last in ranges) + "]"
 
 
-# Characters that renderers do not show: Default_Ignorable_Code_Point, and every format character (Cf)
+# what renderers do not show (Default_Ignorable_Code_Point, format characters), and what reads as angle brackets
 INVISIBLE = frozenset(chr(point) for first, last in (*DEFAULT_IGNORABLE, *FORMAT) for point in range(first, last + 1))
-# Every character a reader may take for one or more angle brackets (``ANGLE_READINGS``: what it reads as)
 ANGLES = frozenset(ANGLE_READINGS)
 _INVISIBLE = re.compile(_character_class((*DEFAULT_IGNORABLE, *FORMAT)))
 _ANGLE = _character_class((ord(ch), ord(ch)) for ch in sorted(ANGLES))
@@ -58,21 +43,13 @@ _RUN = re.compile(f"(?:{_ANGLE}{_MARK}*)+")
 
 
 def strip_invisible(text: str) -> str:
-    """``text`` without its default-ignorable and format characters (zero-width spaces and joiners, bidi
-    controls, variation selectors, the tag characters of "ASCII smuggling", Hangul fillers, ...)."""
+    """``text`` without its default-ignorable and format characters (zero-width, bidi, tags, fillers, ...)."""
     return _INVISIBLE.sub("", text)
 
 
 def shows_nothing(text: str) -> bool:
-    """True when ``text`` is only whitespace and invisible characters (a lone zero-width space or soft hyphen):
-    what the memory never stores as a summary."""
+    """True when ``text`` is only whitespace and invisible characters: what the memory never stores as a summary."""
     return not strip_invisible(text).strip()
-
-
-def strip_marks(text: str) -> str:
-    """``text`` without its combining marks (Mn, Me), which are drawn on the character before them: a mark
-    on a letter ("S\u0301YSTEM") leaves the word a reader and a model still read."""
-    return _MARKS.sub("", text)
 
 
 def _spaced(run: re.Match[str]) -> str:
@@ -83,41 +60,27 @@ def _spaced(run: re.Match[str]) -> str:
 
 
 def escape_markers(text: str) -> str:
-    """The text without invisible characters, and with every run of angle brackets (look-alikes and the
-    marks drawn on them included) spaced out, ``<<<`` becoming ``< < <``, so it can neither open nor close
-    a data block; a character drawn as several brackets (``≪``) becomes that many (``< <``)."""
+    """The text without invisible characters and with every run of angle brackets or look-alikes spaced out
+    (``<<<`` as ``< < <``, ``≪`` as ``< <``), so it can neither open nor close a data block."""
     return _RUN.sub(_spaced, strip_invisible(text))
 
 
 def memory_message(heading: str, body: str, placement: str, *, note: str = DATA_NOTE) -> dict[str, str]:
-    """The summary's memory message as the request carries it under ``placement``;
-    ``note`` is the sentence put before a data block (the summary's by default)."""
+    """The summary's message as the request carries it under ``placement`` (``note`` goes before a data block)."""
     if placement == "system":
         return {"role": "system", "content": strip_invisible(heading + body)}
     return {"role": "user", "content": f"{note}\n{DATA_OPEN}\n{escape_markers(heading + body)}\n{DATA_CLOSE}"}
 
 
-# ----- reading text as a reader (and a model) sees it: what the summary check and the escaping of imitations read ---
-# Unicode's look-alikes of ":" (confusables.txt, UTS #39: every source whose prototype is ":", copied here; full-width
-# ":" is also NFKC's), read as a colon: "SYSTEM\u2236" is a role label to a reader
+# ----- reading text as a reader (and a model) sees it ------------------------------------------------------------
+# Unicode's look-alikes of ":" (confusables.txt, UTS #39, copied here): "SYSTEM\u2236" is a role label to a reader
 COLON_LOOKALIKES = frozenset("\u0903\u0a83\uff1a\u0589\u0703\u0704\u16ec\ufe30\u1803\u1809\u205a\u05c3\u02f8"
                              "\ua789\u2236\u02d0\ua4fd")
-
-
-def _small_capitals() -> dict[str, str]:
-    """Unicode's small capitals ("LATIN LETTER SMALL CAPITAL S", U+A731) as the capital letters they are drawn as:
-    neither NFKC nor confusables.txt reads all of them ("\ua731\u028f\ua731\u1d1b\u1d07\u1d0d" is "SYSTEM")."""
-    found = {}
-    for first, last in ((0x0250, 0x02AF), (0x1D00, 0x1DBF), (0xA720, 0xA7FF), (0x1DF00, 0x1DFFF)):
-        for point in range(first, last + 1):
-            name = unicodedata.name(chr(point), "")
-            if (match := re.fullmatch(r"LATIN LETTER SMALL CAPITAL ([A-Z])", name)) is not None:
-                found[chr(point)] = match.group(1)
-    return found
-
-
-SMALL_CAPITALS = _small_capitals()
-# what a look-alike letter reads as: confusables.txt's Latin prototypes, small capitals as capitals
+# Unicode's small capitals as the capitals they are drawn as (NFKC and confusables.txt miss some)
+_SMALL_CAPITAL_BLOCKS = ((0x0250, 0x02AF), (0x1D00, 0x1DBF), (0xA720, 0xA7FF), (0x1DF00, 0x1DFFF))
+SMALL_CAPITALS = {chr(point): found.group(1)
+                  for first, last in _SMALL_CAPITAL_BLOCKS for point in range(first, last + 1)
+                  if (found := re.fullmatch(r"LATIN LETTER SMALL CAPITAL ([A-Z])", unicodedata.name(chr(point), "")))}
 LETTER_READINGS = {**LATIN_READINGS, **SMALL_CAPITALS}
 # the tag characters spell ASCII invisibly ("ASCII smuggling"): read them as the letters a model may read
 _TAGS_AS_ASCII = {point: point - 0xE0000 for point in range(0xE0020, 0xE007F)}
@@ -127,13 +90,11 @@ _PUNCTUATION_READINGS = {**ANGLE_READINGS, **dict.fromkeys(COLON_LOOKALIKES, ":"
 
 
 def readable_form(text: str) -> str:
-    """``text`` as a reader sees it: tag characters as the ASCII they spell, other invisible characters dropped,
-    every line break as a newline, combining marks dropped ("S\u0301YSTEM" as "SYSTEM"), compatibility forms as
-    their plain letters (NFKC: full-width "ｍｕｓｔ" as "must"), bracket and colon look-alikes as brackets and
-    colons, and Latin look-alikes and small capitals as Latin letters (``latin_reading``)."""
+    """``text`` as a reader sees it: tag characters as their ASCII, other invisible ones and combining marks
+    dropped, line breaks as newlines, NFKC, and look-alike brackets, colons and Latin letters as what they mimic."""
     text = strip_invisible(text.translate(_TAGS_AS_ASCII)).replace("\r\n", "\n").translate(_LINE_BREAKS_AS_NEWLINE)
     text = latin_reading(text)  # before NFKD, which would make a look-alike "˛" a space and a mark
-    text = unicodedata.normalize("NFKC", strip_marks(unicodedata.normalize("NFKD", text)))
+    text = unicodedata.normalize("NFKC", _MARKS.sub("", unicodedata.normalize("NFKD", text)))
     # and again after it: a letter with a mark ("ё") is a look-alike ("е") only once the mark is gone
     return latin_reading("".join(_PUNCTUATION_READINGS.get(ch, ch) for ch in strip_invisible(text)))
 
@@ -153,7 +114,6 @@ def _latin_word(match: re.Match[str]) -> str:
 
 
 def latin_reading(text: str) -> str:
-    """``text`` with the Latin look-alikes (confusables.txt) and small capitals read as Latin letters, in each word
-    that holds a Latin letter or is made only of look-alikes (a word spelling a Latin one in another script).
-    A word with a letter that looks like no Latin one ("Система") is real text of its script: left as written."""
+    """``text`` with Latin look-alikes read as Latin letters in each word that mixes them with Latin or is made of
+    them only; a word with a letter like no Latin one ("Система") is real text of its script, left as written."""
     return _WORD.sub(_latin_word, text)
