@@ -13,7 +13,6 @@ import pytest
 from helpers.base.paths import REPO_ROOT
 from helpers.display.lines import turn_text
 from helpers.display.plots import request_chart
-from helpers.measure import transcript
 from helpers.measure.attacks import DEFENCE_SETTINGS, attack_rates, payload, run_attacks
 from helpers.memory.defences import Defences
 from helpers.memory.erasure import forget
@@ -112,9 +111,7 @@ REGISTER = ("import sys\nsys.path.insert(0, {root!r})\nfrom helpers.memory.regis
             "from tests.support.token_window import TokenWindowMemory\n_ = register(TokenWindowMemory)")
 
 
-@pytest.mark.parametrize("name", ["06_summary_memory_attack_surface", pytest.param(
-    "07_strategies_side_by_side", marks=pytest.mark.xfail(hasattr(transcript, "KINDS"), strict=True,
-                                                            reason="07's strategies still iterate every registered kind"))])
+@pytest.mark.parametrize("name", ["06_summary_memory_attack_surface", "07_strategies_side_by_side"])
 def test_registering_a_fourth_kind_changes_no_stored_output_of_the_notebooks(name):
     path = REPO_ROOT / "notebooks" / f"{name}.ipynb"
     stored = nbformat.read(path, as_version=4)
