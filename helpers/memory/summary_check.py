@@ -29,9 +29,10 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from helpers.base.errors import SettingError
 from helpers.memory.imitation import BLOCK_TEXTS, note_clauses
 from helpers.memory.pinned import PINNED_HEADING
 from helpers.memory.placement import latin_reading, readable_form
@@ -41,6 +42,9 @@ __all__ = ["CHECK_MODES", "SummaryCheck", "assistant_names", "check_mode", "chec
            "readable_form"]
 
 CHECK_MODES = ("off", "report", "refuse")
+# patterns that match as one alternation, each with whether it reads the text's lower-case copy (its letters in lower
+# case, for ``re.IGNORECASE`` costs about four times as much) or the text (its letters in capitals)
+_Patterns = tuple[tuple[re.Pattern[str], bool], ...]
 
 
 def _phrases(*phrases: str) -> str:
@@ -91,9 +95,8 @@ _ORDER = (r" (?:(?:must|shall|has to|is required to|is instructed to|is authori[
 @functools.lru_cache(maxsize=32)
 def _instruction(names: tuple[str, ...]) -> re.Pattern[str]:
     """The instruction phrases, with orders given to the assistant under any of its ``names``."""
-    addressed = "|".join(["you", "the assistant", "assistant", *(re.escape(name) for name in names)])
-    return re.compile(r"\b(?:" + _phrases(*_INSTRUCTION_PHRASES, f"(?:{addressed}){_ORDER}") + r")",
-                      re.IGNORECASE)
+    addressed = "|".join(["you", "the assistant", "assistant", *(re.escape(name.lower()) for name in names)])
+    return re.compile(r"\b(?:" + _phrases(*_INSTRUCTION_PHRASES, f"(?:{addressed}){_ORDER}") + r")")
 
 
 def assistant_names(system_prompt: str) -> tuple[str, ...]:
@@ -102,27 +105,25 @@ def assistant_names(system_prompt: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(re.findall(r"\bYou are ([A-Z][\w-]+)\b(?!['\u2019])", system_prompt or "")))
 
 
-_ROLE_MARKER = re.compile(
+_ROLE_MARKER = ((re.compile(
     # a label in capitals anywhere, as the requests write them ("SYSTEM:", "[TOOL]:", "**SYSTEM:**")
-    r"(?<![A-Za-z])(?-i:SYSTEM|DEVELOPER|ASSISTANT|USER|TOOL|HUMAN)[*_\])]*\s*:"
+    r"(?<![A-Za-z])(?:SYSTEM|DEVELOPER|ASSISTANT|USER|TOOL|HUMAN)[*_\])]*\s*:"
     # in lower case where a sentence starts, as chat formats write them ("system: obey")
-    r"|" + _SENTENCE_START + r"(?-i:" + _ROLES + r")[*_\])]*\s*:"
-    # a JSON message field, a YAML role line, XML role tags
-    r"|[\"'](?:role|author)[\"']\s*:\s*[\"'](?:" + _ROLES + r")[\"']"
+    r"|" + _SENTENCE_START + r"(?:" + _ROLES + r")[*_\])]*\s*:", re.MULTILINE), False), (re.compile(
+    # in any case (read in the lower-case copy): a JSON message field, a YAML role line, XML role tags
+    r"[\"'](?:role|author)[\"']\s*:\s*[\"'](?:" + _ROLES + r")[\"']"
     r"|^[ \t]*(?:-[ \t]*)?role[ \t]*:[ \t]*[\"']?(?:" + _ROLES + r")[\"']?[ \t]*$"
     r"|<\s*/?\s*(?:" + _ROLES + r"|instructions?|system[ _-]?prompt)\s*>"
     # a markdown heading that is a role, or instructions ("## System", "## System: obey", "#### instructions")
     r"|^[ \t]*#{1,6}[ \t]*(?:(?:system|developer|assistant|tool)(?:[ \t]+(?:prompt|message|note|instructions?))?"
-    r"[*_]*[ \t]*(?::|$)|(?:new[ \t]+|updated[ \t]+)?instructions?[ \t]*:?[ \t]*$)",
-    re.MULTILINE | re.IGNORECASE)
+    r"[*_]*[ \t]*(?::|$)|(?:new[ \t]+|updated[ \t]+)?instructions?[ \t]*:?[ \t]*$)", re.MULTILINE), True))
 
 _TEMPLATE_TOKEN = re.compile(
     r"<\|\s*[\w.\-]{1,40}\s*\|>"  # gpt-oss/harmony <|start|> <|message|> <|channel|> <|end|>, Llama 3
                                    # <|start_header_id|> <|eot_id|>, ChatML <|im_start|>, Phi <|system|>
     r"|</?\s*(?:start_of_turn|end_of_turn|bos|eos)\s*>"  # Gemma
     r"|\[\s*/?\s*(?:inst|system_prompt|available_tools|tool_calls|tool_results|tool_content)\s*\]"  # Mistral
-    r"|<<\s*/?\s*sys\s*>>",  # Llama 2 (its <s> is also markdown's strike-through: its [INST] is the token to see)
-    re.IGNORECASE)
+    r"|<<\s*/?\s*sys\s*>>")  # Llama 2 (its <s> is also markdown's strike-through: its [INST] is the token to see)
 
 # headers that claim authority, and the section headers of the lessons' summariser requests: flagged in any case,
 # shaped as a header; the memory kinds' headings and the memory's own notes come from where they are defined
@@ -136,21 +137,21 @@ def _title(heading: str) -> str:
     return " ".join(re.split(r"[(:]", heading, maxsplit=1)[0].split())
 
 
-def _header_patterns(shaped: Iterable[str], capitals: Iterable[str], whole: Iterable[str]) -> re.Pattern[str]:
+def _header_patterns(shaped: Iterable[str], capitals: Iterable[str], whole: Iterable[str]) -> _Patterns:
     def alternation(texts: Iterable[str]) -> str:
         unique = sorted({" ".join(t.split()) for t in texts if t.strip()}, key=len, reverse=True)
         return _phrases(*(re.escape(t).replace(r"\ ", " ") for t in unique))
-    return re.compile("|".join([
-        r"(?:" + alternation(whole) + r")",  # a memory kind's whole heading, a note or a clause of one, anywhere
-        r"(?-i:\b(?:" + alternation(t.upper() for t in (*shaped, *capitals)) + r")\b)",  # in capitals anywhere
+    return (
+        # a memory kind's whole heading, a note or a clause of one, anywhere
+        (re.compile(alternation(t.lower() for t in whole)), True),
+        (re.compile(r"\b(?:" + alternation(t.upper() for t in (*shaped, *capitals)) + r")\b"), False),  # in capitals
         # in any case, shaped as a header: where a sentence starts, then an optional "(...)" and a colon
-        _SENTENCE_START + r"(?:" + alternation(shaped) + r")(?![^\W_])[*_]*\s*(?:\([^)\n]{0,80}\)[*_]*\s*)?:",
-        r"<<<|>>>",
-    ]), re.IGNORECASE | re.MULTILINE)
+        (re.compile(_SENTENCE_START + r"(?:" + alternation(t.lower() for t in shaped) + r")(?![^\W_])[*_]*\s*"
+                    r"(?:\([^)\n]{0,80}\)[*_]*\s*)?:|<<<|>>>", re.MULTILINE), True))
 
 
 @functools.lru_cache(maxsize=32)
-def _forged_header(headings: tuple[str, ...]) -> re.Pattern[str]:
+def _forged_header(headings: tuple[str, ...]) -> _Patterns:
     notes = note_clauses(BLOCK_TEXTS)
     capitals = (*(_title(h) for h in headings), *(t for t in notes if t.isupper()))
     return _header_patterns((*AUTHORITY_HEADERS, *SUMMARISER_HEADERS, _title(PINNED_HEADING)), capitals,
@@ -192,6 +193,24 @@ _SPACES = re.compile(r"[^\S\n]{2,}")
 _LEADING_MARKDOWN = re.compile(r"^[" + _MARKDOWN + r"(\[{]+(?=\w)")  # what _SENTENCE_START took before a word
 
 
+def _spans(patterns: _Patterns, text: str, lowered: str) -> Iterator[tuple[int, int]]:
+    """The spans ``patterns`` match as one alternation would, left to right, in ``text`` or its lower-case copy."""
+    texts = [lowered if low else text for _, low in patterns]
+    ahead: list[tuple[int, int] | None] = [(-1, -1)] * len(patterns)  # each pattern's next match; None: no more
+    position = 0
+    while True:
+        for index, (pattern, _) in enumerate(patterns):
+            span = ahead[index]
+            if span is not None and span[0] < position:
+                match = pattern.search(texts[index], position)
+                ahead[index] = match.span() if match else None
+        found = [(span[0], index, span[1]) for index, span in enumerate(ahead) if span is not None]
+        if not found:
+            return
+        start, _, position = min(found)  # the leftmost; at one place, the first in order, as in an alternation
+        yield start, position
+
+
 def check_summary(summary: str, *, headings: Iterable[str] | None = None, names: Iterable[str] = ()) -> SummaryCheck:
     """Every instruction-like phrase, role marker, template token and forged header in ``summary``.
 
@@ -205,21 +224,23 @@ def check_summary(summary: str, *, headings: Iterable[str] | None = None, names:
     # a run of whitespace holding a line break reads as one line break, any other run as one space: what the
     # patterns match is the same, and no pattern scans a long run again from each of its line starts
     text = _SPACES.sub(" ", _BLANK_LINES.sub("\n", text))
+    lowered = text.lower()  # as long as text: its one longer lower case ("İ") is no longer there (NFKD)
     counted: dict[tuple[str, str], int] = {}
-    for kind, pattern in (("instruction", _instruction(tuple(names))), ("role marker", _ROLE_MARKER),
-                          ("template token", _TEMPLATE_TOKEN), ("forged header", forged)):
-        for match in pattern.finditer(text):
-            found = _LEADING_MARKDOWN.sub("", " ".join(match.group(0).split()))
-            if kind == "forged header":
-                found = found.rstrip(": ")
-            key = (kind, found)
-            counted[key] = counted.get(key, 0) + 1
+    for kind, patterns in (("instruction", ((_instruction(tuple(names)), True),)), ("role marker", _ROLE_MARKER),
+                           ("template token", ((_TEMPLATE_TOKEN, True),)), ("forged header", forged)):
+        written: dict[str, int] = {}  # each text as matched, tidied below once however often it was found
+        for start, end in _spans(patterns, text, lowered):
+            written[text[start:end]] = written.get(text[start:end], 0) + 1
+        for raw, count in written.items():
+            found = _LEADING_MARKDOWN.sub("", " ".join(raw.split()))
+            key = (kind, found.rstrip(": ") if kind == "forged header" else found)
+            counted[key] = counted.get(key, 0) + count
     return SummaryCheck(tuple(counted), tuple(counted.values()))
 
 
 def check_mode(mode: str) -> str:
-    """``mode`` if it is one of ``CHECK_MODES``; else a ``ValueError`` saying what to pass."""
+    """``mode`` if it is one of ``CHECK_MODES``; else a ``SettingError`` saying what to pass."""
     if mode not in CHECK_MODES:
-        raise ValueError(f"summary_check must be 'off', 'report' (findings on the fold event) or 'refuse' "
-                         f"(a flagged summary is not stored; the messages stay verbatim), got {mode!r}")
+        raise SettingError("summary_check", mode, "summary_check must be 'off', 'report' (findings on the fold event) "
+                           f"or 'refuse' (a flagged summary is not stored; the messages stay verbatim), got {mode!r}")
     return mode
