@@ -20,14 +20,14 @@ _DASH = "-\u2010\u2011\u2012\u2013\u2014"
 _NUM = r"\d[\d,]*(?:\.\d+)?"
 # A figure: optional ₹, a number or a range ("15-20", "4 to 5"), an optional unit or %.
 FIGURE = re.compile(
-    rf"(?P<currency>₹|rs\.?\s?|inr\s?)?(?P<low>{_NUM})(?:\s?(?:[{_DASH}]|to)\s?(?P<high>{_NUM}))?"
-    rf"(?:\s?(?P<unit>%|percent\b|k\b|l\b|lakhs?\b|lac\b|cr\b|crores?\b|thousand\b))?",
+    rf"(?=[\d₹ri])(?P<currency>₹|rs\.?\s?|inr\s?)?(?P<low>{_NUM})(?:\s?(?:[{_DASH}]|to)\s?(?P<high>{_NUM}))?"
+    rf"(?:\s?(?=[%pklct])(?P<unit>%|percent\b|k\b|l\b|lakhs?\b|lac\b|cr\b|crores?\b|thousand\b))?",
     re.IGNORECASE)
 # Number words count only before a unit ("three months"), so "one paragraph" is not a figure.
-_WORD_NUMBER = re.compile(r"\b(" + "|".join(NUMBER_WORDS) + r")\b(?=[\s-]+(?:month|year|week|day|lakh|crore))",
+_WORD_NUMBER = re.compile(r"\b(?=[otfsenw])(" + "|".join(NUMBER_WORDS) + r")\b(?=[\s-]+(?:month|year|week|day|lakh|crore))",
                           re.IGNORECASE)
 # "no debts", "no other investments", "without a loan", "never invested".
-NEGATION = re.compile(r"\b(?:no|never|without|zero|nil)\s+(?:(?:a|an|any|other|outstanding|existing)\s+)?"
+NEGATION = re.compile(r"(?=[nwz])\b(?:no|never|without|zero|nil)\s+(?:(?:a|an|any|other|outstanding|existing)\s+)?"
                       r"(?P<what>[a-z][a-z-]+)", re.IGNORECASE)
 _STOP = {"the", "a", "an", "to", "be", "is", "are", "and", "or", "of", "for", "in", "more", "longer"}
 
@@ -100,6 +100,7 @@ def _stem(word: str) -> str:
     return re.sub(r"(?:ies|es|s)$", "", word.lower())
 
 
+_RUN, _DIGIT = re.compile(r"[\d,.]*"), re.compile(r"\d")
 _CUT_FIGURE = re.compile(rf"(?:₹|rs\.?\s?|inr\s?)?\d(?:[\d,.]*[\d,])?\Z", re.IGNORECASE)
 _CURRENCY_ROOM = 5  # the longest currency written before a figure ("inr ", "rs. ") and one more
 
@@ -112,12 +113,11 @@ def cut_figure(summary: str) -> str | None:
     it. The pattern is matched there alone, so the time is that of the tail, not of the text times its digits.
     """
     text = summary.rstrip()
-    start = len(text)
-    while start and (text[start - 1].isdecimal() or text[start - 1] in ",."):
-        start -= 1
-    digit = next((i for i in range(start, len(text)) if text[i].isdecimal()), None)
+    start = len(text) - _RUN.match(text[::-1]).end()  # read backwards: the run is read once
+    digit = _DIGIT.search(text, start)
     if digit is None:
         return None
+    digit = digit.start()
     # the leftmost match starts at the run's first digit, or at a currency just before it: try those few
     # places (each match reads the run once), never the search that starts again at every digit
     for at in range(max(0, digit - _CURRENCY_ROOM), digit + 1):
