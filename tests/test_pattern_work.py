@@ -67,8 +67,8 @@ def test_no_pattern_repeats_what_can_match_nothing_or_starts_with_a_repeat():
 
 
 class _Counting:
-    """A pattern that adds to ``counter`` the characters each call must read at least: from where it starts to the
-    end of what it matched (a search or match), or to the end of the text (a scan of it all)."""
+    """A pattern that adds to ``counter`` the characters each call may read: from where it starts to the end of
+    what it matched, or to the end of the text (or of the window it is given) when it matches nothing."""
 
     def __init__(self, pattern: re.Pattern[str], counter: list[int]) -> None:
         self._pattern, self._counter = pattern, counter
@@ -83,7 +83,7 @@ class _Counting:
             string, args = (args[1], args[2:]) if name in ("sub", "subn") else (args[0], args[1:])
             start, end = (tuple(args[:2]) + (0, len(string))[len(args[:2]):]) if name != "sub" else (0, len(string))
             if name in ("search", "match", "fullmatch"):
-                read = (result.end() - start) if result else (end - start if name == "search" else 0)
+                read = (result.end() - start) if result else end - start
             else:
                 read = end - start
             self._counter[0] += 1 + read
@@ -119,4 +119,4 @@ def test_pattern_calls_grow_no_faster_than_the_text(monkeypatch, name, unit):
     size = 4000
     counts = [_counted_calls(monkeypatch, lambda n=n: FUNCTIONS[name]((unit * (n // len(unit) + 1))[:n]))
               for n in (size, 2 * size)]
-    assert counts[1] <= 2 * counts[0] + 16, counts
+    assert counts[1] <= 2.1 * counts[0] + 64, counts  # linear: twice, and the ends of the two texts; quadratic: four times

@@ -112,14 +112,16 @@ def _redact_outside_amounts(pair: tuple[str, str]) -> str:
 _RANGE_END = re.compile(rf"(?<=\d)\s*(?:[{_DASH}]|to)\s*{_CURRENCY}?\s*(?=\d)")
 # what every phone, card or Aadhaar number starts with: nine digits, each after at most ")" and a separator
 _NINE_DIGITS = re.compile(rf"\d(?:\)?{_SEP}?\d){{8}}")
+_LONGEST_IDENTIFIER = 64  # characters: a card of 19 digits or a phone in groups is at most about 30, and a look past it
 
 
 def _identifier_at(text: str, start: int) -> int | None:
     """Where a phone, card (Luhn checked) or Aadhaar number that starts at ``start`` ends; None if none does."""
-    if not _NINE_DIGITS.match(text, start):
+    end = start + _LONGEST_IDENTIFIER
+    if not _NINE_DIGITS.match(text, start, end):
         return None
-    ends = [match.end() for pattern in (_PHONE, _AADHAAR) if (match := pattern.match(text, start))]
-    card = _CARD.match(text, start)
+    ends = [match.end() for pattern in (_PHONE, _AADHAAR) if (match := pattern.match(text, start, end))]
+    card = _CARD.match(text, start, end)
     if card and luhn_valid(re.sub(r"\D", "", card.group(0))):
         ends.append(card.end())
     return max(ends, default=None)
