@@ -17,14 +17,14 @@ _DASH = "-\u2010\u2011\u2012\u2013\u2014"  # hyphen-minus, hyphen, non-breaking 
 _SPACE = " \u00a0\u1680\u2000-\u200a\u202f\u205f\u3000"  # Unicode's spaces (Zs): pasted numbers hold no-break ones
 _SEP = f"[{_DASH}{_SPACE}]"  # what the digits of an identifier are grouped with
 _CURRENCY = r"(?:rs\.?|inr|₹|\$|usd|€|eur|£|gbp)"
-_UNIT = (r"(?=[%pkltcrmbyowdx])(?:%|per\s*cent|percent|k|l|lakhs?|lacs?|cr|crores?|mn|million|bn|billion|thousand|rupees?|"
-         r"years?|yrs?|months?|weeks?|days?|tokens?|words?|turns?|messages?|x)(?![A-Za-z])")
+_UNIT = (r"(?=[%pkltcrmbyowdx])(?:%|per\s*cent|percent|k|l|lakhs?|lacs?|cr|crores?|mn|million|bn|billion|thousand|"
+         r"rupees?|years?|yrs?|months?|weeks?|days?|tokens?|words?|turns?|messages?|x)(?![A-Za-z])")
 _NUMBER = r"\d[\d,]*(?:\.\d+)?"
 _RANGE = rf"{_NUMBER}(?:\s*(?:[{_DASH}]|to)\s*{_CURRENCY}?\s*{_NUMBER})?"
-# Every pattern reads a copy of the text with ASCII digits in lower case (re.IGNORECASE costs twice as much).
-# Figures that are amounts, counts or ages, masked before any identifier is looked for:
+# Every pattern reads a copy of the text with ASCII digits in lower case (re.IGNORECASE costs twice as much), and
+# first looks at one character (most places fail there). Amounts, counts and ages are masked before identifiers:
 _AMOUNT = re.compile(
-    rf"(?=[0-9riu$₹€£g])(?:(?<![\w]){_CURRENCY}\s*{_RANGE}(?:\s*{_UNIT})?"  # Rs 70000-80000, ₹15-20 k, Rs. 1,20,000
+    rf"(?=[0-9riu$₹€£g])(?:(?<![\w]){_CURRENCY}\s*{_RANGE}(?:\s*{_UNIT})?"  # Rs 70000-80000, ₹15-20 k
     rf"|(?<![\w.,]){_RANGE}\s*{_UNIT}"  # 2 crore, 7-7.5 %, 12 months, 15-20 k
     r"|(?<![\w.,])\d{1,3}(?:,\d{2,3})+(?:\.\d+)?(?![\w,])"  # 1,20,000 and 1,200,000: grouped for reading, not IDs
     # 70000-80000: a range of round thousands, not a phone; not two groups of a longer number (4000-0000-0000-0002)
@@ -33,23 +33,23 @@ _AMOUNT = re.compile(
 # a local part starts where a run of its characters starts and is at most 64 characters (RFC 5321), a domain 253
 _EMAIL = re.compile(r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9.-]{1,253}\.[A-Za-z]{2,}\b")
 # an IBAN: country, two check digits, 11 to 30 letters and digits, in groups of four or unbroken
-_IBAN = re.compile(r"(?=[a-z])(?<![a-z0-9])[a-z]{2}[0-9]{2}(?:[ \u00a0]?[a-z0-9]{4}){2,7}(?:[ \u00a0]?[a-z0-9]{1,4})?(?![a-z0-9])")
+_IBAN = re.compile(r"(?=[a-z])(?<![a-z0-9])[a-z]{2}[0-9]{2}(?:[ \u00a0]?[a-z0-9]{4}){2,7}(?:[ \u00a0]?[a-z0-9]{1,4})?"
+                   r"(?![a-z0-9])")
 _PAN = re.compile(r"(?=[a-z])\b[a-z]{5}[0-9]{4}[a-z]\b")
-_CARD = re.compile(
-    rf"(?=\d)(?<![\d-])(?:\d{{4}}({_SEP})\d{{4}}\1\d{{4}}\1\d{{4}}(?:\1\d{{3}})?"  # 4-4-4-4 (Visa, Mastercard, RuPay), 4-4-4-4-3
+_CARD = re.compile(  # 4-4-4-4 (Visa, Mastercard, RuPay), 4-4-4-4-3
+    rf"(?=\d)(?<![\d-])(?:\d{{4}}({_SEP})\d{{4}}\1\d{{4}}\1\d{{4}}(?:\1\d{{3}})?"
     rf"|\d{{4}}({_SEP})\d{{6}}\2\d{{4,5}}"  # 4-6-5 (American Express), 4-6-4 (Diners Club)
     r"|\d{13,19})(?![\d-])")  # unbroken
 _ACCOUNT = re.compile(
     r"(?=a)\b(?:account|a/c|acct|acc)\.?(?:\s*(?:number|num|no)\.?|\s*#)?(?:\s*(?:is|was|=))?\s*[:#\-]?\s*"
     rf"(\d(?:{_SEP}?\d){{8,17}})(?![\d])")
 # not a piece of a longer group of digits (a card number whose check digit is wrong is no Aadhaar number)
-_AADHAAR = re.compile(
-    rf"(?=[2-9])(?<![{_DASH}\d+])(?<!\d[{_SPACE}])[2-9][0-9]{{3}}({_SEP}?)[0-9]{{4}}\1[0-9]{{4}}(?![{_DASH}\d]|[{_SPACE}]\d)")
-_PHONE = re.compile(  # (each pattern starts with a cheap look at the first character: most places fail there)
-    rf"(?=[0-9+(])(?:(?<![\w+])(?:\+91{_SEP}?|91{_SEP}|0)?[6-9]\d{{4}}{_SEP}?\d{{5}}(?![\d])"  # Indian mobile: 98765 43210, +91 98765 43210
-    rf"|(?<![\w+])(?:\+91{_SEP}?|0)?[6-9]\d{{2}}{_SEP}\d{{3}}{_SEP}\d{{4}}(?![\d])"  # 987-654-3210
-    # landline with STD code (in brackets or not), its number whole or in two groups: 022-23456789, 080 2345 678
-    # (an STD code never starts 00, and a landline is no piece of a longer group of digits)
+_AADHAAR = re.compile(rf"(?=[2-9])(?<![{_DASH}\d+])(?<!\d[{_SPACE}])[2-9][0-9]{{3}}({_SEP}?)[0-9]{{4}}\1[0-9]{{4}}"
+                      rf"(?![{_DASH}\d]|[{_SPACE}]\d)")
+_PHONE = re.compile(  # Indian mobile (98765 43210, +91 98765 43210, 987-654-3210), landline, international
+    rf"(?=[0-9+(])(?:(?<![\w+])(?:\+91{_SEP}?|91{_SEP}|0)?[6-9]\d{{4}}{_SEP}?\d{{5}}(?![\d])"
+    rf"|(?<![\w+])(?:\+91{_SEP}?|0)?[6-9]\d{{2}}{_SEP}\d{{3}}{_SEP}\d{{4}}(?![\d])"
+    # an STD code (never 00, in brackets or not), then the number whole or in two groups: 022-23456789, 080 2345 678
     rf"|(?<![\w+(])(?<!\d{_SEP})\(?0[1-9]\d{{1,3}}\)?{_SEP}(?:\d{{6,8}}|\d{{3,4}}{_SEP}\d{{3,4}})(?!\d|{_SEP}\d)"
     rf"|\+[1-9]\d{{0,2}}{_SEP}?\(?\d{{1,4}}\)?(?:{_SEP}?\d){{5,11}}(?![\d]))")  # international: +44 20 7946 0958
 
@@ -97,7 +97,7 @@ def _sub(pattern: re.Pattern[str], pair: tuple[str, str], replace: Callable[[re.
 
 
 def _redact_outside_amounts(pair: tuple[str, str]) -> str:
-    """The written text of ``pair`` (written, ASCII-digit copy) with its identifiers replaced."""
+    """The written text of ``pair`` (written, copy read) with its identifiers replaced."""
     def token(name: str) -> Callable[[re.Match[str]], str]:
         return lambda match: name
     pair = _sub(_EMAIL, pair, token("[EMAIL]"))
@@ -128,9 +128,8 @@ def _identifier_at(text: str, start: int) -> int | None:
 
 
 def _amount_spans(text: str) -> list[tuple[int, int]]:
-    """The spans of the amounts in ``text``. A range ends before a second figure that is an identifier:
-    "Rs 500 to 98765 43210" is a payment to a phone number, so the amount is "Rs 500" and the phone is
-    looked at with the rest of the text."""
+    """The spans of the amounts in ``text``; a range ends before a second figure that is an identifier ("Rs 500 to
+    98765 43210" pays a phone number: the amount is "Rs 500")."""
     spans, position = [], 0
     while True:
         for amount in _AMOUNT.finditer(text, position):
@@ -150,8 +149,7 @@ _GAP = "\x00"  # stands for an amount while the identifiers are looked for: no p
 
 
 def redact(text: str) -> str:
-    """``text`` with each identifier replaced by ``[EMAIL]``, ``[PHONE]``, ``[PAN]`` and so on; amounts kept.
-    Digits are matched as ASCII ones whatever their script, and kept as written where nothing is replaced."""
+    """``text`` with each identifier replaced by ``[EMAIL]``, ``[PHONE]``, ``[PAN]`` and so on; amounts kept."""
     pair = (text, text.translate(_READ).lower())
     written, read = _sub(_IBAN, pair, lambda match: "[IBAN]" if iban_valid(match.group(0)) else None)
     spans = _amount_spans(read)
@@ -161,9 +159,7 @@ def redact(text: str) -> str:
             pieces += [_redact_outside_amounts((written[last:start], read[last:start])), written[start:end]]
             last = end
         return "".join(pieces) + _redact_outside_amounts((written[last:], read[last:]))
-    # every amount replaced by the marker, which no pattern matches and which, like the ends of a text, is no
-    # letter, digit or separator: the stretches between amounts are redacted in one pass, then the amounts put
-    # back where the markers are
+    # every amount as the marker (no letter, digit or separator, like a text's end): one pass over the stretches
     cut = [0, *(i for span in spans for i in span), len(read)]
     between = [(written[a:b], read[a:b]) for a, b in zip(cut[::2], cut[1::2])]
     hidden = _redact_outside_amounts((_GAP.join(w for w, _ in between), _GAP.join(r for _, r in between)))

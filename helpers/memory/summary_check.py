@@ -40,7 +40,8 @@ _ROLES = r"system|developer|assistant|user|tool|human"
 # instructions: orders about the assistant's own rules, role or memory, not imperative words
 _DETERMINERS = r"(?:(?:all|any|every|the|your|its|his|her|their|my|of|these|those|previous|prior|above|earlier|" \
                r"preceding|existing|original|current|old|former|initial|system|safety|default|standing) )*"
-_OWN_RULES = (r"(?:instructions?|guidelines?|(?:system )?prompts?|directives?|programming|guardrails?|principles|ethics|"
+_OWN_RULES = (r"(?:instructions?|guidelines?|(?:system )?prompts?|directives?|programming|guardrails?|"
+              r"principles|ethics|"
               r"(?:safety |content |compliance )?(?:polic(?:y|ies)|restrictions?|filters?|constraints?))")
 _RULES = r"rules?(?! (?:on|for|of|about|under|in|from|regarding)\b)"  # "the new rules on LTCG" are the world's rules
 _INSTRUCTION_PHRASES = (
@@ -64,7 +65,8 @@ _INSTRUCTION_PHRASES = (
 )
 # an order to the assistant: what it must do from now on, or which product it is to push in every answer
 _ORDER = (r" (?:(?:must|shall|has to|is required to|is instructed to|is authori[sz]ed to) (?:now |always |never |only )"
-          r"|(?:will|should|must|shall) (?:always|only|now|from now on) (?:recommend|suggest|name|push|promote|endorse|pick)\b)")
+          r"|(?:will|should|must|shall) (?:always|only|now|from now on) "
+          r"(?:recommend|suggest|name|push|promote|endorse|pick)\b)")
 
 
 @functools.lru_cache(maxsize=32)
@@ -100,33 +102,30 @@ _TEMPLATE_TOKEN = re.compile(
     r"|<<\s*/?\s*sys\s*>>")  # Llama 2 (its <s> is also markdown's strike-through: its [INST] is the token to see)
 
 # headers that claim authority and the summariser requests' section headers (any case, shaped as a header)
-AUTHORITY_HEADERS = ("SYSTEM NOTE", "SYSTEM PROMPT", "SYSTEM MESSAGE", "DEVELOPER NOTE", "ADMIN NOTE", "NEW INSTRUCTIONS",
-                     "NEW RULES", "UPDATED INSTRUCTIONS")
-SUMMARISER_HEADERS = ("EXISTING SUMMARY", "CONVERSATION TURNS TO SUMMARISE", "NEW TURNS TO ADD", "MESSAGES TO SUMMARISE",
-                      "NEW MESSAGES TO INCORPORATE", "SUMMARY TO SHORTEN")
+AUTHORITY_HEADERS = ("SYSTEM NOTE", "SYSTEM PROMPT", "SYSTEM MESSAGE", "DEVELOPER NOTE", "ADMIN NOTE",
+                     "NEW INSTRUCTIONS", "NEW RULES", "UPDATED INSTRUCTIONS")
+SUMMARISER_HEADERS = ("EXISTING SUMMARY", "CONVERSATION TURNS TO SUMMARISE", "NEW TURNS TO ADD",
+                      "MESSAGES TO SUMMARISE", "NEW MESSAGES TO INCORPORATE", "SUMMARY TO SHORTEN")
 
 
-def _title(heading: str) -> str:
-    return " ".join(re.split(r"[(:]", heading, maxsplit=1)[0].split())
-
-
-def _header_patterns(shaped: Iterable[str], capitals: Iterable[str], whole: Iterable[str]) -> _Patterns:
-    def alternation(texts: Iterable[str]) -> str:
-        unique = sorted({" ".join(t.split()) for t in texts if t.strip()}, key=len, reverse=True)
-        return _phrases(*(re.escape(t).replace(r"\ ", " ") for t in unique))
-    return (  # a whole heading, note or clause anywhere; in capitals; shaped as a header: "(...)" and a colon
-        (re.compile(alternation(t.lower() for t in whole)), True),
-        (re.compile(r"\b(?:" + alternation(t.upper() for t in (*shaped, *capitals)) + r")\b"), False),
-        (re.compile(_SENTENCE_START + r"(?:" + alternation(t.lower() for t in shaped) + r")(?![^\W_])[*_]*\s*"
-                    r"(?:\([^)\n]{0,80}\)[*_]*\s*)?:|<<<|>>>", re.MULTILINE), True))
+def _alternation(texts: Iterable[str]) -> str:
+    unique = sorted({" ".join(t.split()) for t in texts if t.strip()}, key=len, reverse=True)
+    return _phrases(*(re.escape(t).replace(r"\ ", " ") for t in unique))
 
 
 @functools.lru_cache(maxsize=32)
 def _forged_header(headings: tuple[str, ...]) -> _Patterns:
+    """A kind's whole heading, a note or clause of one, anywhere; their titles (the words before "(" or ":") in
+    capitals; authority and summariser headers in capitals, or in any case shaped as a header ("(...)" and ":")."""
     notes = note_clauses(BLOCK_TEXTS)
-    capitals = (*(_title(h) for h in headings), *(t for t in notes if t.isupper()))
-    return _header_patterns((*AUTHORITY_HEADERS, *SUMMARISER_HEADERS, _title(PINNED_HEADING)), capitals,
-                            (*headings, *(t for t in notes if not t.isupper() or "(" in t)))
+    titles = [" ".join(re.split(r"[(:]", h, maxsplit=1)[0].split()) for h in (*headings, PINNED_HEADING)]
+    shaped = (*AUTHORITY_HEADERS, *SUMMARISER_HEADERS, titles[-1])
+    capitals = (*shaped, *titles[:-1], *(t for t in notes if t.isupper()))
+    whole = (*headings, *(t for t in notes if not t.isupper() or "(" in t))
+    return ((re.compile(_alternation(t.lower() for t in whole)), True),
+            (re.compile(r"\b(?:" + _alternation(t.upper() for t in capitals) + r")\b"), False),
+            (re.compile(_SENTENCE_START + r"(?:" + _alternation(t.lower() for t in shaped) + r")(?![^\W_])[*_]*\s*"
+                        r"(?:\([^)\n]{0,80}\)[*_]*\s*)?:|<<<|>>>", re.MULTILINE), True))
 
 
 @dataclass(frozen=True)
