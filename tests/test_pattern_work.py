@@ -119,4 +119,4 @@ def test_pattern_calls_grow_no_faster_than_the_text(monkeypatch, name, unit):
     size = 4000
     counts = [_counted_calls(monkeypatch, lambda n=n: FUNCTIONS[name]((unit * (n // len(unit) + 1))[:n]))
               for n in (size, 2 * size)]
-    assert counts[1] <= 2.1 * counts[0] + 64, counts  # linear: twice, and the ends of the two texts; quadratic: four times
+    assert counts[1] <= 2.1 * counts[0] + 64, counts  # linear: twice (and the texts' ends); quadratic: four times

@@ -20,8 +20,8 @@ FIGURE = re.compile(
     rf"(?:\s?(?=[%pklct])(?P<unit>%|percent\b|k\b|l\b|lakhs?\b|lac\b|cr\b|crores?\b|thousand\b))?",
     re.IGNORECASE)
 # Number words count only before a unit ("three months"), so "one paragraph" is not a figure.
-_WORD_NUMBER = re.compile(r"\b(?=[otfsenw])(" + "|".join(NUMBER_WORDS) + r")\b(?=[\s-]+(?:month|year|week|day|lakh|crore))",
-                          re.IGNORECASE)
+_WORD_NUMBER = re.compile(r"\b(?=[otfsenw])(" + "|".join(NUMBER_WORDS) + r")\b"
+                          r"(?=[\s-]+(?:month|year|week|day|lakh|crore))", re.IGNORECASE)
 # "no debts", "no other investments", "without a loan", "never invested".
 NEGATION = re.compile(r"(?=[nwz])\b(?:no|never|without|zero|nil)\s+(?:(?:a|an|any|other|outstanding|existing)\s+)?"
                       r"(?P<what>[a-z][a-z-]+)", re.IGNORECASE)
@@ -67,7 +67,8 @@ def figures(text: str, *, distinct: bool = False) -> list[Figure]:
     """The figures in ``text``: amounts in ₹ with k/L/lakh/crore, percentages, ages, durations; with ``distinct``,
     each figure as written once, in the order first written."""
     written = _FIGURE_TEXTS.findall(text)
-    found = [_figure(FIGURE.match(figure)) for figure in (dict.fromkeys(written) if distinct else written) if figure]
+    read = {figure: _figure(FIGURE.match(figure)) for figure in dict.fromkeys(written) if figure}  # each text once
+    found = list(read.values()) if distinct else [read[figure] for figure in written if figure]
     words = _WORD_NUMBER.findall(text)
     return found + [Figure(word, (float(NUMBER_WORDS[word.lower()]),), 1)
                     for word in (dict.fromkeys(words) if distinct else words)]

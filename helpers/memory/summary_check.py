@@ -31,10 +31,11 @@ def _phrases(*phrases: str) -> str:
 
 
 # where a sentence can start: a line's start or after sentence punctuation (other scripts', quotes, brackets), then
-# whitespace, opening brackets and markdown (bullets, dashes, headings, quotes, bold); not inside a word
+# whitespace, opening brackets and markdown (bullets, dashes, headings, quotes, bold); not inside a word. A quote's
+# ">" ends the run, for a sentence starts again after it: the same matches, without reading ">>>>..." from each ">"
 _MARKDOWN = r"\s*_#>+\-\u2013\u2014\u2022\u2023\u2043\u25e6\u25aa\u25cf\u2219\u00b7"
 _SENTENCE_START = (r"(?:^|(?<=[.!?;:|<>)\]}\"'\u2018\u2019\u201a\u201c\u201d\u201e\u00bf\u00a1\u300c\u300d\u300e\u300f"
-                   r"\u3002\u0964\u0965\u203d]))[" + _MARKDOWN + r"(\[{]*(?<![^\W_])")
+                   r"\u3002\u0964\u0965\u203d]))[" + _MARKDOWN.replace(">", "") + r"(\[{]*(?<![^\W_])")
 _ROLES = r"system|developer|assistant|user|tool|human"
 
 # instructions: orders about the assistant's own rules, role or memory, not imperative words
@@ -134,7 +135,7 @@ class SummaryCheck:
     was found in ``counts``; empty when clean."""
 
     findings: tuple[tuple[str, str], ...]
-    counts: tuple[int, ...] = ()
+    counts: tuple[int, ...]
 
     @property
     def flagged(self) -> bool:
@@ -142,9 +143,8 @@ class SummaryCheck:
 
     def lines(self, quoted: bool = False) -> tuple[str, ...]:
         """Each finding as ``kind: text`` (the text in quotes if ``quoted``), ``(N times)`` after one found again."""
-        counts = self.counts or (1,) * len(self.findings)
         return tuple(f"{kind}: " + (repr(text) if quoted else text) + (f" ({count} times)" if count > 1 else "")
-                     for (kind, text), count in zip(self.findings, counts))
+                     for (kind, text), count in zip(self.findings, self.counts))
 
     def describe(self) -> str:
         """One line: 'clean' or the kinds and the text matched."""
@@ -154,7 +154,7 @@ class SummaryCheck:
 # JSON's escapes of a line break, a tab and quotes: a summary holding "\\nSYSTEM:" starts a line
 _JSON_ESCAPES = re.compile(r"\\([nrt\"'/])")
 _UNESCAPED = {"n": "\n", "r": "\n", "t": " ", '"': '"', "'": "'", "/": "/"}
-_BLANK_LINES = re.compile(r"[^\S\n]*\n\s*")
+_BLANK_LINES = re.compile(r"(?<![^\S\n])[^\S\n]*+\n\s*")  # from a run's start only: a long run is read once
 _SPACES = re.compile(r"[^\S\n]{2,}")
 _LEADING_MARKDOWN = re.compile(r"^[" + _MARKDOWN + r"(\[{]+(?=\w)")  # what _SENTENCE_START took before a word
 
@@ -171,6 +171,10 @@ def _spans(patterns: _Patterns, text: str, lowered: str) -> Iterator[tuple[int, 
                 match = pattern.search(texts[index], position)
                 ahead[index] = match.span() if match else None
         found = [(span[0], index, span[1]) for index, span in enumerate(ahead) if span is not None]
+        if len(found) == 1:  # one pattern left: the engine reads on alone
+            index = found[0][1]
+            yield from (match.span() for match in patterns[index][0].finditer(texts[index], found[0][0]))
+            return
         if not found:
             return
         start, _, position = min(found)  # the leftmost; at one place, the first in order, as in an alternation
