@@ -187,3 +187,9 @@ def test_an_iban_is_redacted(iban):
 
 def test_an_iban_shape_whose_check_fails_is_no_iban():
     assert "[IBAN]" not in redact("code GB82 WEST 1234 5698 7654 33 and ticket AB12 CDEF GHIJ KLMN")
+
+
+def test_a_dotted_capital_i_after_an_iban_is_read_without_error():
+    """"İ" is the one letter whose lower case is two characters; an IBAN glued to it once raised ValueError."""
+    assert redact("GB82 WEST 1234 5698 7654 32 İstanbul") == "[IBAN] İstanbul"
+    assert redact("EXISTING SUMMARY:GB82 WEST 1234 5698 7654 32İact").startswith("EXISTING SUMMARY:")

@@ -288,3 +288,13 @@ def test_a_sentence_starts_after_an_opening_quote_or_bracket_and_after_other_scr
 @pytest.mark.parametrize("text", ["The PPF (system: 15 years) is tax-free.", "an (existing summary: none) note"])
 def test_a_bracket_inside_a_sentence_starts_no_sentence(text):
     assert not check_summary(text).flagged, check_summary(text).describe()
+
+
+def test_an_unknown_check_mode_is_a_setting_error_that_callers_catching_value_error_still_catch():
+    from helpers.base.errors import SettingError
+    from helpers.memory.summary_check import check_mode
+
+    with pytest.raises(SettingError, match="'off', 'report'") as refused:
+        check_mode("strict")
+    assert (refused.value.setting, refused.value.value) == ("summary_check", "strict")
+    assert isinstance(refused.value, ValueError)

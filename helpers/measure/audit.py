@@ -1,10 +1,6 @@
-"""Auditing a summary against the archive: what does it state that no user message said?
-
-A summary is new text. Two kinds of statement in it can be checked mechanically against the
-user's own messages: figures (amounts, percentages, ages, durations) and negations ("no debts").
-A figure no user message holds is flagged, and so is a negation whose words no user message
-uses; each flag says whether an assistant reply said it (advice turned into a "fact") or no
-message at all (invented). This is a heuristic for a reader to follow up, not a verdict.
+"""Auditing a summary against the archive: the figures (amounts, percentages, ages, durations) and negations
+("no debts") it states that no user message does, each said by an assistant reply (advice turned into a "fact")
+or by no message (invented). A heuristic for a reader to follow up, not a verdict.
 """
 from __future__ import annotations
 
@@ -20,14 +16,14 @@ _DASH = "-\u2010\u2011\u2012\u2013\u2014"
 _NUM = r"\d[\d,]*(?:\.\d+)?"
 # A figure: optional ₹, a number or a range ("15-20", "4 to 5"), an optional unit or %.
 FIGURE = re.compile(
-    rf"(?P<currency>₹|rs\.?\s?|inr\s?)?(?P<low>{_NUM})(?:\s?(?:[{_DASH}]|to)\s?(?P<high>{_NUM}))?"
-    rf"(?:\s?(?P<unit>%|percent\b|k\b|l\b|lakhs?\b|lac\b|cr\b|crores?\b|thousand\b))?",
+    rf"(?=[\d₹ri])(?P<currency>₹|rs\.?\s?|inr\s?)?(?P<low>{_NUM})(?:\s?(?:[{_DASH}]|to)\s?(?P<high>{_NUM}))?"
+    rf"(?:\s?(?=[%pklct])(?P<unit>%|percent\b|k\b|l\b|lakhs?\b|lac\b|cr\b|crores?\b|thousand\b))?",
     re.IGNORECASE)
 # Number words count only before a unit ("three months"), so "one paragraph" is not a figure.
-_WORD_NUMBER = re.compile(r"\b(" + "|".join(NUMBER_WORDS) + r")\b(?=[\s-]+(?:month|year|week|day|lakh|crore))",
-                          re.IGNORECASE)
+_WORD_NUMBER = re.compile(r"\b(?=[otfsenw])(" + "|".join(NUMBER_WORDS) + r")\b"
+                          r"(?=[\s-]+(?:month|year|week|day|lakh|crore))", re.IGNORECASE)
 # "no debts", "no other investments", "without a loan", "never invested".
-NEGATION = re.compile(r"\b(?:no|never|without|zero|nil)\s+(?:(?:a|an|any|other|outstanding|existing)\s+)?"
+NEGATION = re.compile(r"(?=[nwz])\b(?:no|never|without|zero|nil)\s+(?:(?:a|an|any|other|outstanding|existing)\s+)?"
                       r"(?P<what>[a-z][a-z-]+)", re.IGNORECASE)
 _STOP = {"the", "a", "an", "to", "be", "is", "are", "and", "or", "of", "for", "in", "more", "longer"}
 
@@ -61,31 +57,21 @@ def _figure(match: re.Match[str]) -> Figure:
     return Figure(match.group(0).strip(), tuple(float(n.replace(",", "")) for n in numbers), scale)
 
 
-# FIGURE without its groups, in two alternatives: glued to a letter, digit, comma or dot before it (inside a longer
-# token: matched, so that the scan goes past it as FIGURE's does, and left out), or not (kept, in the one group)
+# FIGURE without its groups, glued to a letter, digit, comma or dot before it (inside a longer token: matched and left
+# out) or not (kept, in the one group): the regex engine gathers the texts, Python reads each distinct one once
 _PLAIN_FIGURE = re.sub(r"\(\?P<\w+>", "(?:", FIGURE.pattern)
 _FIGURE_TEXTS = re.compile(rf"(?<=[^\W_]|[,.])(?:{_PLAIN_FIGURE})|({_PLAIN_FIGURE})", re.IGNORECASE)
 
 
 def figures(text: str, *, distinct: bool = False) -> list[Figure]:
-    """The figures in ``text``: amounts in ₹ with k/L/lakh/crore, percentages, ages, durations; with
-    ``distinct``, each figure as written only once, in the order first written (what an audit needs: the
-    texts are gathered by the regex engine in one pass, and only the distinct ones are read in Python)."""
-    found = []
-    if distinct:
-        for written in dict.fromkeys(_FIGURE_TEXTS.findall(text)):
-            match = FIGURE.match(written) if written else None
-            if match:
-                found.append(_figure(match))
-    else:
-        for match in FIGURE.finditer(text):
-            before = text[match.start() - 1] if match.start() else " "
-            if before.isalnum() or before in ",.":
-                continue  # inside a longer token
-            found.append(_figure(match))
-    for match in _WORD_NUMBER.finditer(text):
-        found.append(Figure(match.group(0), (float(NUMBER_WORDS[match.group(0).lower()]),), 1))
-    return found
+    """The figures in ``text``: amounts in ₹ with k/L/lakh/crore, percentages, ages, durations; with ``distinct``,
+    each figure as written once, in the order first written."""
+    written = _FIGURE_TEXTS.findall(text)
+    read = {figure: _figure(FIGURE.match(figure)) for figure in dict.fromkeys(written) if figure}  # each text once
+    found = list(read.values()) if distinct else [read[figure] for figure in written if figure]
+    words = _WORD_NUMBER.findall(text)
+    return found + [Figure(word, (float(NUMBER_WORDS[word.lower()]),), 1)
+                    for word in (dict.fromkeys(words) if distinct else words)]
 
 
 def _values(texts: Sequence[str]) -> set[float]:
@@ -100,26 +86,21 @@ def _stem(word: str) -> str:
     return re.sub(r"(?:ies|es|s)$", "", word.lower())
 
 
+_RUN, _DIGIT = re.compile(r"[\d,.]*"), re.compile(r"\d")
 _CUT_FIGURE = re.compile(rf"(?:₹|rs\.?\s?|inr\s?)?\d(?:[\d,.]*[\d,])?\Z", re.IGNORECASE)
 _CURRENCY_ROOM = 5  # the longest currency written before a figure ("inr ", "rs. ") and one more
 
 
 def cut_figure(summary: str) -> str | None:
-    """The figure a summary ends inside when it was cut mid-number (``"... earns ₹1,20,"``), else None.
-
-    A summary cut at ``max_tokens`` can stop inside a figure; the fragment is not a figure anyone wrote.
-    Only the text's tail can hold it: the run of digits, commas and dots it ends with, and a currency before
-    it. The pattern is matched there alone, so the time is that of the tail, not of the text times its digits.
-    """
+    """The figure a summary cut at ``max_tokens`` ends inside (``"... earns ₹1,20,"``), else None: only the run of
+    digits, commas and dots the text ends with, and a currency before it, are read."""
     text = summary.rstrip()
-    start = len(text)
-    while start and (text[start - 1].isdecimal() or text[start - 1] in ",."):
-        start -= 1
-    digit = next((i for i in range(start, len(text)) if text[i].isdecimal()), None)
+    start = len(text) - _RUN.match(text[::-1]).end()  # read backwards: the run is read once
+    digit = _DIGIT.search(text, start)
     if digit is None:
         return None
-    # the leftmost match starts at the run's first digit, or at a currency just before it: try those few
-    # places (each match reads the run once), never the search that starts again at every digit
+    digit = digit.start()
+    # the leftmost match starts at the run's first digit or at a currency just before it: only those places are tried
     for at in range(max(0, digit - _CURRENCY_ROOM), digit + 1):
         found = _CUT_FIGURE.match(text, at)
         if found:
@@ -145,13 +126,9 @@ def audit_summary(summary: str, archive: Sequence[dict[str, str]]) -> list[Claim
     user_negated, reply_negated = _negated(users), _negated(replies)
     negations: set[str] = set()
     for match in NEGATION.finditer(summary):
-        if match.group(0) in negations:  # each distinct negation judged once (a long summary repeats them)
+        what = _stem(match.group("what"))
+        if match.group(0) in negations or what in _STOP or what in user_negated:
             continue
         negations.add(match.group(0))
-        what = _stem(match.group("what"))
-        if what in _STOP or what in user_negated:
-            continue
-        source = "assistant reply" if what in reply_negated else "no message"
-        claims.append(Claim(match.group(0), "negation", source))
-    seen: set[tuple[str, str]] = set()
-    return [c for c in claims if not ((c.text, c.kind) in seen or seen.add((c.text, c.kind)))]
+        claims.append(Claim(match.group(0), "negation", "assistant reply" if what in reply_negated else "no message"))
+    return claims

@@ -37,7 +37,7 @@ ANGLES = frozenset(ANGLE_READINGS)
 _INVISIBLE = re.compile(_character_class((*DEFAULT_IGNORABLE, *FORMAT)))
 _ANGLE = _character_class((ord(ch), ord(ch)) for ch in sorted(ANGLES))
 _MARK = _character_class(MARKS)  # drawn on the character before them: "<" with a mark is still a bracket
-_MARKS = re.compile(_MARK)
+_NO_MARKS = dict.fromkeys(point for first, last in MARKS for point in range(first, last + 1))  # a fast str.translate
 _UNIT = re.compile(f"{_ANGLE}{_MARK}*")
 _RUN = re.compile(f"(?:{_ANGLE}{_MARK}*)+")
 
@@ -50,6 +50,12 @@ def strip_invisible(text: str) -> str:
 def shows_nothing(text: str) -> bool:
     """True when ``text`` is only whitespace and invisible characters: what the memory never stores as a summary."""
     return not strip_invisible(text).strip()
+
+
+def strip_marks(text: str) -> str:
+    """``text`` without its combining marks (Mn, Me), which are drawn on the character before them: a mark
+    on a letter ("S\u0301YSTEM") leaves the word a reader and a model still read."""
+    return text.translate(_NO_MARKS)
 
 
 def _spaced(run: re.Match[str]) -> str:
@@ -82,38 +88,53 @@ SMALL_CAPITALS = {chr(point): found.group(1)
                   for first, last in _SMALL_CAPITAL_BLOCKS for point in range(first, last + 1)
                   if (found := re.fullmatch(r"LATIN LETTER SMALL CAPITAL ([A-Z])", unicodedata.name(chr(point), "")))}
 LETTER_READINGS = {**LATIN_READINGS, **SMALL_CAPITALS}
-# the tag characters spell ASCII invisibly ("ASCII smuggling"): read them as the letters a model may read
-_TAGS_AS_ASCII = {point: point - 0xE0000 for point in range(0xE0020, 0xE007F)}
+# the tag characters spell ASCII invisibly ("ASCII smuggling"): read them as the letters a model may read; every
+# other invisible character dropped (one str.translate for both)
+_TAGS_AS_ASCII = {**dict.fromkeys(map(ord, INVISIBLE)), **{point: point - 0xE0000 for point in range(0xE0020, 0xE007F)}}
 # every other character that ends a line (str.splitlines): a line starts after it as after "\n"
-_LINE_BREAKS_AS_NEWLINE = dict.fromkeys(map(ord, "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"), "\n")
-_PUNCTUATION_READINGS = {**ANGLE_READINGS, **dict.fromkeys(COLON_LOOKALIKES, ":")}
+_LINE_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+# invisible characters dropped, bracket and colon look-alikes read as brackets and colons (one str.translate)
+_PUNCTUATION_READINGS = {**dict.fromkeys(map(ord, INVISIBLE)),
+                         **str.maketrans({**ANGLE_READINGS, **dict.fromkeys(COLON_LOOKALIKES, ":")})}
 
 
 def readable_form(text: str) -> str:
-    """``text`` as a reader sees it: tag characters as their ASCII, other invisible ones and combining marks
-    dropped, line breaks as newlines, NFKC, and look-alike brackets, colons and Latin letters as what they mimic."""
-    text = strip_invisible(text.translate(_TAGS_AS_ASCII)).replace("\r\n", "\n").translate(_LINE_BREAKS_AS_NEWLINE)
-    text = latin_reading(text)  # before NFKD, which would make a look-alike "˛" a space and a mark
-    text = unicodedata.normalize("NFKC", _MARKS.sub("", unicodedata.normalize("NFKD", text)))
-    # and again after it: a letter with a mark ("ё") is a look-alike ("е") only once the mark is gone
-    return latin_reading("".join(_PUNCTUATION_READINGS.get(ch, ch) for ch in strip_invisible(text)))
+    """``text`` as a reader sees it: tag characters as the ASCII they spell, other invisible characters dropped,
+    every line break as a newline, combining marks dropped ("S\u0301YSTEM" as "SYSTEM"), compatibility forms as
+    their plain letters (NFKC: full-width "ｍｕｓｔ" as "must"), bracket and colon look-alikes as brackets and
+    colons, and Latin look-alikes and small capitals as Latin letters (``latin_reading``)."""
+    text = text.translate(_TAGS_AS_ASCII).replace("\r\n", "\n")
+    for line_break in _LINE_BREAKS:  # str.replace reads the text far faster than str.translate
+        text = text.replace(line_break, "\n")
+    read = latin_reading(text)  # before NFKD, which would make a look-alike "˛" a space and a mark
+    text = unicodedata.normalize("NFKC", strip_marks(unicodedata.normalize("NFKD", read)))
+    text = text.translate(_PUNCTUATION_READINGS)
+    # and again after it, where it changed the text (a reading of a reading is the same): a letter with a mark ("ё")
+    # is a look-alike ("е") only once the mark is gone
+    return text if text == read else latin_reading(text)
 
 
-# a word: letters, digits and the characters that look like Latin letters (some are symbols, "ǀ" or "∣")
-_WORD = re.compile("(?:[^\\W_]|[" + "".join(map(re.escape, LETTER_READINGS)) + "])+")
-
-
-def _latin_word(match: re.Match[str]) -> str:
-    word = match.group(0)
-    lookalikes = [ch in LETTER_READINGS for ch in word]
-    if not any(lookalikes):
-        return word
-    mixed = any(ch.isascii() and ch.isalpha() for ch in word)  # "ignоre": Latin with a Cyrillic o
-    disguised = all(found or ch.isdigit() for found, ch in zip(lookalikes, word))  # "ЅУЅТЕМ": every letter a look-alike
-    return "".join(LETTER_READINGS.get(ch, ch) for ch in word) if mixed or disguised else word
+# The words are found in a copy of the text with every look-alike (some are symbols: "ǀ" or "∣") as U+E000, U+E000
+# itself as a space and every other digit (no digit lies past plane 1) as "0": a class of 1,326 characters, most
+# outside the BMP, would be read at every character. A word to read holds a look-alike, and a Latin letter or only
+# look-alikes and digits.
+_AS_ONE = {**{point: "0" for point in range(0x80, 0x20000) if chr(point).isdigit()},
+           **dict.fromkeys(map(ord, LETTER_READINGS), "\ue000"), 0xE000: " "}
+_IN_WORD = "(?:[^\\W_]|\ue000)"
+_WORD = re.compile(f"(?<![^\\W_])(?<!\ue000)(?:(?=[0-9\ue000]*?\ue000)[0-9\ue000]*+(?!{_IN_WORD})"
+                   f"|(?={_IN_WORD}*?[A-Za-z])(?={_IN_WORD}*?\ue000){_IN_WORD}*+)")
+_READINGS = str.maketrans(LETTER_READINGS)
 
 
 def latin_reading(text: str) -> str:
-    """``text`` with Latin look-alikes read as Latin letters in each word that mixes them with Latin or is made of
-    them only; a word with a letter like no Latin one ("Система") is real text of its script, left as written."""
-    return _WORD.sub(_latin_word, text)
+    """``text`` with the Latin look-alikes (confusables.txt) and small capitals read as Latin letters, in each word
+    that holds a Latin letter or is made only of look-alikes (a word spelling a Latin one in another script).
+    A word with a letter that looks like no Latin one ("Система") is real text of its script: left as written."""
+    shadow = text.translate(_AS_ONE)
+    if "\ue000" not in shadow:
+        return text
+    pieces, last = [], 0
+    for match in _WORD.finditer(shadow):  # "ignоre" (a Cyrillic o), "ЅУЅТЕМ" (every letter)
+        pieces += [text[last:match.start()], text[match.start():match.end()].translate(_READINGS)]
+        last = match.end()
+    return "".join(pieces) + text[last:] if pieces else text

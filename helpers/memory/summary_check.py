@@ -1,67 +1,48 @@
-"""A check of every new summary for text that claims authority or a role: orders aimed at the assistant's
-own rules or role, role markers in any syntax that writes a message, chat-template tokens, and copies of the
-memory's own headings, notes and the summariser's section headers.
-
-A summary is the model's notes about a conversation; the assistant's rules come from the system prompt.
-The check does not flag imperative or rule words as such: ordinary finance talk is full of them ("act as
-guarantor", "override the nominee", "must always keep an emergency fund", "From now on the user will save",
-"forget the car loan"). It flags what a summary never needs to say: that the assistant's instructions,
-rules or prompt are to be ignored or replaced, that the assistant is now someone else, that a message
-comes from the system, a developer or an administrator, that something is to be kept for ever.
-
-It reads the summary as a reader sees it (``placement.readable_form``: invisible characters dropped, tag
-characters as the ASCII they spell, marks dropped, NFKC, bracket and colon look-alikes, Latin look-alikes
-and small capitals as Latin letters), with JSON's escaped line breaks and quotes (``\\n``, ``\\"``) read as
-what they stand for. Role markers count in the syntaxes that write a message: a role label in capitals
-(``SYSTEM:``, as the requests write them) or in lower case at a sentence start (``system:``, as chat
-formats do), a JSON ``"role": "system"`` field, a YAML ``role: system`` line, XML ``<system>`` tags, a
-markdown heading that is only a role or "instructions" (``## System``). A label in sentence case
-(``System:``, ``Tool:``, ``User:``) is how pasted bank texts and summaries label lines: it is not flagged.
-The memory kinds' headings are flagged whole in any case, their titles in capitals; a summary titled
-``**Conversation Summary:**`` is ordinary.
-
-What it cannot catch: paraphrase (an instruction in words of its own), other languages and
-transliteration (Hinglish), encoded text (base64, letters spaced apart). Notebook 06 measures it both
-ways: its catch rate on held-out attacks written before these patterns (``data/security/heldout_attacks.json``)
-and its false alarms on ordinary conversation (``data/security/ordinary_talk.json``).
+"""A check of every new summary for text that claims authority or a role: orders aimed at the assistant's own
+rules or role, role markers in any syntax that writes a message (``SYSTEM:``, a JSON ``"role": "system"``, YAML,
+XML tags, a markdown ``## System``), chat-template tokens, and copies of the memory's headings, notes and the
+summariser's section headers. Imperative or rule words alone ("act as guarantor", "forget the car loan") and
+sentence-case labels (``System:`` in a pasted bank text) are ordinary. The summary is read as a reader sees it
+(``placement.readable_form``, JSON escapes undone). Paraphrase, other languages and encodings pass: notebook 06
+measures the catch rate on held-out attacks and the false alarms on ordinary talk (``data/security/``).
 """
 from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from helpers.base.errors import SettingError
 from helpers.memory.imitation import BLOCK_TEXTS, note_clauses
 from helpers.memory.pinned import PINNED_HEADING
-from helpers.memory.placement import latin_reading, readable_form
+from helpers.memory.placement import readable_form
 from helpers.memory.registry import headings as kind_headings
 
-__all__ = ["CHECK_MODES", "SummaryCheck", "assistant_names", "check_mode", "check_summary", "latin_reading",
-           "readable_form"]
-
 CHECK_MODES = ("off", "report", "refuse")
+# patterns matched as one alternation, each with whether it reads the text's lower-case copy (re.IGNORECASE costs
+# about four times as much) or the text itself (its letters in capitals)
+_Patterns = tuple[tuple[re.Pattern[str], bool], ...]
 
 
 def _phrases(*phrases: str) -> str:
-    """An alternation of ``phrases`` in which every space matches any run of whitespace, or none: an invisible
-    character in place of a space ("ignore\u200bprevious") is dropped, and a reader still sees two words."""
+    """An alternation of ``phrases``, each space matching any whitespace or none ("ignore\u200bprevious")."""
     return "|".join(phrase.replace(" ", r"\s*") for phrase in phrases)
 
 
-# where a sentence can start: the text's or a line's start, or after sentence punctuation (full stops of other
-# scripts, and quotes and brackets, opening and closing, among it), then any whitespace, opening brackets and
-# markdown (bullets of markdown and of Unicode, dashes, headings, quotes, bold and italics); the word after it
-# must not go on a word (\b would fail after "_", which is a word character)
+# where a sentence can start: a line's start or after sentence punctuation (other scripts', quotes, brackets), then
+# whitespace, opening brackets and markdown (bullets, dashes, headings, quotes, bold); not inside a word. A quote's
+# ">" ends the run, for a sentence starts again after it: the same matches, without reading ">>>>..." from each ">"
 _MARKDOWN = r"\s*_#>+\-\u2013\u2014\u2022\u2023\u2043\u25e6\u25aa\u25cf\u2219\u00b7"
 _SENTENCE_START = (r"(?:^|(?<=[.!?;:|<>)\]}\"'\u2018\u2019\u201a\u201c\u201d\u201e\u00bf\u00a1\u300c\u300d\u300e\u300f"
-                   r"\u3002\u0964\u0965\u203d]))[" + _MARKDOWN + r"(\[{]*(?<![^\W_])")
+                   r"\u3002\u0964\u0965\u203d]))[" + _MARKDOWN.replace(">", "") + r"(\[{]*(?<![^\W_])")
 _ROLES = r"system|developer|assistant|user|tool|human"
 
-# ----- instructions: orders about the assistant's own rules, role or memory, not imperative words ---------------
+# instructions: orders about the assistant's own rules, role or memory, not imperative words
 _DETERMINERS = r"(?:(?:all|any|every|the|your|its|his|her|their|my|of|these|those|previous|prior|above|earlier|" \
                r"preceding|existing|original|current|old|former|initial|system|safety|default|standing) )*"
-_OWN_RULES = (r"(?:instructions?|guidelines?|(?:system )?prompts?|directives?|programming|guardrails?|principles|ethics|"
+_OWN_RULES = (r"(?:instructions?|guidelines?|(?:system )?prompts?|directives?|programming|guardrails?|"
+              r"principles|ethics|"
               r"(?:safety |content |compliance )?(?:polic(?:y|ies)|restrictions?|filters?|constraints?))")
 _RULES = r"rules?(?! (?:on|for|of|about|under|in|from|regarding)\b)"  # "the new rules on LTCG" are the world's rules
 _INSTRUCTION_PHRASES = (
@@ -85,141 +66,147 @@ _INSTRUCTION_PHRASES = (
 )
 # an order to the assistant: what it must do from now on, or which product it is to push in every answer
 _ORDER = (r" (?:(?:must|shall|has to|is required to|is instructed to|is authori[sz]ed to) (?:now |always |never |only )"
-          r"|(?:will|should|must|shall) (?:always|only|now|from now on) (?:recommend|suggest|name|push|promote|endorse|pick)\b)")
+          r"|(?:will|should|must|shall) (?:always|only|now|from now on) "
+          r"(?:recommend|suggest|name|push|promote|endorse|pick)\b)")
 
 
 @functools.lru_cache(maxsize=32)
 def _instruction(names: tuple[str, ...]) -> re.Pattern[str]:
     """The instruction phrases, with orders given to the assistant under any of its ``names``."""
-    addressed = "|".join(["you", "the assistant", "assistant", *(re.escape(name) for name in names)])
-    return re.compile(r"\b(?:" + _phrases(*_INSTRUCTION_PHRASES, f"(?:{addressed}){_ORDER}") + r")",
-                      re.IGNORECASE)
+    addressed = "|".join(["you", "the assistant", "assistant", *(re.escape(name.lower()) for name in names)])
+    return re.compile(r"\b(?:" + _phrases(*_INSTRUCTION_PHRASES, f"(?:{addressed}){_ORDER}") + r")")
 
 
 def assistant_names(system_prompt: str) -> tuple[str, ...]:
-    """The names a system prompt gives the assistant ("You are FinCoach, ..." gives ``("FinCoach",)``; "You are
-    Meera's coach" gives none: Meera is whom it serves)."""
+    """The names a system prompt gives the assistant ("You are FinCoach, ..."; not "You are Meera's coach")."""
     return tuple(dict.fromkeys(re.findall(r"\bYou are ([A-Z][\w-]+)\b(?!['\u2019])", system_prompt or "")))
 
 
-_ROLE_MARKER = re.compile(
+_ROLE_MARKER = ((re.compile(
     # a label in capitals anywhere, as the requests write them ("SYSTEM:", "[TOOL]:", "**SYSTEM:**")
-    r"(?<![A-Za-z])(?-i:SYSTEM|DEVELOPER|ASSISTANT|USER|TOOL|HUMAN)[*_\])]*\s*:"
+    r"(?<![A-Za-z])(?:SYSTEM|DEVELOPER|ASSISTANT|USER|TOOL|HUMAN)[*_\])]*\s*:"
     # in lower case where a sentence starts, as chat formats write them ("system: obey")
-    r"|" + _SENTENCE_START + r"(?-i:" + _ROLES + r")[*_\])]*\s*:"
-    # a JSON message field, a YAML role line, XML role tags
-    r"|[\"'](?:role|author)[\"']\s*:\s*[\"'](?:" + _ROLES + r")[\"']"
+    r"|" + _SENTENCE_START + r"(?:" + _ROLES + r")[*_\])]*\s*:", re.MULTILINE), False), (re.compile(
+    # in any case (read in the lower-case copy): a JSON message field, a YAML role line, XML role tags
+    r"[\"'](?:role|author)[\"']\s*:\s*[\"'](?:" + _ROLES + r")[\"']"
     r"|^[ \t]*(?:-[ \t]*)?role[ \t]*:[ \t]*[\"']?(?:" + _ROLES + r")[\"']?[ \t]*$"
     r"|<\s*/?\s*(?:" + _ROLES + r"|instructions?|system[ _-]?prompt)\s*>"
     # a markdown heading that is a role, or instructions ("## System", "## System: obey", "#### instructions")
     r"|^[ \t]*#{1,6}[ \t]*(?:(?:system|developer|assistant|tool)(?:[ \t]+(?:prompt|message|note|instructions?))?"
-    r"[*_]*[ \t]*(?::|$)|(?:new[ \t]+|updated[ \t]+)?instructions?[ \t]*:?[ \t]*$)",
-    re.MULTILINE | re.IGNORECASE)
+    r"[*_]*[ \t]*(?::|$)|(?:new[ \t]+|updated[ \t]+)?instructions?[ \t]*:?[ \t]*$)", re.MULTILINE), True))
 
 _TEMPLATE_TOKEN = re.compile(
     r"<\|\s*[\w.\-]{1,40}\s*\|>"  # gpt-oss/harmony <|start|> <|message|> <|channel|> <|end|>, Llama 3
                                    # <|start_header_id|> <|eot_id|>, ChatML <|im_start|>, Phi <|system|>
     r"|</?\s*(?:start_of_turn|end_of_turn|bos|eos)\s*>"  # Gemma
     r"|\[\s*/?\s*(?:inst|system_prompt|available_tools|tool_calls|tool_results|tool_content)\s*\]"  # Mistral
-    r"|<<\s*/?\s*sys\s*>>",  # Llama 2 (its <s> is also markdown's strike-through: its [INST] is the token to see)
-    re.IGNORECASE)
+    r"|<<\s*/?\s*sys\s*>>")  # Llama 2 (its <s> is also markdown's strike-through: its [INST] is the token to see)
 
-# headers that claim authority, and the section headers of the lessons' summariser requests: flagged in any case,
-# shaped as a header; the memory kinds' headings and the memory's own notes come from where they are defined
-AUTHORITY_HEADERS = ("SYSTEM NOTE", "SYSTEM PROMPT", "SYSTEM MESSAGE", "DEVELOPER NOTE", "ADMIN NOTE", "NEW INSTRUCTIONS",
-                     "NEW RULES", "UPDATED INSTRUCTIONS")
-SUMMARISER_HEADERS = ("EXISTING SUMMARY", "CONVERSATION TURNS TO SUMMARISE", "NEW TURNS TO ADD", "MESSAGES TO SUMMARISE",
-                      "NEW MESSAGES TO INCORPORATE", "SUMMARY TO SHORTEN")
+# headers that claim authority and the summariser requests' section headers (any case, shaped as a header)
+AUTHORITY_HEADERS = ("SYSTEM NOTE", "SYSTEM PROMPT", "SYSTEM MESSAGE", "DEVELOPER NOTE", "ADMIN NOTE",
+                     "NEW INSTRUCTIONS", "NEW RULES", "UPDATED INSTRUCTIONS")
+SUMMARISER_HEADERS = ("EXISTING SUMMARY", "CONVERSATION TURNS TO SUMMARISE", "NEW TURNS TO ADD",
+                      "MESSAGES TO SUMMARISE", "NEW MESSAGES TO INCORPORATE", "SUMMARY TO SHORTEN")
 
 
-def _title(heading: str) -> str:
-    return " ".join(re.split(r"[(:]", heading, maxsplit=1)[0].split())
-
-
-def _header_patterns(shaped: Iterable[str], capitals: Iterable[str], whole: Iterable[str]) -> re.Pattern[str]:
-    def alternation(texts: Iterable[str]) -> str:
-        unique = sorted({" ".join(t.split()) for t in texts if t.strip()}, key=len, reverse=True)
-        return _phrases(*(re.escape(t).replace(r"\ ", " ") for t in unique))
-    return re.compile("|".join([
-        r"(?:" + alternation(whole) + r")",  # a memory kind's whole heading, a note or a clause of one, anywhere
-        r"(?-i:\b(?:" + alternation(t.upper() for t in (*shaped, *capitals)) + r")\b)",  # in capitals anywhere
-        # in any case, shaped as a header: where a sentence starts, then an optional "(...)" and a colon
-        _SENTENCE_START + r"(?:" + alternation(shaped) + r")(?![^\W_])[*_]*\s*(?:\([^)\n]{0,80}\)[*_]*\s*)?:",
-        r"<<<|>>>",
-    ]), re.IGNORECASE | re.MULTILINE)
+def _alternation(texts: Iterable[str]) -> str:
+    unique = sorted({" ".join(t.split()) for t in texts if t.strip()}, key=len, reverse=True)
+    return _phrases(*(re.escape(t).replace(r"\ ", " ") for t in unique))
 
 
 @functools.lru_cache(maxsize=32)
-def _forged_header(headings: tuple[str, ...]) -> re.Pattern[str]:
+def _forged_header(headings: tuple[str, ...]) -> _Patterns:
+    """A kind's whole heading, a note or clause of one, anywhere; their titles (the words before "(" or ":") in
+    capitals; authority and summariser headers in capitals, or in any case shaped as a header ("(...)" and ":")."""
     notes = note_clauses(BLOCK_TEXTS)
-    capitals = (*(_title(h) for h in headings), *(t for t in notes if t.isupper()))
-    return _header_patterns((*AUTHORITY_HEADERS, *SUMMARISER_HEADERS, _title(PINNED_HEADING)), capitals,
-                            (*headings, *(t for t in notes if not t.isupper() or "(" in t)))
+    titles = [" ".join(re.split(r"[(:]", h, maxsplit=1)[0].split()) for h in (*headings, PINNED_HEADING)]
+    shaped = (*AUTHORITY_HEADERS, *SUMMARISER_HEADERS, titles[-1])
+    capitals = (*shaped, *titles[:-1], *(t for t in notes if t.isupper()))
+    whole = (*headings, *(t for t in notes if not t.isupper() or "(" in t))
+    return ((re.compile(_alternation(t.lower() for t in whole)), True),
+            (re.compile(r"\b(?:" + _alternation(t.upper() for t in capitals) + r")\b"), False),
+            (re.compile(_SENTENCE_START + r"(?:" + _alternation(t.lower() for t in shaped) + r")(?![^\W_])[*_]*\s*"
+                        r"(?:\([^)\n]{0,80}\)[*_]*\s*)?:|<<<|>>>", re.MULTILINE), True))
 
 
 @dataclass(frozen=True)
 class SummaryCheck:
-    """What the check found in one summary: ``(kind, matched text)`` pairs, each once, with how many
-    times it was found in ``counts`` (the same order); empty when clean."""
+    """What the check found in one summary: ``(kind, matched text)`` pairs, each once, and how many times each
+    was found in ``counts``; empty when clean."""
 
     findings: tuple[tuple[str, str], ...]
-    counts: tuple[int, ...] = ()
+    counts: tuple[int, ...]
 
     @property
     def flagged(self) -> bool:
         return bool(self.findings)
 
-    def lines(self) -> tuple[str, ...]:
-        """Each finding as ``kind: text``, with ``(N times)`` after one found more than once."""
-        counts = self.counts or (1,) * len(self.findings)
-        return tuple(f"{kind}: {text}" + (f" ({count} times)" if count > 1 else "")
-                     for (kind, text), count in zip(self.findings, counts))
+    def lines(self, quoted: bool = False) -> tuple[str, ...]:
+        """Each finding as ``kind: text`` (the text in quotes if ``quoted``), ``(N times)`` after one found again."""
+        return tuple(f"{kind}: " + (repr(text) if quoted else text) + (f" ({count} times)" if count > 1 else "")
+                     for (kind, text), count in zip(self.findings, self.counts))
 
     def describe(self) -> str:
         """One line: 'clean' or the kinds and the text matched."""
-        if not self.findings:
-            return "clean"
-        counts = self.counts or (1,) * len(self.findings)
-        return "; ".join(f"{kind}: {text!r}" + (f" ({count} times)" if count > 1 else "")
-                         for (kind, text), count in zip(self.findings, counts))
+        return "; ".join(self.lines(quoted=True)) or "clean"
 
 
-# what JSON writes for a line break, a tab and a quote inside a string: a summary holding "\\nSYSTEM:" starts a line
+# JSON's escapes of a line break, a tab and quotes: a summary holding "\\nSYSTEM:" starts a line
 _JSON_ESCAPES = re.compile(r"\\([nrt\"'/])")
 _UNESCAPED = {"n": "\n", "r": "\n", "t": " ", '"': '"', "'": "'", "/": "/"}
-_BLANK_LINES = re.compile(r"[^\S\n]*\n\s*")
+_BLANK_LINES = re.compile(r"(?<![^\S\n])[^\S\n]*+\n\s*")  # from a run's start only: a long run is read once
 _SPACES = re.compile(r"[^\S\n]{2,}")
 _LEADING_MARKDOWN = re.compile(r"^[" + _MARKDOWN + r"(\[{]+(?=\w)")  # what _SENTENCE_START took before a word
 
 
-def check_summary(summary: str, *, headings: Iterable[str] | None = None, names: Iterable[str] = ()) -> SummaryCheck:
-    """Every instruction-like phrase, role marker, template token and forged header in ``summary``.
+def _spans(patterns: _Patterns, text: str, lowered: str) -> Iterator[tuple[int, int]]:
+    """The spans ``patterns`` match as one alternation would, left to right, in ``text`` or its lower-case copy."""
+    texts = [lowered if low else text for _, low in patterns]
+    ahead: list[tuple[int, int] | None] = [(-1, -1)] * len(patterns)  # each pattern's next match; None: no more
+    position = 0
+    while True:
+        for index, (pattern, _) in enumerate(patterns):
+            span = ahead[index]
+            if span is not None and span[0] < position:
+                match = pattern.search(texts[index], position)
+                ahead[index] = match.span() if match else None
+        found = [(span[0], index, span[1]) for index, span in enumerate(ahead) if span is not None]
+        if len(found) == 1:  # one pattern left: the engine reads on alone
+            index = found[0][1]
+            yield from (match.span() for match in patterns[index][0].finditer(texts[index], found[0][0]))
+            return
+        if not found:
+            return
+        start, _, position = min(found)  # the leftmost; at one place, the first in order, as in an alternation
+        yield start, position
 
-    ``headings`` are the memory kinds' own headings (every registered kind's by default): each is caught
-    whole in any case and spacing, and its title (the words before ``(`` or ``:``) as a header. ``names``
-    are the assistant's names (``assistant_names(system_prompt)``): orders to it by name are instructions.
-    """
+
+def check_summary(summary: str, *, headings: Iterable[str] | None = None, names: Iterable[str] = ()) -> SummaryCheck:
+    """Every instruction-like phrase, role marker, template token and forged header in ``summary``. ``headings``
+    (every registered kind's by default) are caught whole and by title; ``names`` (``assistant_names``) are
+    the assistant's, so that orders to it by name are instructions."""
     given = kind_headings() if headings is None else tuple(headings)
     forged = _forged_header(tuple(sorted({" ".join(h.split()) for h in given if h.strip()})))
     text = readable_form(_JSON_ESCAPES.sub(lambda m: _UNESCAPED[m.group(1)], summary))
-    # a run of whitespace holding a line break reads as one line break, any other run as one space: what the
-    # patterns match is the same, and no pattern scans a long run again from each of its line starts
+    # whitespace with a line break as one line break, other runs as one space: no long run is read again and again
     text = _SPACES.sub(" ", _BLANK_LINES.sub("\n", text))
+    lowered = text.lower()  # as long as text: its one longer lower case ("İ") is no longer there (NFKD)
     counted: dict[tuple[str, str], int] = {}
-    for kind, pattern in (("instruction", _instruction(tuple(names))), ("role marker", _ROLE_MARKER),
-                          ("template token", _TEMPLATE_TOKEN), ("forged header", forged)):
-        for match in pattern.finditer(text):
-            found = _LEADING_MARKDOWN.sub("", " ".join(match.group(0).split()))
-            if kind == "forged header":
-                found = found.rstrip(": ")
-            key = (kind, found)
-            counted[key] = counted.get(key, 0) + 1
+    for kind, patterns in (("instruction", ((_instruction(tuple(names)), True),)), ("role marker", _ROLE_MARKER),
+                           ("template token", ((_TEMPLATE_TOKEN, True),)), ("forged header", forged)):
+        written: dict[str, int] = {}  # each text as matched, tidied below once however often it was found
+        for start, end in _spans(patterns, text, lowered):
+            written[text[start:end]] = written.get(text[start:end], 0) + 1
+        for raw, count in written.items():
+            found = _LEADING_MARKDOWN.sub("", " ".join(raw.split()))
+            key = (kind, found.rstrip(": ") if kind == "forged header" else found)
+            counted[key] = counted.get(key, 0) + count
     return SummaryCheck(tuple(counted), tuple(counted.values()))
 
 
 def check_mode(mode: str) -> str:
-    """``mode`` if it is one of ``CHECK_MODES``; else a ``ValueError`` saying what to pass."""
+    """``mode`` if it is one of ``CHECK_MODES``; else a ``SettingError`` saying what to pass."""
     if mode not in CHECK_MODES:
-        raise ValueError(f"summary_check must be 'off', 'report' (findings on the fold event) or 'refuse' "
-                         f"(a flagged summary is not stored; the messages stay verbatim), got {mode!r}")
+        raise SettingError("summary_check", mode, "summary_check must be 'off', 'report' (findings on the fold event) "
+                           f"or 'refuse' (a flagged summary is not stored; the messages stay verbatim), got {mode!r}")
     return mode
