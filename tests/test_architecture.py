@@ -159,8 +159,6 @@ def prose_matches(path: Path) -> list[int]:
             and any(keyword.arg == "match" for keyword in node.keywords)]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 24 item 7: other branches convert theirs; remove this mark once all are "
-                   "merged (strict: it fails as XPASS the moment it passes)")
 def test_no_module_raises_a_bare_value_error():
     bare = [f"{path.relative_to(HELPERS.parent)} line {line}" for path in sorted(HELPERS.rglob("*.py"))
             for line in raised_value_errors(path)]
