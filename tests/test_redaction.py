@@ -193,3 +193,13 @@ def test_a_dotted_capital_i_after_an_iban_is_read_without_error():
     """"İ" is the one letter whose lower case is two characters; an IBAN glued to it once raised ValueError."""
     assert redact("GB82 WEST 1234 5698 7654 32 İstanbul") == "[IBAN] İstanbul"
     assert redact("EXISTING SUMMARY:GB82 WEST 1234 5698 7654 32İact").startswith("EXISTING SUMMARY:")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="0123456789", max_size=40))
+def test_the_fast_luhn_check_agrees_with_the_digit_by_digit_one(digits):
+    """ASCII digits take a path of string operations; the same number in Devanagari digits takes the loop."""
+    devanagari = digits.translate(str.maketrans("0123456789", "०१२३४५६७८९"))
+    total = sum(d if i % 2 == 0 else (2 * d - 9 if 2 * d > 9 else 2 * d)
+                for i, d in enumerate(int(ch) for ch in reversed(digits)))
+    assert luhn_valid(digits) == luhn_valid(devanagari) == (total % 10 == 0)
