@@ -309,10 +309,7 @@ class RollingMemory:
     def _append(self, message: Message) -> None:
         state = self._state
         log, length = state.log, state.length
-        if state.held.defences is None:
-            sent, extra = {"role": message.role, "content": message.content}, 0
-        else:
-            sent, extra = self._sent(message, state.held)
+        sent, extra = self._sent(message, state.held)
         if len(log.messages) > length:  # left by an interrupted change: no state sees it
             log.cut_to(length, state.folds)
         log.messages.append(message)
@@ -332,18 +329,15 @@ class RollingMemory:
         log, start = state.log, state.verbatim_start
         end = start + n_messages
         old = log.messages[start:end]
-        message_tokens = sum([m.tokens for m in old])
         result = self._new_summary(old, state.held.summary)
         if result is None:
             return None
         unchanged = result.summary is None and state.held.summary is None  # a drop: nothing to count again
         held = state.held if unchanged else self._held(state.held.defences, result.summary, state.held)
-        cap = self.max_summary_tokens
-        event = FoldEvent(start // 2 + 1, end // 2, n_messages, message_tokens, state.held.summary_tokens,
-                          held.summary_tokens, result.condensed, cap is not None and held.summary_tokens > cap,
-                          result.cut, result.findings or ())  # positional, in the order of its fields: faster
+        event = FoldEvent.of(start // 2 + 1, old, state.held.summary_tokens, held.summary_tokens, result,
+                             self.max_summary_tokens)
         extra = sum(log.extra[start:end]) if state.verbatim_extra else 0
-        new = MemoryState(log, state.length, state.folds + 1, end, state.verbatim_tokens - message_tokens,
+        new = MemoryState(log, state.length, state.folds + 1, end, state.verbatim_tokens - event.message_tokens,
                           state.verbatim_extra - extra, held)
         if len(log.events) > state.folds:
             log.cut_to(state.length, state.folds)

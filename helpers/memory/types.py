@@ -3,7 +3,7 @@ reads, a kind's description of itself (``MemoryKind``), the errors, and the prot
 rely on."""
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -92,6 +92,15 @@ class FoldEvent:
     over_cap: bool = False  # still over max_summary_tokens after that (reported, never cut)
     cut: bool = False  # the summariser stopped at its token limit: the summary may end mid-sentence
     check: tuple[str, ...] = ()  # what the summary check found ("kind: text"), when it is on (notebook 06)
+
+    @classmethod
+    def of(cls, first_turn: int, folded: Sequence[Message], old_summary_tokens: int, summary_tokens: int,
+           result: FoldResult, cap: int | None) -> FoldEvent:
+        """The event of a fold of ``folded`` (whole turns from ``first_turn``) that stored ``result``, whose summary
+        has ``summary_tokens``, under the cap ``cap`` (max_summary_tokens): what a fold and a remake both record."""
+        return cls(first_turn, first_turn + len(folded) // 2 - 1, len(folded), sum([m.tokens for m in folded]),
+                   old_summary_tokens, summary_tokens, result.condensed, cap is not None and summary_tokens > cap,
+                   result.cut, result.findings or ())
 
     @property
     def tokens_in(self) -> int:
