@@ -130,8 +130,8 @@ def _refold(memory: RollingMemory, pieces: list[list[Message]], text: str, bound
     done, summary, events, reused = saved.pieces_done, saved.summary, list(saved.events), len(saved.events)
     floor, total, shown = largest_request(memory), sum(len(piece) for piece in pieces) // 2, -1
     sizes = [sum(m.tokens + MESSAGE_FRAME_TOKENS for m in piece) for piece in pieces]  # what a piece adds to a request
+    summary_tokens = count_tokens(summary) if summary else 0  # then carried from each remade summary's count
     while done < len(pieces):
-        summary_tokens = count_tokens(summary) if summary else 0
         end, size = done + 1, summary_tokens + sizes[done]  # at least one piece: no larger than the fold that made it
         while end < len(pieces) and size + sizes[end] <= limit:
             end, size = end + 1, size + sizes[end]
@@ -149,12 +149,8 @@ def _refold(memory: RollingMemory, pieces: list[list[Message]], text: str, bound
             raise _not_erased(error, events[-1].last_turn if events else 0, total) from error
         tokens = count_tokens(result.summary) if result.summary is not None else 0
         first = events[-1].last_turn + 1 if events else 1
-        events.append(FoldEvent(
-            first_turn=first, last_turn=first + len(batch) // 2 - 1, messages_folded=len(batch),
-            message_tokens=sum(m.tokens for m in batch), old_summary_tokens=summary_tokens, summary_tokens=tokens,
-            condensed=result.condensed, cut=result.cut, check=result.findings or (),
-            over_cap=memory.max_summary_tokens is not None and tokens > memory.max_summary_tokens))
-        summary, done = result.summary, end
+        events.append(FoldEvent.of(first, batch, summary_tokens, tokens, result, memory.max_summary_tokens))
+        summary, summary_tokens, done = result.summary, tokens, end
         _PROGRESS[memory] = _Progress(key, done, summary, tuple(events), limit)
         turns = events[-1].last_turn
         if total >= LONG_WORK_TURNS and progress is not None and 10 * turns // total != shown:
