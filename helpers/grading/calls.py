@@ -8,11 +8,10 @@ import math
 import random
 from collections.abc import Callable
 
-from helpers.grading.runner import checker, run_cases
-from helpers.grading.verdict import CORRECT, WRONG, Feedback, Mistake
+from helpers.grading.runner import Exercise, checker
+from helpers.grading.verdict import WRONG, Feedback, Mistake
 from helpers.memory.schedule import summary_schedule
 
-EXERCISE = "1.1"
 START = ("run schedule() above for a few settings and note after which turns the summariser runs: what pattern do "
          "those turn numbers follow?")
 Setting = tuple[int, int, int]  # (total_turns, max_turns_before_summary, turns_to_keep_verbatim)
@@ -76,34 +75,32 @@ MISTAKES = (  # never the right formula
 )
 
 
+def _not_an_int(case: Setting, _: tuple, answer: object) -> Feedback | None:
+    """The verdict on an answer that is not a whole number (None if it is one)."""
+    if isinstance(answer, int) and not isinstance(answer, bool):
+        return None
+    where = f"predicted_calls returned {answer!r} for {setting(case)}"
+    if answer is None:
+        why = f"{where}: did you forget `return`? A print shows the number but hands nothing back."
+    elif isinstance(answer, float):
+        why = f"{where}, a float: a number of calls is a whole number, an int (4, not 4.0 or 4.5)."
+    else:
+        why = f"{where}, not a number: return how many calls there are, a whole number such as 4."
+    return Feedback(CHECK.number, WRONG, why, "print predicted_calls(10, 4, 2) and look at what comes back: the "
+                    "lesson counts 4 calls", "not an int")
+
+
+CHECK = Exercise("1.1", CASES, tuple, "write the body of predicted_calls", START, MISTAKES, (
+    "play the smallest case turn by turn with schedule() above, and note after which turns the summariser runs; then "
+    "see what your function does with the same numbers"), "settings", spread=True)
+
+
 def grade_calls_formula(predicted_calls: Callable[[int, int, int], int]) -> Feedback:
     """Exercise 1.1: ``predicted_calls(total_turns, threshold, keep)`` against the memory's own schedule."""
-    answers = []
-    for case, _, answer in run_cases(EXERCISE, predicted_calls, CASES, tuple, "write the body of predicted_calls",
-                                     START):
-        if isinstance(answer, Feedback):
-            return answer
-        if isinstance(answer, bool) or not isinstance(answer, int):
-            where = f"predicted_calls returned {answer!r} for {setting(case)}"
-            if answer is None:
-                why = f"{where}: did you forget `return`? A print shows the number but hands nothing back."
-            elif isinstance(answer, float):
-                why = f"{where}, a float: a number of calls is a whole number, an int (4, not 4.0 or 4.5)."
-            else:
-                why = f"{where}, not a number: return how many calls there are, a whole number such as 4."
-            return Feedback(EXERCISE, WRONG, why, "print predicted_calls(10, 4, 2) and look at what comes back: the "
-                            "lesson counts 4 calls", "not an int")
-        answers.append(answer)
-    wrong = [(case, mine, memory_calls(*case)) for case, mine in zip(CASES, answers) if mine != memory_calls(*case)]
-    if not wrong:
-        return Feedback(EXERCISE, CORRECT, f"all {len(CASES)} settings give the memory's number of calls.")
-    case, mine, right = min(wrong)
-    example = (f"{len(wrong)} of {len(CASES)} settings differ. The smallest: for {setting(case)}, you say {mine} and "
-               f"the memory makes {right}.")
-    known = next((m for m in MISTAKES if [m.rule(*case) for case in CASES] == answers), None)
-    return known.verdict(EXERCISE, example) if known else Feedback(EXERCISE, WRONG, example, (
-        "play the smallest case turn by turn with schedule() above, and note after which turns the summariser "
-        "runs; then see what your function does with the same numbers"))
+    answers = CHECK.answers(predicted_calls, _not_an_int)
+    return answers if isinstance(answers, Feedback) else CHECK.compare(
+        answers, lambda case: memory_calls(*case), f"all {len(CASES)} settings give the memory's number of calls.",
+        lambda case, mine: f"for {setting(case)}, you say {mine} and the memory makes {memory_calls(*case)}.")
 
 
 check_calls_formula = checker(grade_calls_formula, "check_calls_formula", "predicted_calls")

@@ -11,13 +11,12 @@ from typing import Any
 
 from helpers.base.tokens import count_tokens
 from helpers.display.reference import lesson4_run_sizes
-from helpers.grading.runner import checker, name_of, on_case, quietly, run_answer, run_cases
-from helpers.grading.verdict import CORRECT, WRONG, Feedback, Mistake
+from helpers.grading.runner import Exercise, checker, name_of
+from helpers.grading.verdict import WRONG, Feedback, Mistake
 from helpers.lessons.data import lesson4
 from helpers.memory.budget import BudgetStep, analyse_sizes
 from helpers.memory.summary_buffer import SummaryBufferMemory
 
-EXERCISE = "4.1"
 START = ("go through the messages one by one, as the memory does, with a list of the sizes the buffer holds; "
          "print it at each step of the lesson's run")
 
@@ -54,45 +53,30 @@ def memory_overflows_at(case: OverflowCase, memory_class: type[SummaryBufferMemo
             if (step.would_reach > case.budget if over_budget else step.overflow)]
 
 
-class _StopsAtCompress(SummaryBufferMemory):
-    """The page's fold: never more than messages_to_compress messages, even if the message still does not fit."""
-
-    def messages_to_fold(self, incoming_tokens: int) -> int:
-        return min(super().messages_to_fold(incoming_tokens), self.messages_to_compress_on_overflow)
-
-
-class _IgnoresTheMessage(SummaryBufferMemory):
-    """Tests the buffer alone, as if the message about to be stored had no tokens."""
-
-    def messages_to_fold(self, incoming_tokens: int) -> int:
-        return super().messages_to_fold(0)
+def _mutant(fold: Callable[[SummaryBufferMemory, int, Callable[[int], int]], int]) -> type[SummaryBufferMemory]:
+    """``SummaryBufferMemory`` with one slip: its ``messages_to_fold(incoming)`` is ``fold(memory, incoming, the
+    real messages_to_fold)``."""
+    class Mutant(SummaryBufferMemory):
+        def messages_to_fold(self, incoming_tokens: int) -> int:
+            return fold(self, incoming_tokens, super().messages_to_fold)
+    return Mutant
 
 
-class _FoldsEverything(SummaryBufferMemory):
-    """An overflow folds every whole turn in the buffer."""
-
-    def messages_to_fold(self, incoming_tokens: int) -> int:
-        return len(self.buffer) // 2 * 2 if super().messages_to_fold(incoming_tokens) else 0
+def _whole(memory: SummaryBufferMemory) -> int:
+    return len(memory.buffer) // 2 * 2
 
 
-class _OverflowsOnTheBudget(SummaryBufferMemory):
-    """A message that brings the buffer exactly to the budget overflows too (it fits)."""
-
-    def messages_to_fold(self, incoming_tokens: int) -> int:
-        folded = super().messages_to_fold(incoming_tokens)
-        if not folded and self.buffer_tokens + incoming_tokens == self.max_buffer_tokens:
-            return min(self.messages_to_compress_on_overflow, len(self.buffer) // 2 * 2)
-        return folded
-
-
-class _FoldsBelowTheBudget(SummaryBufferMemory):
-    """Built with a budget one lower, it folds until the buffer is below the real budget, but overflows only
-    past the real one (``max_buffer_tokens + 1``)."""
-
-    def messages_to_fold(self, incoming_tokens: int) -> int:
-        if self.buffer_tokens + incoming_tokens == self.max_buffer_tokens + 1:
-            return 0
-        return super().messages_to_fold(incoming_tokens)
+# the page's fold: never more than messages_to_compress messages, even if the message still does not fit
+_StopsAtCompress = _mutant(lambda memory, incoming, real: min(real(incoming), memory.messages_to_compress_on_overflow))
+_IgnoresTheMessage = _mutant(lambda memory, incoming, real: real(0))  # tests the buffer alone
+_FoldsEverything = _mutant(lambda memory, incoming, real: _whole(memory) if real(incoming) else 0)
+# a message that brings the buffer exactly to the budget overflows too (it fits)
+_OverflowsOnTheBudget = _mutant(lambda memory, incoming, real: real(incoming) or (
+    min(memory.messages_to_compress_on_overflow, _whole(memory))
+    if memory.buffer_tokens + incoming == memory.max_buffer_tokens else 0))
+# built with a budget one lower, it folds until the buffer is below the real budget, but overflows only past it
+_FoldsBelowTheBudget = _mutant(lambda memory, incoming, real: (
+    0 if memory.buffer_tokens + incoming == memory.max_buffer_tokens + 1 else real(incoming)))
 
 
 def _folds_per_overflow(case: OverflowCase) -> list[int]:
@@ -101,37 +85,23 @@ def _folds_per_overflow(case: OverflowCase) -> list[int]:
             for _ in range(1 + max(0, step.messages_folded - case.compress) // 2)]
 
 
-def _stores_first(case: OverflowCase) -> list[int]:
-    """Stores the message, then tests the buffer (which then holds it) and folds."""
-    buffer: list[int] = []
-    found = []
-    for number, size in enumerate(case.sizes, start=1):
-        buffer.append(size)
-        if sum(buffer) > case.budget:
-            whole = len(buffer) // 2 * 2
-            n = min(case.compress, whole)
-            while n < whole and sum(buffer[n:]) > case.budget:
-                n += 2
-            if n:
-                buffer, found = buffer[n:], found + [number]
-    return found
-
-
-def _fold_by(step: int, whole_turns: bool) -> Callable[[OverflowCase], list[int]]:
-    """A fold that, when messages_to_compress messages are not enough, goes on ``step`` messages at a time
-    (0: messages_to_compress at a time); with ``whole_turns`` false it may take a waiting question too."""
+def _fold_by(step: int, whole_turns: bool = True, store_first: bool = False) -> Callable[[OverflowCase], list[int]]:
+    """A fold that, when messages_to_compress messages are not enough, goes on ``step`` messages at a time (0:
+    messages_to_compress at a time), may take a waiting question (not ``whole_turns``) or stores the message first."""
     def overflows(case: OverflowCase) -> list[int]:
         buffer: list[int] = []
         found = []
         for number, size in enumerate(case.sizes, start=1):
-            if sum(buffer) + size > case.budget:
+            buffer += [size] if store_first else []
+            coming = 0 if store_first else size
+            if sum(buffer) + coming > case.budget:
                 limit = len(buffer) // 2 * 2 if whole_turns else len(buffer)
                 n = min(case.compress, limit)
-                while n < limit and sum(buffer[n:]) + size > case.budget:
+                while n < limit and sum(buffer[n:]) + coming > case.budget:
                     n += step or case.compress
                 if n:
                     buffer, found = buffer[n:], found + [number]
-            buffer.append(size)
+            buffer += [] if store_first else [size]
         return found
     return overflows
 
@@ -170,7 +140,7 @@ MISTAKES = (
             "they are at the budget the message fits, and the fold stops",
             "look at the test that decides whether to fold one more turn: what does it say when the sum equals "
             "the budget?"),
-    Mistake("stores, then tests", _stores_first,
+    Mistake("stores, then tests", _fold_by(2, store_first=True),
             "your rule stores the message first and tests afterwards, so a fold can take the message itself "
             "(and a reply with its question)", "would the buffer plus the message about to be stored pass the "
             "budget? The answer decides the fold, before the message is in the buffer"),
@@ -180,11 +150,11 @@ MISTAKES = (
     Mistake("folds a waiting question", _fold_by(1, whole_turns=False),
             "your rule folds messages one by one, so a question can leave the buffer without its reply",
             _WHOLE_TURNS),
-    Mistake("folds more one message at a time", _fold_by(1, whole_turns=True),
+    Mistake("folds more one message at a time", _fold_by(1),
             "the first messages_to_compress messages your rule folds are whole turns, but when it folds more it "
             "goes one message at a time, so it can stop half way through a turn and leave a reply without its "
             "question", _WHOLE_TURNS),
-    Mistake("folds more messages_to_compress at a time", _fold_by(0, whole_turns=True),
+    Mistake("folds more messages_to_compress at a time", _fold_by(0),
             "when messages_to_compress messages are not enough, your rule folds another messages_to_compress at "
             "once, and so folds more than the memory does in the case above",
             "in the smallest case, count how many messages the memory folds at the message named, and how many "
@@ -274,6 +244,20 @@ def _random_cases(count: int = 300, seed: int = 41) -> tuple[OverflowCase, ...]:
 CASES = _fixed_cases() + tuple(OverflowCase(*case) for case in SMALLEST) + _random_cases()
 
 
+def _refuse(name: str, case: OverflowCase, args: tuple, answer: Any) -> Feedback | None:
+    """The verdict on an answer (of function ``name``) that changed its list or is not a list of whole numbers."""
+    if args[0] != list(case.sizes):
+        return Feedback(CHECK.number, WRONG, (
+            f"{name} changed the list it was given: sizes was {list(case.sizes)} and is {args[0]} after the call. "
+            "The caller still needs its list: read it, do not change it."),
+            "a list given to a function is the caller's own list, not a copy: pop, remove, del and assignments to its "
+            "items change it for the caller too", "changes the caller's list")
+    wrong = _wrong_type(answer)
+    return wrong and Feedback(CHECK.number, WRONG, f"{wrong} (on {case.describe()}).",
+                              "the lesson's run should give [6, 8, 10]: print what your function returns for it",
+                              "wrong type")
+
+
 def _wrong_type(answer: Any) -> str | None:
     """What is wrong with the type of an answer (None: a list of whole numbers)."""
     if answer is None:
@@ -315,53 +299,32 @@ def _tokens(n: int) -> str:
     return f"{n} token{'s' if n != 1 else ''}"
 
 
-def _smaller(case: OverflowCase, answer: list[int], overflows_at: Callable[..., Any]) -> tuple[OverflowCase, list[int]]:
-    """The case cut after the first message where the answer parts from the memory, if the answer still parts
-    from it there (it usually does): a shorter case to show."""
-    differ = set(answer) ^ set(memory_overflows_at(case))
-    if differ and 1 <= min(differ) < len(case.sizes):
-        shorter = OverflowCase(case.sizes[:min(differ)], case.budget, case.compress)
-        mine = run_answer(EXERCISE, quietly(overflows_at), list(shorter.sizes), shorter.budget, shorter.compress)
-        if isinstance(mine, list) and _wrong_type(mine) is None and mine != memory_overflows_at(shorter):
-            return shorter, mine
-    return case, answer
+CHECK = Exercise("4.1", CASES, lambda case: (list(case.sizes), case.budget, case.compress),
+                 "write the body of overflows_at", START, MISTAKES, (
+                     "play the smallest case by hand, message by message, writing down the buffer's tokens before "
+                     "each one and what the memory does; then print what your function holds at the message named "
+                     "above"))
 
 
 def grade_overflows_at(overflows_at: Callable[[list[int], int, int], list[int]]) -> Feedback:
     """Exercise 4.1: ``overflows_at(sizes, budget, messages_to_compress)`` must give the numbers of the messages
     (1 = the first) whose storing makes ``SummaryBufferMemory`` overflow."""
-    answers: list[list[int]] = []
-    for case, (given, *_), result in run_cases(EXERCISE, overflows_at, CASES,
-                                               lambda case: (list(case.sizes), case.budget, case.compress),
-                                               "write the body of overflows_at", START):
-        if isinstance(result, Feedback):
-            return on_case(result, case.describe()) if result.status == WRONG else result
-        if given != list(case.sizes):
-            return Feedback(EXERCISE, WRONG, (
-                f"{name_of(overflows_at)} changed the list it was given: sizes was {list(case.sizes)} and is "
-                f"{given} after the call. The caller still needs its list: read it, do not change it."),
-                "a list given to a function is the caller's own list, not a copy: pop, remove, del and "
-                "assignments to its items change it for the caller too", "changes the caller's list")
-        if _wrong_type(result):
-            return Feedback(EXERCISE, WRONG, f"{_wrong_type(result)} (on {case.describe()}).",
-                            "the lesson's run should give [6, 8, 10]: print what your function returns for it",
-                            "wrong type")
-        answers.append(result)
-    wrong = [index for index, (case, mine) in enumerate(zip(CASES, answers)) if mine != memory_overflows_at(case)]
-    if not wrong:
-        return Feedback(EXERCISE, CORRECT, (
-            f"all {len(CASES)} cases give the memory's overflows: the lesson's table, both try-its, the lesson's run "
-            "(messages 6, 8 and 10: storing replies 3, 4 and 5), a pasted document, the exact fit, a reply too big "
-            "to fit, and random conversations."))
-    smallest = min(wrong, key=lambda index: (len(CASES[index].sizes), sum(CASES[index].sizes), CASES[index].budget))
-    case, mine = _smaller(CASES[smallest], answers[smallest], overflows_at)
-    right = memory_overflows_at(case)
-    example = (f"{len(wrong)} of {len(CASES)} cases differ. The smallest: {case.describe()}; the memory overflows at "
-               f"{right}, yours at {mine}. Where it starts: {_first_difference(case, mine, right)}.")
-    known = next((m for m in MISTAKES if [m.rule(case) for case in CASES] == answers), None)
-    return known.verdict(EXERCISE, example) if known else Feedback(EXERCISE, WRONG, example, (
-        "play the smallest case by hand, message by message, writing down the buffer's tokens before each one and "
-        "what the memory does; then print what your function holds at the message named above"))
+    def example(case: OverflowCase, mine: list[int]) -> str:
+        differ = set(mine) ^ set(memory_overflows_at(case))
+        if differ and 1 <= min(differ) < len(case.sizes):  # cut after the first difference, if the answer still differs
+            shorter = OverflowCase(case.sizes[:min(differ)], case.budget, case.compress)
+            cut = next(CHECK.runs(overflows_at, (shorter,)))[2]
+            if isinstance(cut, list) and _wrong_type(cut) is None and cut != memory_overflows_at(shorter):
+                case, mine = shorter, cut
+        right = memory_overflows_at(case)
+        return (f"{case.describe()}; the memory overflows at {right}, yours at {mine}. Where it starts: "
+                f"{_first_difference(case, mine, right)}.")
+
+    answers = CHECK.answers(overflows_at, functools.partial(_refuse, name_of(overflows_at)), OverflowCase.describe)
+    return answers if isinstance(answers, Feedback) else CHECK.compare(answers, memory_overflows_at, (
+        f"all {len(CASES)} cases give the memory's overflows: the lesson's table, both try-its, the lesson's run "
+        "(messages 6, 8 and 10: storing replies 3, 4 and 5), a pasted document, the exact fit, a reply too big to "
+        "fit, and random conversations."), example, lambda case: (len(case.sizes), sum(case.sizes), case.budget))
 
 
 check_overflows_at = checker(grade_overflows_at, "check_overflows_at", "overflows_at")

@@ -3,15 +3,16 @@
 each named mistake is a small function, tried with either sentence split an answer may use."""
 from __future__ import annotations
 
+import dataclasses
+import functools
 import random
 import re
 from collections.abc import Callable, Sequence
 
-from helpers.grading.runner import checker, run_cases
-from helpers.grading.verdict import CORRECT, WRONG, Feedback, Mistake
+from helpers.grading.runner import Exercise, checker
+from helpers.grading.verdict import WRONG, Feedback, Mistake
 from helpers.lessons.data import published_run
 
-EXERCISE = "3.1"
 START = "split the summary into sentences and print them first; then pick the ones about equity"
 RULE_WORDS = ("never", "rule", "allergic", "must not", "no equity")  # what the exercise counts as a rule
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
@@ -105,15 +106,11 @@ MISTAKES = (  # each rule takes the summary and the answer's sentence split; nev
 )
 
 
-def _known(answers: list[bool], example: str) -> Feedback | None:
-    """The verdict naming the known mistake the answers show exactly, with either sentence split, if any."""
-    for split in (sentences, _full_stops):
-        for mistake in MISTAKES:
-            if [mistake.rule(summary, split) for summary in CASES] == answers:
-                also = ("; and you split only at '.', so a sentence ending in '!' or '?' runs into the next"
-                        if split is _full_stops and mistake.name != "only '.' ends a sentence" else "")
-                return mistake.verdict(EXERCISE, example, also)
-    return None
+def _one_argument(split: Callable[[str], list[str]]) -> tuple[Mistake, ...]:
+    """``MISTAKES`` as rules of the summary alone, each tried with ``split`` (the '.'-only one says so)."""
+    also = "; and you split only at '.', so a sentence ending in '!' or '?' runs into the next"
+    return tuple(dataclasses.replace(m, rule=functools.partial(m.rule, split=split), says=m.says + (
+        also if split is _full_stops and m.name != "only '.' ends a sentence" else "")) for m in MISTAKES)
 
 
 def _why(summary: str) -> str:
@@ -125,30 +122,26 @@ def _why(summary: str) -> str:
         "no sentence of it mentions equity"
 
 
+def _not_a_bool(summary: str, _: tuple, answer: object) -> Feedback | None:
+    return None if isinstance(answer, bool) else Feedback(CHECK.number, WRONG, (
+        f"rule_kept returned {answer!r} for {summary[:60]!r}, not True or False"
+        + (": did you forget `return`?" if answer is None else ".")),
+        "a test such as `word in sentence` is already True or False", "not a bool")
+
+
+CHECK = Exercise("3.1", CASES, lambda summary: (summary,), "write the body of rule_kept", START,
+                 _one_argument(sentences) + _one_argument(_full_stops), (
+                     "print the sentences your check finds in the smallest summary, and which of them it reads as "
+                     "being about equity"), "summaries")
+
+
 def grade_rule_check(rule_kept: Callable[[str], bool]) -> Feedback:
     """Exercise 3.1: ``rule_kept(summary)`` is True only where a sentence about equity still states the rule."""
-    answers = []
-    for summary, _, answer in run_cases(EXERCISE, rule_kept, CASES, lambda summary: (summary,),
-                                       "write the body of rule_kept", START):
-        if isinstance(answer, Feedback):
-            return answer
-        if not isinstance(answer, bool):
-            return Feedback(EXERCISE, WRONG, (
-                f"rule_kept returned {answer!r} for {summary[:60]!r}, not True or False"
-                + (": did you forget `return`?" if answer is None else ".")),
-                "a test such as `word in sentence` is already True or False", "not a bool")
-        answers.append(answer)
-    wrong = [(summary, mine) for summary, mine in zip(CASES, answers) if mine != states_rule(summary)]
-    if not wrong:
-        return Feedback(EXERCISE, CORRECT, (
-            f"all {len(CASES)} summaries right, the lesson's among them: True for cycles 1 and 2, False for cycle 3 "
-            "('avoids ... preferring'). Your check sees the drift the keyword check misses."))
-    summary, mine = min(wrong, key=lambda item: len(item[0]))
-    example = (f"{len(wrong)} of {len(CASES)} summaries differ. The smallest: for {summary!r} you say {mine}, but "
-               f"{_why(summary)}.")
-    return _known(answers, example) or Feedback(EXERCISE, WRONG, example, (
-        "print the sentences your check finds in the smallest summary, and which of them it reads as being about "
-        "equity"))
+    answers = CHECK.answers(rule_kept, _not_a_bool)
+    return answers if isinstance(answers, Feedback) else CHECK.compare(answers, states_rule, (
+        f"all {len(CASES)} summaries right, the lesson's among them: True for cycles 1 and 2, False for cycle 3 "
+        "('avoids ... preferring'). Your check sees the drift the keyword check misses."),
+        lambda summary, mine: f"for {summary!r} you say {mine}, but {_why(summary)}.", len)
 
 
 check_rule_check = checker(grade_rule_check, "check_rule_check", "rule_kept")

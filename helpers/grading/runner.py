@@ -1,16 +1,17 @@
-"""Running a student's answer bounded in time (each call, and the whole check) and in calls: ``run_answer`` and
-``run_cases`` for a check, ``try_it`` for an exercise cell, so that no cell runs a student's code unbounded."""
+"""Running a student's answer bounded in time (each call, and the whole check) and in calls: ``run_answer``, and
+``Exercise``, the case loop and comparison every check shares; ``try_it`` for an exercise cell."""
 from __future__ import annotations
 
 import contextlib
 import dataclasses
 import io
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from helpers.base.bounded import TimedOut, TooManyCalls, run_bounded
-from helpers.grading.verdict import NOT_DONE, WRONG, Feedback, show
+from helpers.grading.verdict import CORRECT, NOT_DONE, WRONG, Feedback, Mistake, show
 
 SECONDS = 2.0  # per call of the student's function: far more than a right answer needs
 TOTAL_SECONDS = 30.0  # for all the calls of one check together
@@ -92,14 +93,61 @@ def run_answer(exercise: str, function: Callable[..., Any], *args: Any, seconds:
     return not_done if result is Ellipsis else result
 
 
-def run_cases(exercise: str, function: Callable[..., Any], cases: Iterable[Any], arguments: Callable[[Any], tuple],
-              todo: str, start: str) -> Iterator[tuple[Any, tuple, Any]]:
-    """Each case with the arguments ``arguments(case)`` gave the answer and what ``run_answer`` returned, all the
-    cases sharing one ``Clock``."""
-    clock, quiet = Clock(), quietly(function)
-    for case in cases:
-        args = arguments(case)
-        yield case, args, run_answer(exercise, quiet, *args, clock=clock, todo=todo, start=start)
+@dataclass(frozen=True)
+class Exercise:
+    """One exercise's check as data: its cases, the answer's arguments on a case, what to say while the answer is
+    not written (``todo``, with ``start`` as its hint), its named mistakes and the hint for a slip with no name."""
+
+    number: str
+    cases: tuple[Any, ...]
+    arguments: Callable[[Any], tuple]
+    todo: str
+    start: str
+    mistakes: tuple[Mistake, ...] = ()
+    hint: str = ""
+    noun: str = "cases"
+    spread: bool = False  # a mistake's rule takes the case's items (True) or the case itself
+
+    def runs(self, function: Callable[..., Any], cases: tuple[Any, ...] = ()) -> Iterator[tuple[Any, tuple, Any]]:
+        """Each case (``cases`` or the exercise's) with the arguments the answer got and what ``run_answer`` returned,
+        all under one ``Clock``."""
+        clock, quiet = Clock(), quietly(function)
+        for case in cases or self.cases:
+            args = self.arguments(case)
+            yield case, args, run_answer(self.number, quiet, *args, clock=clock, todo=self.todo, start=self.start)
+
+    def answers(self, function: Callable[..., Any], refuse: Callable[[Any, tuple, Any], Feedback | None] | None = None,
+                where: Callable[[Any], str] | None = None) -> list[Any] | Feedback:
+        """What ``function`` returns on every case, or the verdict that stops the check: a failed run (on the case
+        ``where`` names, if given) or what ``refuse(case, args, result)`` finds wrong with one result."""
+        found = []
+        for case, args, result in self.runs(function):
+            if isinstance(result, Feedback):
+                return on_case(result, where(case)) if where and result.status == WRONG else result
+            verdict = refuse and refuse(case, args, result)
+            if verdict:
+                return verdict
+            found.append(result)
+        return found
+
+    def known(self, answers: list[Any], example: str) -> Feedback:
+        """The verdict naming the mistake whose rule gives exactly ``answers``, or a wrong one with no name."""
+        def rule(mistake: Mistake, case: Any) -> Any:
+            return mistake.rule(*case) if self.spread else mistake.rule(case)
+
+        known = next((m for m in self.mistakes if [rule(m, case) for case in self.cases] == answers), None)
+        return known.verdict(self.number, example) if known else Feedback(self.number, WRONG, example, self.hint)
+
+    def compare(self, answers: list[Any], right: Callable[[Any], Any], correct: str,
+                example: Callable[[Any, Any], str], key: Callable[[Any], Any] = lambda case: case) -> Feedback:
+        """CORRECT with ``correct`` if every answer is ``right(case)``; else the smallest case (by ``key``) that
+        differs, as ``example(case, answer)`` words it, with the mistake the answers show."""
+        wrong = [index for index, case in enumerate(self.cases) if answers[index] != right(case)]
+        if not wrong:
+            return Feedback(self.number, CORRECT, correct)
+        index = min(wrong, key=lambda index: key(self.cases[index]))
+        return self.known(answers, f"{len(wrong)} of {len(self.cases)} {self.noun} differ. The smallest: "
+                                   f"{example(self.cases[index], answers[index])}")
 
 
 def on_case(verdict: Feedback, where: str) -> Feedback:

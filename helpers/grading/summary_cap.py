@@ -12,11 +12,10 @@ from typing import Any
 
 from helpers.base.bounded import limit_calls
 from helpers.base.tokens import count_tokens, filler_text
-from helpers.grading.runner import Misuse, checker, on_case, run_cases
+from helpers.grading.runner import Exercise, Misuse, checker, on_case
 from helpers.grading.verdict import CORRECT, NOT_DONE, WRONG, Feedback, Mistake
 from helpers.memory.summary_buffer import SummaryBufferMemory
 
-EXERCISE = "5.1"
 START = ("there are three situations: no cap, a summary within the cap, a summary over it; write what "
          "happens in each")
 
@@ -208,38 +207,39 @@ def _problem(case: CapCase, answer: Any, calls: int) -> Mistake | None:
                    "return one of the two texts as they are, the old summary or the summariser's")
 
 
+CHECK = Exercise("5.1", CASES, lambda case: (case.summary, limit_calls(case.summarise, 1, "summarise"), case.cap),
+                 "write the body of cap_summary", START)
+
+
 def grade_summary_cap(cap_summary: Callable[[str, Callable, int | None], str]) -> Feedback:
     """Exercise 5.1: ``cap_summary(summary, summarise, max_summary_tokens)`` must keep what the memory's
     ``max_summary_tokens`` keeps, calling ``summarise`` at most once, only over the cap."""
     wrong: list[tuple[CapCase, Mistake]] = []
-    for case, (_, summarise, _), result in run_cases(
-            EXERCISE, cap_summary, CASES,
-            lambda case: (case.summary, limit_calls(case.summarise, 1, "summarise"), case.cap),
-            "write the body of cap_summary", START):
+    for case, (_, summarise, _), result in CHECK.runs(cap_summary):
         if isinstance(result, Feedback) and result.status == NOT_DONE:
             return result
         if isinstance(result, Feedback):
             if summarise.calls > 1:
-                return Feedback(EXERCISE, WRONG, (
+                return Feedback(CHECK.number, WRONG, (
                     f"summarise was called a second time, so the check stopped it (on {case.describe()}). Each call "
                     "is a model call, and a summariser cannot always get under the cap: calling it until the "
                     "summary fits can go on for ever."),
                     "one call, and its answer kept in a variable: what does the cap ask you to do with it?",
                     "calls more than once")
             if case.cap is None and "TypeError" in result.message:
-                return Feedback(EXERCISE, WRONG, f"{result.message.rstrip('.')} with max_summary_tokens=None. None "
-                                "means no cap.", "what must happen before a comparison with max_summary_tokens, when "
-                                "it can be None?", "forgets None")
+                return Feedback(CHECK.number, WRONG, f"{result.message.rstrip('.')} with max_summary_tokens=None. "
+                                "None means no cap.", "what must happen before a comparison with max_summary_tokens, "
+                                "when it can be None?", "forgets None")
             return on_case(result, case.describe())
         problem = _problem(case, result, summarise.calls)
         if problem is not None:
             wrong.append((case, problem))
     if not wrong:
-        return Feedback(EXERCISE, CORRECT, (
+        return Feedback(CHECK.number, CORRECT, (
             f"all {len(CASES)} cases keep what the memory's max_summary_tokens keeps: a summary within the cap "
             "untouched (no call), one call over it, the shorter text kept, never an empty or a longer one."))
     case, mistake = wrong[0]  # the hand-made cases come first: each shows one edge
-    return mistake.verdict(EXERCISE, f"{len(wrong)} of {len(CASES)} cases differ. The first: {case.describe()}.")
+    return mistake.verdict(CHECK.number, f"{len(wrong)} of {len(CASES)} cases differ. The first: {case.describe()}.")
 
 
 check_summary_cap = checker(grade_summary_cap, "check_summary_cap", "cap_summary")

@@ -9,12 +9,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from helpers.base.bounded import limit_calls
-from helpers.grading.runner import checker, name_of, quietly, run_cases
+from helpers.grading.runner import Exercise, checker, name_of, quietly
 from helpers.grading.verdict import CORRECT, WRONG, Feedback, Mistake
 from helpers.memory.stubs import turn_range_stub
 from helpers.memory.summary import SummaryMemory
 
-EXERCISE = "2.1"
 START = ("SummaryMemory's add_message shows where its trigger is: keep the trigger, and where it would summarise, "
          "only shorten recent_turns")
 Setting = tuple[int, int, int]  # (max_turns_before_summary, turns_to_keep_verbatim, turns)
@@ -116,63 +115,61 @@ MISTAKES = (  # never the code of the right answer
 )
 
 
+CHECK = Exercise("2.1", CASES, tuple, "write the body of add_message", START, MISTAKES, (
+    "print recent_turns after each reply of the smallest case, and compare with the schedule of notebook 01 for the "
+    "same settings"), spread=True)
+
+
 def grade_window_memory(memory_class: type) -> Feedback:
     """Exercise 2.1: a memory with summary memory's trigger that drops the old turns instead of summarising.
     While the check runs, the notebook's ``summarise_turns`` (which the student's ``add_message`` may call by
     mistake) counts calls and calls no model."""
+    def run(threshold: int, keep: int, turns: int) -> WindowRun:
+        counted.calls = 0  # type: ignore[attr-defined]
+        return _run_window(memory_class, threshold, keep, turns, counted)
+
     namespace = getattr(getattr(memory_class, "add_message", None), "__globals__", {})
     counted = limit_calls(lambda turns, existing_summary=None: f"a summary of {len(turns)} messages", 100,
                           "summarise_turns")
     saved = namespace.get("summarise_turns", _MISSING)
     namespace["summarise_turns"] = counted
-    runs = []
     try:
-        run_one = quietly(_run_window, name_of(memory_class, "your class"))
-        for _, _, run in run_cases(EXERCISE, run_one, CASES, lambda case: (memory_class, *case, counted),
-                                   "write the body of add_message", START):
-            if isinstance(run, Feedback):
-                return run
-            runs.append(run)
-            counted.calls = 0  # type: ignore[attr-defined]
+        runs = CHECK.answers(quietly(run, name_of(memory_class, "your class")))
     finally:
         if saved is _MISSING:
             namespace.pop("summarise_turns", None)
         else:
             namespace["summarise_turns"] = saved
-    return _verdict(runs)
+    return runs if isinstance(runs, Feedback) else _verdict(runs)
 
 
 def _verdict(runs: list[WindowRun]) -> Feedback:
     for case, run in sorted(zip(CASES, runs), key=lambda item: item[0][2]):
         if run.summariser_calls:
-            return Feedback(EXERCISE, WRONG, f"your add_message called summarise_turns ({run.summariser_calls} times "
-                            f"with {_setting(case)}). A window writes no summary.",
+            return Feedback(CHECK.number, WRONG, f"your add_message called summarise_turns ({run.summariser_calls} "
+                            f"times with {_setting(case)}). A window writes no summary.",
                             "which part of SummaryMemory's add_message makes the summary?", "summarises")
         if run.summary is not None:
-            return Feedback(EXERCISE, WRONG, f"current_summary is {run.summary!r} ({_setting(case)}); a window "
+            return Feedback(CHECK.number, WRONG, f"current_summary is {run.summary!r} ({_setting(case)}); a window "
                             "writes no summary, so it stays None.",
                             "which attribute holds the summary, and what must it stay?", "writes a summary")
         if len(run.archive) < 2 * case[2]:
-            return Feedback(EXERCISE, WRONG, f"after {case[2]} turns your archive holds {len(run.archive)} messages, "
-                            f"not {2 * case[2]} ({_setting(case)}): the old turns leave the request, never the "
-                            "archive.",
-                            "which list does the request read, and which one keeps the whole conversation?",
-                            "drops from the archive")
-    known = next((m for m in MISTAKES if all(m.rule(*case) == run.requests for case, run in zip(CASES, runs))), None)
+            return Feedback(CHECK.number, WRONG, f"after {case[2]} turns your archive holds {len(run.archive)} "
+                            f"messages, not {2 * case[2]} ({_setting(case)}): the old turns leave the request, never "
+                            "the archive.", "which list does the request read, and which one keeps the whole "
+                            "conversation?", "drops from the archive")
     for case, run in sorted(zip(CASES, runs), key=lambda item: (item[0][2], item[0][0])):
         right = expected_window(*case)
         if run.archive != right.archive:
-            return Feedback(EXERCISE, WRONG, f"the archive differs ({_setting(case)}): it must hold every message in "
-                            "the order it came, each as {'role': ..., 'content': ...}.",
+            return Feedback(CHECK.number, WRONG, f"the archive differs ({_setting(case)}): it must hold every message "
+                            "in the order it came, each as {'role': ..., 'content': ...}.",
                             "print self.archive after two turns and compare", "archive differs")
         for turn, (mine, theirs) in enumerate(zip(run.requests, right.requests), start=1):
             if mine != theirs:
-                example = (f"The smallest case: {_setting(case)}. At turn {turn} you send {_describe(mine)}; summary "
-                           f"memory sends {_describe(theirs)} word for word.")
-                return known.verdict(EXERCISE, example) if known else Feedback(EXERCISE, WRONG, example, (
-                    "print recent_turns after each reply of the smallest case, and compare with the schedule of "
-                    "notebook 01 for the same settings"))
-    return Feedback(EXERCISE, CORRECT, (
+                return CHECK.known([run.requests for run in runs], (
+                    f"The smallest case: {_setting(case)}. At turn {turn} you send {_describe(mine)}; summary "
+                    f"memory sends {_describe(theirs)} word for word."))
+    return Feedback(CHECK.number, CORRECT, (
         f"all {len(CASES)} settings send what summary memory sends verbatim, with no summary, and the archive "
         "keeps every message. With the lesson's settings, turn 6 goes out with turns 3 to 5 and the question: the "
         "salary of turn 1 is gone from the request, as in the sliding window."))
