@@ -8,7 +8,7 @@ import pytest
 
 from helpers.base.tokens import count_tokens
 from helpers.grading.capstone import judge_cheapest
-from helpers.grading.verdict import CORRECT
+from helpers.grading.runner import CORRECT
 from helpers.display.side_by_side import comparison_table, ledger_table, render_tradeoff
 from helpers.measure.bill import Bill, CallBill, TurnBill, ratio
 from helpers.measure.ledger import (

@@ -8,7 +8,7 @@ import pytest
 
 from helpers.base.bounded import TimedOut, TooManyCalls, limit_calls, run_bounded
 from helpers.grading.runner import Clock, Misuse, run_answer, try_it
-from helpers.grading.verdict import CORRECT, NOT_DONE, WRONG, Feedback, forget_failures, show
+from helpers.grading.runner import CORRECT, NOT_DONE, WRONG, Feedback, forget_failures, show
 
 # What no verdict may say: code that would be the answer (a formula, a slice, a comparison to copy)
 FORMULA = re.compile(r"//|>=|<=|\blen\(|\bmin\(|\bmax\(|\bsum\(|re\.split|\.lower\(\)|\+=|\[-|\bis None\b|"

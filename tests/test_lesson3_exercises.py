@@ -21,7 +21,7 @@ from helpers.grading.rule_check import (
     grade_rule_check,
     states_rule,
 )
-from helpers.grading.verdict import CORRECT, NOT_DONE, WRONG, forget_failures
+from helpers.grading.runner import CORRECT, NOT_DONE, WRONG, forget_failures
 from helpers.grading.window import check_window_memory, grade_window_memory
 from helpers.measure.drift import rule_strength
 from helpers.memory.schedule import summary_schedule

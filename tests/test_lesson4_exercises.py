@@ -19,7 +19,7 @@ from helpers.grading.runner import Clock
 from helpers.grading.overflows import SMALLEST, OverflowCase, check_overflows_at, grade_overflows_at, memory_overflows_at
 from helpers.grading.summary_cap import CASES as CAP_CASES
 from helpers.grading.summary_cap import HINDI_SUMMARY, LONG_SUMMARY, check_summary_cap, grade_summary_cap, memory_keeps
-from helpers.grading.verdict import CORRECT, NOT_DONE, WRONG, forget_failures
+from helpers.grading.runner import CORRECT, NOT_DONE, WRONG, forget_failures
 from helpers.memory.summary_buffer import SummaryBufferMemory
 
 from .notebook_core_support import NOTEBOOKS

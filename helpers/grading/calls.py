@@ -8,8 +8,7 @@ import math
 import random
 from collections.abc import Callable
 
-from helpers.grading.runner import Exercise, checker
-from helpers.grading.verdict import WRONG, Feedback, Mistake
+from helpers.grading.runner import WRONG, Exercise, Feedback, Mistake, checker
 from helpers.memory.schedule import summary_schedule
 
 START = ("run schedule() above for a few settings and note after which turns the summariser runs: what pattern do "

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from helpers.base.bounded import TimedOut, run_bounded
-from helpers.grading.verdict import CORRECT, NOT_DONE, WRONG, Feedback, show
+from helpers.grading.runner import CORRECT, NOT_DONE, WRONG, Feedback, show
 from helpers.measure.ledger import Ledger
 from helpers.measure.transcript import FULL_BUFFER, MemoryFactory, StrategyRun, Transcript, replay, strategies
 from helpers.memory.registry import KINDS
@@ -19,8 +19,7 @@ Spec = tuple[str, dict[str, Any]]
 
 
 def candidates(transcript: Transcript) -> dict[str, Spec]:
-    """The settings the check compares an answer with: the lessons' settings, then each kind with twice and four
-    times as much kept word for word (a window as long as the conversation is the full buffer)."""
+    """The settings an answer is compared with: the lessons', then each kind keeping twice and four times as much."""
     chosen = dict(strategies(transcript))
     n = len(transcript)
     for scale in (2, 4):

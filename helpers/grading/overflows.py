@@ -11,8 +11,7 @@ from typing import Any
 
 from helpers.base.tokens import count_tokens
 from helpers.display.reference import lesson4_run_sizes
-from helpers.grading.runner import Exercise, checker, name_of
-from helpers.grading.verdict import WRONG, Feedback, Mistake
+from helpers.grading.runner import WRONG, Exercise, Feedback, Mistake, checker, name_of
 from helpers.lessons.data import lesson4
 from helpers.memory.budget import BudgetStep, analyse_sizes
 from helpers.memory.summary_buffer import SummaryBufferMemory
@@ -47,15 +46,13 @@ def memory_steps(case: OverflowCase, memory_class: type[SummaryBufferMemory] = S
 
 def memory_overflows_at(case: OverflowCase, memory_class: type[SummaryBufferMemory] = SummaryBufferMemory,
                         budget: int | None = None, over_budget: bool = False) -> list[int]:
-    """The numbers of the messages whose storing made ``memory_class`` overflow (with ``over_budget``, of every
-    message that met a buffer over the budget, a whole turn to fold or not)."""
+    """The messages whose storing made ``memory_class`` overflow (``over_budget``: that met a buffer over it)."""
     return [number for number, step in enumerate(memory_steps(case, memory_class, budget), start=1)
             if (step.would_reach > case.budget if over_budget else step.overflow)]
 
 
 def _mutant(fold: Callable[[SummaryBufferMemory, int, Callable[[int], int]], int]) -> type[SummaryBufferMemory]:
-    """``SummaryBufferMemory`` with one slip: its ``messages_to_fold(incoming)`` is ``fold(memory, incoming, the
-    real messages_to_fold)``."""
+    """``SummaryBufferMemory`` whose ``messages_to_fold`` is ``fold(memory, incoming, the real one)``."""
     class Mutant(SummaryBufferMemory):
         def messages_to_fold(self, incoming_tokens: int) -> int:
             return fold(self, incoming_tokens, super().messages_to_fold)
@@ -86,8 +83,7 @@ def _folds_per_overflow(case: OverflowCase) -> list[int]:
 
 
 def _fold_by(step: int, whole_turns: bool = True, store_first: bool = False) -> Callable[[OverflowCase], list[int]]:
-    """A fold that, when messages_to_compress messages are not enough, goes on ``step`` messages at a time (0:
-    messages_to_compress at a time), may take a waiting question (not ``whole_turns``) or stores the message first."""
+    """A fold going on ``step`` messages at a time (0: messages_to_compress), not by whole turns, or after storing."""
     def overflows(case: OverflowCase) -> list[int]:
         buffer: list[int] = []
         found = []
@@ -219,9 +215,7 @@ SMALLEST: tuple[tuple[tuple[int, ...], int, int], ...] = (
 
 
 def _random_cases(count: int = 300, seed: int = 41) -> tuple[OverflowCase, ...]:
-    """Short, medium and long messages with budgets equal to the first few (exact fits), small budgets and large
-    ones; and runs of short turns that fill the budget before a long message (a fold of more than
-    messages_to_compress messages, whose last step lands near the budget)."""
+    """Messages of three scales with exact-fit, small and large budgets; runs of short turns before a long one."""
     rng = random.Random(seed)
     cases = []
     for index in range(count):
@@ -301,9 +295,8 @@ def _tokens(n: int) -> str:
 
 CHECK = Exercise("4.1", CASES, lambda case: (list(case.sizes), case.budget, case.compress),
                  "write the body of overflows_at", START, MISTAKES, (
-                     "play the smallest case by hand, message by message, writing down the buffer's tokens before "
-                     "each one and what the memory does; then print what your function holds at the message named "
-                     "above"))
+                     "play the smallest case by hand, message by message, writing down the buffer's tokens before each "
+                     "one and what the memory does; then print what your function holds at the message named above"))
 
 
 def grade_overflows_at(overflows_at: Callable[[list[int], int, int], list[int]]) -> Feedback:

@@ -9,8 +9,7 @@ import random
 import re
 from collections.abc import Callable, Sequence
 
-from helpers.grading.runner import Exercise, checker
-from helpers.grading.verdict import WRONG, Feedback, Mistake
+from helpers.grading.runner import WRONG, Exercise, Feedback, Mistake, checker
 from helpers.lessons.data import published_run
 
 START = "split the summary into sentences and print them first; then pick the ones about equity"

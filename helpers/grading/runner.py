@@ -1,5 +1,6 @@
-"""Running a student's answer bounded in time (each call, and the whole check) and in calls: ``run_answer``, and
-``Exercise``, the case loop and comparison every check shares; ``try_it`` for an exercise cell."""
+"""What an exercise check says and how it runs a student's answer: bounded in time and calls (``run_answer``), one
+case loop and comparison for every check (``Exercise``), what is wrong first and the hint on a second failure (or
+with ``hint=True``), never the formula; ``try_it`` for an exercise cell."""
 from __future__ import annotations
 
 import contextlib
@@ -11,10 +12,67 @@ from dataclasses import dataclass
 from typing import Any
 
 from helpers.base.bounded import TimedOut, TooManyCalls, run_bounded
-from helpers.grading.verdict import CORRECT, NOT_DONE, WRONG, Feedback, Mistake, show
 
+NOT_DONE = "not done yet"
+CORRECT = "correct"
+WRONG = "not yet"
 SECONDS = 2.0  # per call of the student's function: far more than a right answer needs
 TOTAL_SECONDS = 30.0  # for all the calls of one check together
+_failures: dict[str, int] = {}  # failed checks per exercise in this kernel: the second one brings the hint
+
+
+@dataclass(frozen=True)
+class Feedback:
+    """The verdict on one answer: ``status`` is NOT_DONE, CORRECT or WRONG; ``mistake`` names the known
+    slip the answer shows (None if it shows none the check knows); ``hint`` is held back until asked for."""
+
+    exercise: str
+    status: str
+    message: str
+    hint: str = ""
+    mistake: str | None = None
+
+    def __str__(self) -> str:
+        return f"[exercise {self.exercise}] {self.status}: {self.message}"
+
+    def on(self, where: str) -> Feedback:
+        """This verdict with the case it failed on added to its message."""
+        return dataclasses.replace(self, message=f"{self.message.rstrip('.')} (on {where}).")
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """A wrong answer a check knows: its name, the wrong rule, what is wrong (said at once), a hint (held back)."""
+
+    name: str
+    rule: Callable[..., Any] | None
+    says: str
+    hint: str
+
+    def verdict(self, exercise: str, example: str) -> Feedback:
+        """The WRONG verdict: ``example`` (the smallest case that shows the mistake), then what is wrong."""
+        return Feedback(exercise, WRONG, f"{example} {self.says[0].upper()}{self.says[1:]}.", self.hint, self.name)
+
+
+def show(verdict: Feedback, hint: bool | None = None, check: str = "", answer: str = "") -> Feedback:
+    """Print ``verdict`` and return it, with the hint if ``hint`` or (``None``) on a second failure in this kernel."""
+    earlier = _failures.get(verdict.exercise, 0)
+    if verdict.status == WRONG:
+        _failures[verdict.exercise] = earlier + 1
+    text = str(verdict)
+    if verdict.status != CORRECT and verdict.hint:
+        if hint or (hint is None and verdict.status == WRONG and earlier):
+            text += f"\n  hint: {verdict.hint}"
+        elif verdict.status == WRONG:
+            ask = f"{check}({answer}, hint=True)" if check else "hint=True"
+            text += f"\n  (a hint comes with the next try, or now with {ask})"
+    print(text)
+    return verdict
+
+
+def forget_failures() -> None:
+    """Start every exercise afresh, as in a new kernel (tests use it; a student never needs to)."""
+    _failures.clear()
 
 
 class Clock:
@@ -55,16 +113,14 @@ class Misuse(Exception):
 def run_answer(exercise: str, function: Callable[..., Any], *args: Any, seconds: float = SECONDS,
                clock: Clock | None = None, todo: str = "write the body of the function", start: str = "",
                **kwargs: Any) -> Any:
-    """The student's ``function(*args, **kwargs)`` run with a time bound (``seconds``, or what ``clock``
-    has left), or the ``Feedback`` that replaces its result (not written yet, too slow, too many calls, raised).
-    ``start`` is the hint for an answer not written yet (how to begin), shown when asked for."""
+    """The student's ``function(*args, **kwargs)`` run with a time bound (``seconds``, or what ``clock`` has left),
+    or the ``Feedback`` that replaces its result; ``start`` is the hint for an answer not written yet."""
     name = name_of(function)
     not_done = Feedback(exercise, NOT_DONE, f"{todo}, then run this cell again.", start)
-    total = clock.total if clock else TOTAL_SECONDS
     slow = Feedback(exercise, WRONG, (
-        f"{name} took more than {total:g} seconds for the cases so far, so the check stopped; a right answer "
-        "needs far less than a second for all of them."), "is there a loop that runs many more times than it needs?",
-        "too slow")
+        f"{name} took more than {clock.total if clock else TOTAL_SECONDS:g} seconds for the cases so far, so the "
+        "check stopped; a right answer needs far less than a second for all of them."),
+        "is there a loop that runs many more times than it needs?", "too slow")
     if clock and clock.seconds() <= 0:
         return slow
     try:
@@ -72,9 +128,7 @@ def run_answer(exercise: str, function: Callable[..., Any], *args: Any, seconds:
     except NotImplementedError:
         return not_done
     except TimedOut as stopped:
-        if clock and clock.seconds() <= 0:
-            return slow
-        return Feedback(exercise, WRONG, (
+        return slow if clock and clock.seconds() <= 0 else Feedback(exercise, WRONG, (
             f"{name} was still running after {stopped.seconds:g} seconds, so the check stopped it: a loop that "
             "never ends?"), "in a while loop, the value the loop tests must change on every pass, or the loop never "
             "ends; a for loop over a fixed number of steps always does", "never ends")
@@ -109,8 +163,7 @@ class Exercise:
     spread: bool = False  # a mistake's rule takes the case's items (True) or the case itself
 
     def runs(self, function: Callable[..., Any], cases: tuple[Any, ...] = ()) -> Iterator[tuple[Any, tuple, Any]]:
-        """Each case (``cases`` or the exercise's) with the arguments the answer got and what ``run_answer`` returned,
-        all under one ``Clock``."""
+        """Each case (``cases`` or all), the answer's arguments and what ``run_answer`` returned: one ``Clock``."""
         clock, quiet = Clock(), quietly(function)
         for case in cases or self.cases:
             args = self.arguments(case)
@@ -118,12 +171,11 @@ class Exercise:
 
     def answers(self, function: Callable[..., Any], refuse: Callable[[Any, tuple, Any], Feedback | None] | None = None,
                 where: Callable[[Any], str] | None = None) -> list[Any] | Feedback:
-        """What ``function`` returns on every case, or the verdict that stops the check: a failed run (on the case
-        ``where`` names, if given) or what ``refuse(case, args, result)`` finds wrong with one result."""
+        """What ``function`` returns on every case, or the verdict that stops the check (a failed run, ``refuse``)."""
         found = []
         for case, args, result in self.runs(function):
             if isinstance(result, Feedback):
-                return on_case(result, where(case)) if where and result.status == WRONG else result
+                return result.on(where(case)) if where and result.status == WRONG else result
             verdict = refuse and refuse(case, args, result)
             if verdict:
                 return verdict
@@ -140,8 +192,7 @@ class Exercise:
 
     def compare(self, answers: list[Any], right: Callable[[Any], Any], correct: str,
                 example: Callable[[Any, Any], str], key: Callable[[Any], Any] = lambda case: case) -> Feedback:
-        """CORRECT with ``correct`` if every answer is ``right(case)``; else the smallest case (by ``key``) that
-        differs, as ``example(case, answer)`` words it, with the mistake the answers show."""
+        """CORRECT if every answer is ``right(case)``, else the smallest differing case (``key``) and its mistake."""
         wrong = [index for index, case in enumerate(self.cases) if answers[index] != right(case)]
         if not wrong:
             return Feedback(self.number, CORRECT, correct)
@@ -150,14 +201,8 @@ class Exercise:
                                    f"{example(self.cases[index], answers[index])}")
 
 
-def on_case(verdict: Feedback, where: str) -> Feedback:
-    """``verdict`` with the case it failed on added to its message."""
-    return dataclasses.replace(verdict, message=f"{verdict.message.rstrip('.')} (on {where}).")
-
-
 def checker(grade: Callable[[Any], Feedback], check: str, answer: str) -> Callable[..., Feedback]:
-    """The check a notebook calls: ``grade``'s verdict, printed and returned (see ``show``; ``answer`` names the
-    student's function in the call that asks for the hint)."""
+    """The check a notebook calls: ``grade``'s verdict, printed and returned (``answer``: the function's name)."""
     def check_answer(function: Any, *, hint: bool | None = None) -> Feedback:
         return show(grade(function), hint, check, name_of(function, answer))
     check_answer.__name__ = check_answer.__qualname__ = check
@@ -166,13 +211,11 @@ def checker(grade: Callable[[Any], Feedback], check: str, answer: str) -> Callab
 
 
 def try_it(function: Callable[..., Any], *args: Any, seconds: float = SECONDS, **kwargs: Any) -> None:
-    """Call the student's ``function(*args, **kwargs)`` once, with a time bound, and print what it returned,
-    or that it is not written yet, ran too long or raised: what an exercise cell uses to try an answer."""
-    name = name_of(function)
+    """Run the student's ``function(*args, **kwargs)`` once, bounded, and print what it returned or what went wrong."""
     result = run_answer("try", function, *args, seconds=seconds, **kwargs)
     if not isinstance(result, Feedback):
         print(result if isinstance(result, str) else repr(result))
     elif result.status == NOT_DONE:
-        print(f"{name} is not written yet: write its body, then run this cell again.")
+        print(f"{name_of(function)} is not written yet: write its body, then run this cell again.")
     else:
-        print(f"{name}: {result.message}")
+        print(f"{name_of(function)}: {result.message}")

@@ -12,12 +12,10 @@ from typing import Any
 
 from helpers.base.bounded import limit_calls
 from helpers.base.tokens import count_tokens, filler_text
-from helpers.grading.runner import Exercise, Misuse, checker, on_case
-from helpers.grading.verdict import CORRECT, NOT_DONE, WRONG, Feedback, Mistake
+from helpers.grading.runner import CORRECT, NOT_DONE, WRONG, Exercise, Feedback, Mistake, Misuse, checker
 from helpers.memory.summary_buffer import SummaryBufferMemory
 
-START = ("there are three situations: no cap, a summary within the cap, a summary over it; write what "
-         "happens in each")
+START = ("there are three situations: no cap, a summary within the cap, a summary over it; write what happens in each")
 
 FACTS = (
     "Chiru earns ₹1,20,000 a month and spends ₹60,000.", "He is 32 and risk-averse.",
@@ -96,8 +94,7 @@ class CapCase:
 
 @functools.lru_cache(maxsize=256)
 def memory_keeps(case: CapCase) -> str:
-    """What ``SummaryBufferMemory(max_summary_tokens=case.cap)`` keeps when a fold writes ``case.summary``. The
-    class refuses a cap of 0, which the exercise takes (every summary is over it): it runs with 1 instead."""
+    """What the memory keeps with ``max_summary_tokens=case.cap`` when a fold writes ``case.summary`` (0 runs as 1)."""
     def summarise(messages: list, existing: str | None) -> str:
         return case.summarise(messages, existing) if not messages else case.summary
 
@@ -230,7 +227,7 @@ def grade_summary_cap(cap_summary: Callable[[str, Callable, int | None], str]) -
                 return Feedback(CHECK.number, WRONG, f"{result.message.rstrip('.')} with max_summary_tokens=None. "
                                 "None means no cap.", "what must happen before a comparison with max_summary_tokens, "
                                 "when it can be None?", "forgets None")
-            return on_case(result, case.describe())
+            return result.on(case.describe())
         problem = _problem(case, result, summarise.calls)
         if problem is not None:
             wrong.append((case, problem))

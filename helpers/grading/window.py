@@ -9,8 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from helpers.base.bounded import limit_calls
-from helpers.grading.runner import Exercise, checker, name_of, quietly
-from helpers.grading.verdict import CORRECT, WRONG, Feedback, Mistake
+from helpers.grading.runner import CORRECT, WRONG, Exercise, Feedback, Mistake, checker, name_of, quietly
 from helpers.memory.stubs import turn_range_stub
 from helpers.memory.summary import SummaryMemory
 
@@ -69,8 +68,7 @@ def _run_window(memory_class: type, threshold: int, keep: int, turns: int, summa
 
 
 def expected_window(threshold: int, keep: int, turns: int) -> WindowRun:
-    """What the window must send: the system prompt and summary memory's verbatim part (the project's class,
-    with a stub summariser)."""
+    """What the window must send: summary memory's verbatim part (the project's class, a stub summariser)."""
     memory = SummaryMemory("system prompt", turn_range_stub, threshold, keep)
     return WindowRun(_requests(memory, turns, lambda m: [SYSTEM, *m.verbatim]), memory.archive)
 
