@@ -1,6 +1,5 @@
 """Exercise 1.1 (notebook 01): predict the summariser calls. The right answer is what ``SummaryMemory`` does
-(``summary_schedule`` runs the class) on every small setting, the lesson's and random larger ones; each named
-mistake is a formula a student writes by mistake."""
+(``summary_schedule``); each named mistake is a formula a student writes by mistake."""
 from __future__ import annotations
 
 import functools

@@ -1,6 +1,5 @@
-"""Exercise 7.1 (notebook 07): the memory and settings that keep every planted fact of the long conversation at
-the lowest cost. Bounded: one replay of the answer, then the few candidate settings it is compared with, each
-under a time limit."""
+"""Exercise 7.1 (notebook 07): the memory and settings that keep every planted fact at the lowest cost; one
+bounded replay of the answer, then of the few candidate settings it is compared with."""
 from __future__ import annotations
 
 from collections.abc import Sequence

@@ -1,12 +1,11 @@
 """Exercise 4.1 (notebook 04): at which messages does the buffer overflow? The right answer is what
-``SummaryBufferMemory`` does (``analyse_sizes`` runs the class); each named mistake is a mutant of that class (its
-``messages_to_fold`` changed), the real result read another way, or a small function written as a student would."""
+``SummaryBufferMemory`` does; each named mistake is a mutant of the class, its result read another way, or a slip."""
 from __future__ import annotations
 
 import functools
 import random
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from helpers.base.tokens import count_tokens
@@ -37,17 +36,16 @@ class OverflowCase:
 
 
 @functools.lru_cache(maxsize=2048)
-def memory_steps(case: OverflowCase, memory_class: type[SummaryBufferMemory] = SummaryBufferMemory,
-                 budget: int | None = None) -> tuple[BudgetStep, ...]:
-    """What ``memory_class`` does with the case's messages, step by step (``budget`` replaces the case's)."""
-    return analyse_sizes(case.sizes, case.budget if budget is None else budget, case.compress,
-                         memory_class=memory_class).steps
+def memory_steps(case: OverflowCase, memory_class: type[SummaryBufferMemory] = SummaryBufferMemory
+                 ) -> tuple[BudgetStep, ...]:
+    """What ``memory_class`` does with the case's messages, step by step."""
+    return analyse_sizes(case.sizes, case.budget, case.compress, memory_class=memory_class).steps
 
 
 def memory_overflows_at(case: OverflowCase, memory_class: type[SummaryBufferMemory] = SummaryBufferMemory,
-                        budget: int | None = None, over_budget: bool = False) -> list[int]:
+                        over_budget: bool = False) -> list[int]:
     """The messages whose storing made ``memory_class`` overflow (``over_budget``: that met a buffer over it)."""
-    return [number for number, step in enumerate(memory_steps(case, memory_class, budget), start=1)
+    return [number for number, step in enumerate(memory_steps(case, memory_class), start=1)
             if (step.would_reach > case.budget if over_budget else step.overflow)]
 
 
@@ -122,7 +120,7 @@ MISTAKES = (
             "nothing, calls no summariser and counts no overflow: the message is stored over the budget",
             "an overflow is a fold, one summariser call: what is there to fold when the first message arrives, "
             "or when a reply arrives and the buffer holds only its own question?"),
-    Mistake("overflows on the budget", lambda case: memory_overflows_at(case, budget=case.budget - 1),
+    Mistake("overflows on the budget", lambda case: memory_overflows_at(replace(case, budget=case.budget - 1)),
             "your rule treats a message that brings the buffer exactly to max_buffer_tokens as an overflow, and "
             "folds until the buffer is below the budget. A buffer of exactly max_buffer_tokens tokens fits",
             _SAME_SIDES),
@@ -131,7 +129,7 @@ MISTAKES = (
             "your rule overflows when the buffer plus the message lands exactly on max_buffer_tokens. That "
             "message fits: a buffer of exactly the budget is not over it", _SAME_SIDES),
     Mistake("folds below the budget",
-            lambda case: memory_overflows_at(case, _FoldsBelowTheBudget, budget=case.budget - 1),
+            lambda case: memory_overflows_at(replace(case, budget=case.budget - 1), _FoldsBelowTheBudget),
             "your rule goes on folding while the buffer plus the message is exactly at max_buffer_tokens. Once "
             "they are at the budget the message fits, and the fold stops",
             "look at the test that decides whether to fold one more turn: what does it say when the sum equals "

@@ -1,6 +1,5 @@
-"""Exercise 3.1 (notebook 03): a rule check that reads the sentence about equity. The right answer is
-``states_rule``, which a test keeps equal to notebook 03's measure (``helpers.measure.drift``) on every case;
-each named mistake is a small function, tried with either sentence split an answer may use."""
+"""Exercise 3.1 (notebook 03): a rule check that reads the sentence about equity; ``states_rule`` agrees with
+``helpers.measure.drift`` (a test checks it); each named mistake is a small function, tried with either split."""
 from __future__ import annotations
 
 import dataclasses
@@ -15,6 +14,7 @@ from helpers.lessons.data import published_run
 START = "split the summary into sentences and print them first; then pick the ones about equity"
 RULE_WORDS = ("never", "rule", "allergic", "must not", "no equity")  # what the exercise counts as a rule
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
+_full_stops = functools.partial(str.split, sep=".")  # the split that misses sentences ending in '!' or '?'
 
 # Sentences the random summaries are made of. Each pool is what its name says, by the exercise's definition
 # and by helpers.measure.drift.rule_strength alike (the tests check both).
@@ -34,11 +34,6 @@ OTHER_FACTS = ("Chiru earns ₹1,20,000 a month.", "He is 32 and wants to retire
 def sentences(summary: str) -> list[str]:
     """The sentences of a summary (split after . ! or ?)."""
     return [part for part in _SENTENCE.split(summary.strip()) if part]
-
-
-def _full_stops(summary: str) -> list[str]:
-    """The summary cut at every '.', the split that misses the sentences ending in '!' or '?'."""
-    return summary.split(".")
 
 
 def _rule_in(summary: str, split: Callable[[str], list[str]], words: Sequence[str] = RULE_WORDS,

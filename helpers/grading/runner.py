@@ -1,6 +1,5 @@
-"""What an exercise check says and how it runs a student's answer: bounded in time and calls (``run_answer``), one
-case loop and comparison for every check (``Exercise``), what is wrong first and the hint on a second failure (or
-with ``hint=True``), never the formula; ``try_it`` for an exercise cell."""
+"""What an exercise check says and how it runs a student's answer, bounded in time and calls: ``run_answer``, one
+case loop and comparison for every check (``Exercise``), the hint on a second failure; ``try_it`` for a cell."""
 from __future__ import annotations
 
 import contextlib

@@ -1,6 +1,5 @@
-"""Exercise 5.1 (notebook 05): a cap on the summary. The right answer is what ``SummaryBufferMemory`` keeps with
-``max_summary_tokens`` (the class is run on each case); the check's summarisers need no model: they shorten in
-different ways, come back longer, empty or in Hindi (fewer words, more tokens), and each allows one call."""
+"""Exercise 5.1 (notebook 05): a cap on the summary. The right answer is what ``SummaryBufferMemory`` keeps; the
+check's summarisers need no model: they shorten, come back longer, empty or in Hindi, and allow one call each."""
 from __future__ import annotations
 
 import functools

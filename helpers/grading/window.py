@@ -1,6 +1,5 @@
 """Exercise 2.1 (notebook 02): summary memory's trigger, a sliding window's forgetting. The right answer is what
-``SummaryMemory`` sends word for word (run with a stub summariser), with no summary; each named mistake is a
-small window written with one slip."""
+``SummaryMemory`` sends word for word, with no summary; each named mistake is a small window with one slip."""
 from __future__ import annotations
 
 import random
@@ -18,7 +17,6 @@ START = ("SummaryMemory's add_message shows where its trigger is: keep the trigg
 Setting = tuple[int, int, int]  # (max_turns_before_summary, turns_to_keep_verbatim, turns)
 Request = list[dict[str, str]]
 SYSTEM = {"role": "system", "content": "system prompt"}
-_MISSING = object()
 
 
 def cases(count: int = 30, seed: int = 5) -> list[Setting]:
@@ -129,15 +127,13 @@ def grade_window_memory(memory_class: type) -> Feedback:
     namespace = getattr(getattr(memory_class, "add_message", None), "__globals__", {})
     counted = limit_calls(lambda turns, existing_summary=None: f"a summary of {len(turns)} messages", 100,
                           "summarise_turns")
-    saved = namespace.get("summarise_turns", _MISSING)
+    saved = {name: namespace[name] for name in ("summarise_turns",) if name in namespace}
     namespace["summarise_turns"] = counted
     try:
         runs = CHECK.answers(quietly(run, name_of(memory_class, "your class")))
     finally:
-        if saved is _MISSING:
-            namespace.pop("summarise_turns", None)
-        else:
-            namespace["summarise_turns"] = saved
+        namespace.pop("summarise_turns", None)
+        namespace.update(saved)  # the notebook's own summarise_turns back, if it had one
     return runs if isinstance(runs, Feedback) else _verdict(runs)
 
 
