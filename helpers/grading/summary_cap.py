@@ -14,7 +14,7 @@ from helpers.base.tokens import count_tokens, filler_text
 from helpers.grading.runner import CORRECT, NOT_DONE, WRONG, Exercise, Feedback, Mistake, Misuse, checker
 from helpers.memory.summary_buffer import SummaryBufferMemory
 
-START = ("there are three situations: no cap, a summary within the cap, a summary over it; write what happens in each")
+START = "there are three situations: no cap, a summary within the cap, a summary over it; write what happens in each"
 
 FACTS = (
     "Chiru earns ₹1,20,000 a month and spends ₹60,000.", "He is 32 and risk-averse.",
