@@ -86,8 +86,9 @@ def _fold_by(step: int, whole_turns: bool = True, store_first: bool = False) -> 
         buffer: list[int] = []
         found = []
         for number, size in enumerate(case.sizes, start=1):
-            buffer += [size] if store_first else []
-            coming = 0 if store_first else size
+            if store_first:
+                buffer.append(size)
+            coming = 0 if store_first else size  # a message stored first is tested as part of the buffer
             if sum(buffer) + coming > case.budget:
                 limit = len(buffer) // 2 * 2 if whole_turns else len(buffer)
                 n = min(case.compress, limit)
@@ -95,7 +96,8 @@ def _fold_by(step: int, whole_turns: bool = True, store_first: bool = False) -> 
                     n += step or case.compress
                 if n:
                     buffer, found = buffer[n:], found + [number]
-            buffer += [] if store_first else [size]
+            if not store_first:
+                buffer.append(size)
         return found
     return overflows
 
