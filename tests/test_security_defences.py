@@ -17,7 +17,7 @@ from helpers.memory.summary_buffer import SummaryBufferMemory
 from helpers.memory.summary_check import check_summary
 from helpers.memory.defences import Defences
 from helpers.memory.types import SettingError, SummariserError
-from helpers.model.offline.requests import parse_summariser_request
+from helpers.model.offline.summariser import parse_summariser_request
 from helpers.model.summarisers import build_summariser_request, request_templates
 from helpers.memory.state import load, save
 from helpers.memory.erasure import forget

@@ -19,7 +19,7 @@ import httpx2
 from helpers.base.text import listed
 from helpers.base.tokens import count_tokens
 from helpers.memory.registry import headings
-from helpers.model.offline.requests import is_summariser_request
+from helpers.model.offline.summariser import is_summariser_request
 from helpers.model.responses import CallTrace, json_of, request_json, retries_taken, with_body
 
 SHORT_TEXT = "Check."

@@ -1,9 +1,17 @@
-"""Sentences, and the facts they carry: amounts, ages, dates, rules, profile, names."""
+"""A message's text, its sentences, and the facts they carry: amounts, ages, dates, rules, profile, names."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[*A-Z₹$0-9])|\n+")
+
+
+def content_text(content: Any) -> str:
+    """Text of a message's content (a string, or the SDK's list of parts)."""
+    if isinstance(content, list):
+        return "\n".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return "" if content is None else str(content)
 
 
 def split_sentences(text: str) -> list[str]:
