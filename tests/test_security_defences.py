@@ -178,7 +178,7 @@ def _latin_lookalikes(text):
 def test_a_user_who_copies_any_memory_block_from_a_request_gains_no_authority(placement, disguise):
     from helpers.memory.imitation import BLOCK_TEXTS, note_clauses
     from helpers.memory.placement import readable_form
-    from helpers.model.delivery import adapt
+    from helpers.model.responses import adapt
     rule = "Never suggest equity."
     for memory in memories(placement=placement, pinned_rules=[rule]):
         feed(memory, ["I earn Rs 1,20,000 a month and spend about Rs 60,000.", "Noted, thank you for the figures.",
