@@ -43,6 +43,11 @@ class CallTrace:
         self.attempts, self.retry_after, self.not_received = 0, None, ()
 
 
+def is_chat(path: str) -> bool:
+    """Whether an API path is the chat completions endpoint (any prefix, any trailing slash)."""
+    return path.rstrip("/").endswith("chat/completions")
+
+
 def json_of(content: bytes) -> Any:
     """``content`` parsed as JSON, or None when it is not JSON."""
     try:
@@ -156,10 +161,8 @@ def completion_problem(payload: Any) -> str | None:
 def parse_completion(content: bytes, where: str, secrets: Iterable[str] = ()) -> dict[str, Any]:
     """The chat completion in ``content``, or ``BadResponse`` saying what came back instead."""
     payload = json_of(content)
-    if payload is None:
-        problem = f"the body is not JSON (it starts {content[:120].decode('utf-8', 'replace')!r})"
-    else:
-        problem = completion_problem(payload)
+    problem = (completion_problem(payload) if payload is not None
+               else f"the body is not JSON (it starts {content[:120].decode('utf-8', 'replace')!r})")
     if problem is None:
         return payload
     raise BadResponse(scrub_text(
@@ -173,8 +176,7 @@ def parse_completion(content: bytes, where: str, secrets: Iterable[str] = ()) ->
 def scrub_body(content: bytes, secrets: Iterable[str]) -> bytes:
     """A body with every secret replaced in every form (``scrub_text``); bytes that are not UTF-8 kept as they are."""
     text = content.decode("utf-8", "surrogateescape")
-    scrubbed = scrub_text(text, secrets)
-    return content if scrubbed == text else scrubbed.encode("utf-8", "surrogateescape")
+    return content if (scrubbed := scrub_text(text, secrets)) == text else scrubbed.encode("utf-8", "surrogateescape")
 
 
 class CheckedTransport(httpx2.BaseTransport):
@@ -208,8 +210,7 @@ class CheckedTransport(httpx2.BaseTransport):
             self.trace.retry_after = retry_after_seconds(response.headers)
             if sdk_retries(response):
                 self._report_retry(request, f"answered {response.status_code}", self.trace.retry_after)
-        elif (request.url.path.rstrip("/").endswith("chat/completions")
-              and "event-stream" not in response.headers.get("content-type", "")):  # a stream is checked by the SDK
+        elif is_chat(request.url.path) and "event-stream" not in response.headers.get("content-type", ""):
             parse_completion(content, self.where, self.secrets())
         return rebuilt(response, content, request)
 
@@ -242,7 +243,8 @@ class CheckedTransport(httpx2.BaseTransport):
         except BaseException as error:  # too late, or an interrupt (the notebook's stop button)
             answer.add_done_callback(lambda done: done.exception() or done.result().close())
             if isinstance(error, TimeoutError) and not (answer.done() and answer.exception() is error):
-                raise httpx2.ReadTimeout(f"no answer within {self.timeout:g} s (LLM_TIMEOUT)", request=request) from None
+                raise httpx2.ReadTimeout(f"no answer within {self.timeout:g} s (LLM_TIMEOUT)",
+                                         request=request) from None
             raise
 
     def close(self) -> None:
@@ -276,8 +278,7 @@ def _systems(messages: list[dict[str, Any]]) -> list[int]:
 def adapt(messages: list[dict[str, Any]], mode: str) -> tuple[list[dict[str, Any]], list[tuple[int, ...]]]:
     """The messages as sent under ``mode``, and for each one sent the indices of the written messages it carries:
     "merge" joins every system message into the first; "user" puts each run of them at the start of the next user
-    message (one of its own if none follows), as llama.cpp's Gemma template does.
-    """
+    message (one of its own if none follows), as llama.cpp's Gemma template does."""
     plain = all(isinstance(m, dict) and isinstance(m.get("content"), str) for m in messages)
     systems = [i for i, m in enumerate(messages) if plain and m.get("role") == "system"]
     if mode == "as-written" or not systems or (mode == "merge" and len(systems) == 1):
@@ -336,8 +337,7 @@ def describe(messages: list[dict[str, Any]], index: int) -> str:
 @dataclass
 class DeliveryTransport(httpx2.BaseTransport):
     """Sends chat requests with their system messages as ``mode`` says and, with ``check``, finds by probe (through
-    ``probe``, with no recording or retries) which ones the server drops; ``trace.not_received`` holds them.
-    """
+    ``probe``, with no recording or retries) which ones the server drops; ``trace.not_received`` holds them."""
 
     inner: httpx2.BaseTransport
     probe: httpx2.BaseTransport
@@ -427,13 +427,10 @@ class DeliveryTransport(httpx2.BaseTransport):
 
 def _chat_body(request: httpx2.Request) -> dict[str, Any] | None:
     """The JSON body of a chat completion request with a list of messages (not streamed), else None."""
-    if request.method != "POST" or not request.url.path.rstrip("/").endswith("chat/completions"):
-        return None
-    body = request_json(request)
+    body = request_json(request) if request.method == "POST" and is_chat(request.url.path) else {}
     messages = body.get("messages")
-    if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages) or body.get("stream"):
-        return None
-    return body
+    chat = isinstance(messages, list) and all(isinstance(m, dict) for m in messages) and not body.get("stream")
+    return body if chat else None
 
 
 def _probe_body(body: dict[str, Any], index: int, text: str) -> dict[str, Any]:

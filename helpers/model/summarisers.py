@@ -131,11 +131,11 @@ class ModelSummariser:
         usage = response.usage
         self.calls.append(SummariserCall(request, summary, usage.prompt_tokens if usage else None,
                                          usage.completion_tokens if usage else None, response.model, not_received))
-        if choice.finish_reason == "length":  # stopped at max_tokens: the memory reports it on the fold event
+        if cut := choice.finish_reason == "length":  # stopped at max_tokens: the memory reports it on the fold event
             self.access.warn_once("summary cut", (
                 f"WARNING: a summary was cut at max_tokens={self.max_tokens} (finish_reason 'length') and may end "
                 "mid-sentence; the fold line says so. Raise the summariser's max_tokens."))
-        return Summarised(summary, cut=choice.finish_reason == "length")
+        return Summarised(summary, cut=cut)
 
 
 def make_summariser(access: ModelAccess, prompt: str = "summary_memory", *,
@@ -149,8 +149,9 @@ def make_summariser(access: ModelAccess, prompt: str = "summary_memory", *,
     elif isinstance(prompt, str) and len(prompt.split()) > 3:
         name, system_prompt = "custom", prompt.strip()
     else:
-        raise SettingError("prompt", prompt, f"prompt must be one of {', '.join(lesson_data.SUMMARISER_PROMPTS)} or the "
-                           f"text of your own summariser prompt, got {prompt!r}")
+        names = ", ".join(lesson_data.SUMMARISER_PROMPTS)
+        raise SettingError("prompt", prompt, f"prompt must be one of {names} or the text of your own summariser "
+                           f"prompt, got {prompt!r}")
     owner = (cls.KIND.request_templates for cls in KINDS.values() if cls.KIND.summariser_prompt == prompt)
     which = templates or next((wording for wording in owner if wording), "lesson3")
     return ModelSummariser(access, system_prompt, request_templates(which), name, max_tokens, temperature,

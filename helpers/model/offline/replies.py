@@ -126,12 +126,6 @@ def _asks(message: str) -> bool:
     return "?" in message or (bool(_ASKS.match(message)) and not _TELLS.match(message))
 
 
-def _noted(stated: list[RequestFact]) -> str:
-    """The few words that acknowledge what the latest message states: its topics, never its values."""
-    about = list(dict.fromkeys(topic for fact in stated for topic in fact.topics))
-    return f"Noted: your {listed(about)}." if about else "Noted."
-
-
 def _answer(question: str, facts: list[RequestFact], told_topics: set[str]) -> list[str]:
     """A question about the user's own facts: the sentences that hold them, by where they are; or "not sent"."""
     question_words = _words(question)
@@ -172,8 +166,9 @@ def grounded_reply(messages: list[dict[str, Any]]) -> str:
     stated = [fact for fact in facts if fact.where == THIS_MESSAGE and not fact.text.endswith("?")]
     asks = _asks(message)
     lines = [MARKER]
-    if stated or not asks:
-        lines.append(_noted(stated))
+    if stated or not asks:  # acknowledged by its topics, never its values
+        about = list(dict.fromkeys(topic for fact in stated for topic in fact.topics))
+        lines.append(f"Noted: your {listed(about)}." if about else "Noted.")
     if asks:
         personal = bool(_PERSONAL.search(message)) and bool(_topics(_words(message)))
         told = {topic for fact in facts if fact.where == THIS_MESSAGE for topic in fact.topics}  # questions too

@@ -14,6 +14,7 @@ from helpers.model.offline.facts import content_text
 from helpers.model.offline.markers import FINGERPRINT, MODEL_NAME
 from helpers.model.offline.replies import grounded_reply
 from helpers.model.offline.summariser import is_summariser_request, summary_reply
+from helpers.model.responses import is_chat
 
 
 def respond(body: dict[str, Any]) -> dict[str, Any]:
@@ -39,7 +40,7 @@ def respond(body: dict[str, Any]) -> dict[str, Any]:
 
 def handle_chat_request(method: str, path: str, content: bytes) -> tuple[int, dict[str, Any]]:
     """Status and JSON body for one HTTP request to an OpenAI-compatible server backed by the stand-in."""
-    if method != "POST" or not path.rstrip("/").endswith("chat/completions"):
+    if method != "POST" or not is_chat(path):
         message = f"the offline stand-in serves only POST .../chat/completions, not {method} {path}"
         return 404, {"error": {"message": message, "type": "not_found", "code": None}}
     try:

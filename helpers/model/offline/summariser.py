@@ -12,7 +12,6 @@ from helpers.base.text import stated_word_limit, word_count
 from helpers.model.offline.facts import content_text, fact_score, split_sentences
 from helpers.model.offline.markers import SUMMARY_MARKER, is_stand_in_text, strip_marker
 
-LABELS = {"user": "User", "assistant": "Assistant", "system": "System"}
 # A section heading of the summariser's user message: "MESSAGES TO SUMMARISE:",
 # "EXISTING SUMMARY (from previous turns):", "SUMMARY TO SHORTEN:" (two or more capitalised words).
 _HEADING = re.compile(r"^([A-Z][A-Z'-]*(?: [A-Z][A-Z'-]*)+)(?: \([^)\n]*\))?:[ \t]*$", re.MULTILINE)
@@ -149,7 +148,7 @@ def extractive_summary(existing_summary: str | None, messages: list[tuple[str, s
     for role, content in messages:
         if not (role == "assistant" and is_stand_in_text(content)):
             for text in split_sentences(content):
-                add(LABELS.get(role, role.title()), text)
+                add(role.title(), text)  # "User", "Assistant", "System"
     kept = candidates if word_limit is None else _fewest_drops_within(candidates, word_limit)
     if kept and word_limit is not None and word_count(_render(kept)) > word_limit:  # one sentence is too long: cut it
         only = kept[0]
