@@ -203,10 +203,9 @@ class Recording:
 
 @dataclass
 class RecordingTransport(httpx2.BaseTransport):
-    """One recording under the SDK, by ``mode``: "replay" answers every request from it (no network); "record"
-    passes each to ``inner`` and saves every successful exchange; "fallback" is live, and a call that failed
-    for good (on the SDK's last attempt, or a 200 that is no chat completion) is answered from the recording
-    when it holds that exact request. ``max_retries`` must be the client's."""
+    """One recording under the SDK, by ``mode``: "replay" answers every request from it (no network); "record" passes
+    each to ``inner`` and saves every successful exchange; "fallback" is live, and a call that failed for good (the
+    SDK's last attempt, ``max_retries`` being the client's, or a 200 that is no chat completion) is answered from it."""
 
     recording: Recording
     mode: str
@@ -235,20 +234,19 @@ class RecordingTransport(httpx2.BaseTransport):
         return response
 
     def _fallback(self, request: httpx2.Request, body: dict[str, Any]) -> httpx2.Response:
-        failed: Exception | None = None
         response: httpx2.Response | None = None
         try:
-            response = self.inner.handle_request(request)
+            response, failed = self.inner.handle_request(request), None
         except (BadResponse, httpx2.TransportError) as error:
             failed = error
-        if response is not None and response.status_code not in RETRIED_STATUSES:
-            return response
-        if isinstance(failed, BadResponse):  # a 200 that is not a chat completion: the SDK will not retry it
-            why, final = "answered 200 without a usable chat completion", True
-        elif failed is not None:
-            why, final = f"connection error: {type(failed).__name__}", False
-        else:
+        if response is not None:
+            if response.status_code not in RETRIED_STATUSES:
+                return response
             why, final = str(response.status_code), not sdk_retries(response)
+        elif isinstance(failed, BadResponse):  # a 200 that is not a chat completion: the SDK will not retry it
+            why, final = "answered 200 without a usable chat completion", True
+        else:
+            why, final = f"connection error: {type(failed).__name__}", False
         taken = retries_taken(request)
         if final or taken is None or taken >= self.max_retries:
             answer = self.recording.lookup(request.url.path, body)
@@ -267,7 +265,7 @@ class RecordingTransport(httpx2.BaseTransport):
     def _missing(self, body: dict[str, Any]) -> RecordingMissing:
         messages = body.get("messages") or []
         last = messages[-1].get("content") if messages and isinstance(messages[-1], dict) else None
-        last_text = (last if isinstance(last, str) else str(last))[:90] if last else "(none)"
+        last_text = str(last)[:90] if last else "(none)"
         return RecordingMissing(
             f"No recorded answer for this request in {display_path(self.recording.path)} "
             f"({len(self.recording.exchanges)} exchanges recorded). The request: model {body.get('model')!r}, "

@@ -437,8 +437,5 @@ def _probe_body(body: dict[str, Any], index: int, text: str) -> dict[str, Any]:
     """A one-token request of the same shape, the message at ``index`` holding ``text`` and every other one filler."""
     messages = [{"role": m.get("role"), "content": text if i == index else FILLER}
                 for i, m in enumerate(body["messages"])]
-    probe = {**body, "messages": messages, "max_tokens": 1}
-    if "max_completion_tokens" in probe:
-        probe["max_completion_tokens"] = 1
-        probe.pop("max_tokens")
-    return probe
+    limit = "max_completion_tokens" if "max_completion_tokens" in body else "max_tokens"
+    return {**{key: value for key, value in body.items() if key != "max_tokens"}, "messages": messages, limit: 1}

@@ -12,7 +12,6 @@ from helpers.memory.registry import KINDS, kind_named
 from helpers.memory.types import SettingError, Summarised
 from helpers.model.connect import ModelAccess
 from helpers.model.responses import describe, naming
-from helpers.model.errors import EmptyReply
 
 TEMPLATE_FIELDS = {"first": ("turns",), "update": ("summary", "turns")}  # what a kind's own templates fill in
 CONDENSE = ("Shorten this summary to at most {words} words. Keep every fact and every hard rule the user stated, word "
@@ -94,7 +93,7 @@ class SummariserCall:
 @dataclass
 class ModelSummariser:
     """A callable ``(messages, existing_summary) -> summary`` that calls the model through ``access``; an empty
-    reply raises ``EmptyReply``, so the memory keeps every message and folds later."""
+    reply raises ``EmptyReply`` there, so the memory keeps every message and folds later."""
 
     access: ModelAccess
     system_prompt: str
@@ -125,9 +124,7 @@ class ModelSummariser:
                                             reasoning_effort=self.reasoning_effort, purpose="summary")
             not_received = tuple(describe(request, index) for index in self.access.trace.not_received)
         choice = response.choices[0]
-        summary = (choice.message.content or "").strip()
-        if not summary:  # complete() already refuses empty text; never hand an empty summary to a memory
-            raise EmptyReply("the summariser got an empty summary; nothing was folded")
+        summary = (choice.message.content or "").strip()  # never empty: complete() refuses that, as the memory does
         usage = response.usage
         self.calls.append(SummariserCall(request, summary, usage.prompt_tokens if usage else None,
                                          usage.completion_tokens if usage else None, response.model, not_received))

@@ -127,12 +127,9 @@ def _fewest_drops_within(candidates: list[_Sentence], word_limit: int) -> list[_
 
 def extractive_summary(existing_summary: str | None, messages: list[tuple[str, str]], *,
                        word_limit: int | None, rules_first: bool = False) -> str:
-    """The fact sentences of the old summary and the new messages, copied with their speaker, within the word limit.
-
-    The stand-in's own replies are skipped (they only quote the request). Over the limit the lowest-scoring sentence
-    goes first, the newest of equals first, so older facts last longest; a stated rule ties with amounts unless the
-    prompt names hard rules (``rules_first``). Marker and labels count as words; under 8 words cannot always be met.
-    """
+    """The fact sentences of the old summary and the new messages (not the stand-in's own replies), with their
+    speaker, within the word limit: the lowest score goes first, the newest of equals first, a rule ties with amounts
+    unless the prompt names hard rules (``rules_first``). Marker and labels count as words."""
     candidates: list[_Sentence] = []
     seen: set[str] = set()
 
