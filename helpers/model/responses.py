@@ -128,33 +128,26 @@ def retry_after_seconds(headers: httpx2.Headers) -> float | None:
         return None
 
 
-def _type(value: Any) -> str:
-    return type(value).__name__
-
-
 def completion_problem(payload: Any) -> str | None:
     """What keeps ``payload`` (parsed JSON) from being a chat completion the project can use, or None."""
     if not isinstance(payload, dict):
-        return f"the body is a JSON {_type(payload)}, not a chat completion object"
+        return f"the body is a JSON {type(payload).__name__}, not a chat completion object"
     choices = payload.get("choices")
     if not isinstance(choices, list) or not choices:
         return "the body has no choices"
-    choice = choices[0]
-    if not isinstance(choice, dict):
-        return f"choices[0] is a {_type(choice)}, not an object"
-    message, finish, usage = choice.get("message"), choice.get("finish_reason"), payload.get("usage")
-    if not isinstance(message, dict):
-        return f"choices[0].message is {'missing' if message is None else _type(message)}"
-    content = message.get("content")
-    if content is not None and not isinstance(content, str):
-        return f"choices[0].message.content is a {_type(content)}, not text"
-    if isinstance(content, str) and (position := lone_surrogate_at(content)) is not None:
+    choice = choices[0] if isinstance(choices[0], dict) else {}
+    message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
+    parts = (("choices[0]", choices[0], dict, False), ("choices[0].message", choice.get("message"), dict, False),
+             ("choices[0].message.content", message.get("content"), str, True),
+             ("choices[0].finish_reason", choice.get("finish_reason"), str, True),
+             ("usage", payload.get("usage"), dict, True))
+    for where, value, kind, optional in parts:  # each part present with its type, or absent where it may be
+        if not isinstance(value, kind) and not (optional and value is None):
+            found = "missing" if value is None else f"a {type(value).__name__}"
+            return f"{where} is {found}, not {'text' if kind is str else 'an object'}"
+    if (position := lone_surrogate_at(message.get("content") or "")) is not None:
         return (f"the reply holds a lone surrogate at character {position} (half of a character such as an emoji), "
                 "which cannot be stored")
-    if finish is not None and not isinstance(finish, str):
-        return f"choices[0].finish_reason is a {_type(finish)}, not text"
-    if usage is not None and not isinstance(usage, dict):
-        return f"usage is a {_type(usage)}, not an object"
     return None
 
 
@@ -171,12 +164,6 @@ def parse_completion(content: bytes, where: str, secrets: Iterable[str] = ()) ->
         "that is not an OpenAI-compatible /v1 endpoint; a malformed completion means the server is not "
         "compatible. Run the cell again; or run without the network: LLM_MODE=replay (recorded answers) or "
         "LLM_MODE=offline (the stand-in).", secrets), status=200)
-
-
-def scrub_body(content: bytes, secrets: Iterable[str]) -> bytes:
-    """A body with every secret replaced in every form (``scrub_text``); bytes that are not UTF-8 kept as they are."""
-    text = content.decode("utf-8", "surrogateescape")
-    return content if (scrubbed := scrub_text(text, secrets)) == text else scrubbed.encode("utf-8", "surrogateescape")
 
 
 class CheckedTransport(httpx2.BaseTransport):
@@ -205,7 +192,9 @@ class CheckedTransport(httpx2.BaseTransport):
                 what = f"could not be reached ({type(error).__name__})"
             self._report_retry(request, what, None)
             raise
-        content = scrub_body(content, self.secrets())  # any body can echo a key, and the SDK would quote it
+        text = content.decode("utf-8", "surrogateescape")  # bytes that are not UTF-8 kept as they are
+        if (scrubbed := scrub_text(text, self.secrets())) != text:  # any body can echo a key, and the SDK quotes it
+            content = scrubbed.encode("utf-8", "surrogateescape")
         if not 200 <= response.status_code < 300:
             self.trace.retry_after = retry_after_seconds(response.headers)
             if sdk_retries(response):

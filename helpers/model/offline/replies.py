@@ -133,11 +133,9 @@ def _answer(question: str, facts: list[RequestFact], told_topics: set[str]) -> l
     quoted: list[RequestFact] = []
     missing: list[str] = []
     for topic in _topics(question_words):  # one quote per fact asked for: the closest match, the latest of equals
-        synonyms = set(_TOPICS[topic])
-        matches = [(len(_words(fact.text) & (keywords | synonyms)), fact.order, fact)
-                   for fact in facts if fact.where != THIS_MESSAGE and topic in fact.topics]
-        if matches:
-            best = max(matches, key=lambda match: (match[0], match[1]))[2]
+        wanted = keywords | set(_TOPICS[topic])
+        if matches := [fact for fact in facts if fact.where != THIS_MESSAGE and topic in fact.topics]:
+            best = max(matches, key=lambda fact: (len(_words(fact.text) & wanted), fact.order))
             if best not in quoted:
                 quoted.append(best)
         elif topic not in told_topics:  # told in this very message: not missing
@@ -157,8 +155,7 @@ def _answer(question: str, facts: list[RequestFact], told_topics: set[str]) -> l
 
 def grounded_reply(messages: list[dict[str, Any]]) -> str:
     """A short chat reply that uses only what the request holds and says where each quoted fact came from; a written
-    reply (``data/offline_replies/``) follows it after a blank line, in place of "I cannot answer / advise offline."
-    """
+    reply (``data/offline_replies/``) follows after a blank line, in place of "I cannot answer / advise offline"."""
     if not messages or messages[-1].get("role") != "user":
         return f"{MARKER} There is no user message to answer."
     message = content_text(messages[-1].get("content")).strip()
@@ -172,15 +169,11 @@ def grounded_reply(messages: list[dict[str, Any]]) -> str:
     if asks:
         personal = bool(_PERSONAL.search(message)) and bool(_topics(_words(message)))
         told = {topic for fact in facts if fact.where == THIS_MESSAGE for topic in fact.topics}  # questions too
-        answer = _answer(message, facts, told) if personal else []
-        lines += answer or [CANNOT_ANSWER]
-    written = written_reply(message)
-    if written is None:
+        lines += (_answer(message, facts, told) if personal else []) or [CANNOT_ANSWER]
+    if (written := written_reply(message)) is None:
         return " ".join(lines)
-    grounded = [line for line in lines if line not in (CANNOT_ANSWER, CANNOT_ADVISE)]
-    if len(grounded) == 1:  # nothing but the marker: the written reply starts the first line
-        return f"{MARKER} {written}"
-    return " ".join(grounded) + "\n\n" + written
+    grounded = " ".join(line for line in lines if line not in (CANNOT_ANSWER, CANNOT_ADVISE))
+    return f"{MARKER} {written}" if grounded == MARKER else f"{grounded}\n\n{written}"  # the marker alone: one line
 
 
 class RepliesFileError(Explained, ValueError):
