@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from helpers.base.text import stated_word_limit, turns_text, word_count
 from helpers.lessons import data as lesson_data
@@ -136,11 +137,10 @@ class ModelSummariser:
 
 
 def make_summariser(access: ModelAccess, prompt: str = "summary_memory", *,
-                    templates: str | Mapping[str, str] | None = None,
-                    max_tokens: int = 1000, temperature: float | None = 0, reasoning_effort: str | None = "low",
-                    condense_words: int | None = None, structured: bool = False) -> ModelSummariser:
+                    templates: str | Mapping[str, str] | None = None, **settings: Any) -> ModelSummariser:
     """A summariser for a memory: ``prompt`` is a lesson prompt's name or your own prompt text; ``templates`` the
-    request wording (by default that of the kind whose prompt this is, else lesson 3's); see ``ModelSummariser``."""
+    request wording (by default that of the kind whose prompt this is, else lesson 3's); ``settings`` go to
+    ``ModelSummariser`` (``max_tokens``, ``temperature``, ``reasoning_effort``, ``condense_words``, ``structured``)."""
     if prompt in lesson_data.SUMMARISER_PROMPTS:
         name, system_prompt = prompt, lesson_data.prompt(prompt)
     elif isinstance(prompt, str) and len(prompt.split()) > 3:
@@ -151,8 +151,7 @@ def make_summariser(access: ModelAccess, prompt: str = "summary_memory", *,
                            f"prompt, got {prompt!r}")
     owner = (cls.KIND.request_templates for cls in KINDS.values() if cls.KIND.summariser_prompt == prompt)
     which = templates or next((wording for wording in owner if wording), "lesson3")
-    return ModelSummariser(access, system_prompt, request_templates(which), name, max_tokens, temperature,
-                           reasoning_effort, condense_words, structured=structured)
+    return ModelSummariser(access, system_prompt, request_templates(which), name, **settings)
 
 
 def summariser_for(access: ModelAccess, kind: str, hardened: bool = False) -> ModelSummariser:
