@@ -50,10 +50,8 @@ def recording_path(name: str, directory: str | Path | None = None) -> Path:
 
 def display_path(path: Path) -> str:
     """A path as a reader should see it: relative to the repository when inside it."""
-    try:
-        return path.resolve().relative_to(REPO_ROOT).as_posix()
-    except ValueError:
-        return str(path)
+    resolved = path.resolve()
+    return resolved.relative_to(REPO_ROOT).as_posix() if resolved.is_relative_to(REPO_ROOT) else str(path)
 
 
 def endpoint_path(path: str) -> str:
