@@ -174,8 +174,8 @@ class Recording:
 
     def add(self, path: str, body: dict[str, Any], response_body: dict[str, Any], *, status: int,
             endpoint: str, secrets: Iterable[str]) -> None:
-        """Add one exchange (scrubbed) and write the file at once; a request recorded in an earlier session is
-        replaced, repeats within this session are kept in order."""
+        """Add one exchange (scrubbed) and write the file at once, atomically and signed when a signing key is set; a
+        request recorded in an earlier session is replaced, repeats within this session are kept in order."""
         secrets = list(secrets)
         body, response_body = scrub(body, secrets), scrub(response_body, secrets)
         key = request_key(path, body)
@@ -185,10 +185,6 @@ class Recording:
         self.exchanges.append({"request": {"path": endpoint_path(path), "body": body},
                                "response": {"status_code": status, "body": response_body}})
         self.endpoint = public_url(endpoint)
-        self.save()
-
-    def save(self) -> None:
-        """Write the file atomically, signed when a signing key is configured (notebook 06)."""
         data = {"format": FORMAT_VERSION,
                 "about": "Model exchanges recorded with LLM_MODE=record and answered again with LLM_MODE=replay "
                          "(helpers.model.recordings). Request and response bodies only: no headers, no keys.",
