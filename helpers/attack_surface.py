@@ -16,7 +16,7 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
                                "where_it_is",
     "helpers.display.attack_chart": "attack_chart attack_table_text benign_line check_table_text",
     "helpers.model.connect": "connect",
-    "helpers.model.delivery": "adapt",
+    "helpers.model.responses": "adapt",
     "helpers.model.recordings": "Recording",
     "helpers.model.summarisers": "make_summariser summariser_for",
 })

@@ -15,7 +15,7 @@ from helpers.memory.types import FoldEvent, MemorySnapshot
 from helpers.model.chat import chat
 from helpers.model.connect import ModelUnavailable, RecordingMissing, connect
 from helpers.model.offline.markers import MARKER, SUMMARY_MARKER
-from helpers.model.offline.requests import is_summariser_request
+from helpers.model.offline.summariser import is_summariser_request
 from helpers.model.offline.server import respond
 from helpers.model.summarisers import make_summariser
 from helpers.display.lines import fold_line, turn_line, turn_lines

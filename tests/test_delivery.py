@@ -14,7 +14,7 @@ from helpers.memory.summary import SummaryMemory
 from helpers.memory.types import SettingError
 from helpers.model.chat import chat
 from helpers.model.connect import connect
-from helpers.model.delivery import adapt, shape
+from helpers.model.responses import adapt, shape
 from helpers.model.recordings import recording_path
 from helpers.model.summarisers import make_summariser
 from tests.support.loopback import connect_to

@@ -27,7 +27,7 @@ from helpers.memory.summary import SummaryMemory
 from helpers.memory.types import FoldEvent, MemoryDefences, MemoryKind, SettingError, Summariser
 from helpers.model.chat import chat
 from helpers.model.connect import connect
-from helpers.model.offline.requests import drop_heading
+from helpers.model.offline.replies import drop_heading
 from helpers.model.summarisers import summariser_for
 
 SYSTEM = prompt("fincoach_system")

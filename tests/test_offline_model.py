@@ -15,8 +15,8 @@ from helpers.measure import drift
 from helpers.memory.summary import SummaryMemory
 from helpers.model.chat import chat
 from helpers.model.connect import connect
-from helpers.model.offline import facts, markers, replies, requests, server, summariser
-from helpers.model.offline.written import written_reply
+from helpers.model.offline import facts, markers, replies, server, summariser
+from helpers.model.offline.replies import written_reply
 from helpers.model.summarisers import build_summariser_request, make_summariser, request_templates
 
 SYSTEM = prompt("fincoach_system")
@@ -52,10 +52,10 @@ def drift_batches():
 def test_summariser_requests_of_both_lessons_are_recognised_and_chat_requests_are_not():
     turns = [{"role": "user", "content": SALARY_TURN}, {"role": "assistant", "content": "Noted."}]
     for name, templates in (("summary_memory", "lesson3"), ("summary_buffer", "lesson4")):
-        assert requests.is_summariser_request(summary_request(turns, None, name, templates))
-        assert requests.is_summariser_request(summary_request(turns, "Old summary.", name, templates))
-    assert requests.is_summariser_request(summary_request([], "A long summary to shorten.", words=20))
-    assert not requests.is_summariser_request([{"role": "system", "content": SYSTEM}, *turns[:1]])
+        assert summariser.is_summariser_request(summary_request(turns, None, name, templates))
+        assert summariser.is_summariser_request(summary_request(turns, "Old summary.", name, templates))
+    assert summariser.is_summariser_request(summary_request([], "A long summary to shorten.", words=20))
+    assert not summariser.is_summariser_request([{"role": "system", "content": SYSTEM}, *turns[:1]])
 
 
 def test_the_summary_keeps_the_fact_sentences_word_for_word_and_drops_the_rest():

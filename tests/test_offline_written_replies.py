@@ -7,7 +7,8 @@ import json
 import pytest
 
 from helpers.lessons.data import prompt
-from helpers.model.offline import markers, replies, server, written
+from helpers.model.offline import markers, replies, server
+from helpers.model.offline import replies as written
 
 SYSTEM = prompt("fincoach_system")
 SALARY = "Hi! I'm Chiru. My monthly take-home salary is ₹1,20,000."

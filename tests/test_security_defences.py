@@ -17,7 +17,7 @@ from helpers.memory.summary_buffer import SummaryBufferMemory
 from helpers.memory.summary_check import check_summary
 from helpers.memory.defences import Defences
 from helpers.memory.types import SettingError, SummariserError
-from helpers.model.offline.requests import parse_summariser_request
+from helpers.model.offline.summariser import parse_summariser_request
 from helpers.model.summarisers import build_summariser_request, request_templates
 from helpers.memory.state import load, save
 from helpers.memory.erasure import forget
@@ -178,7 +178,7 @@ def _latin_lookalikes(text):
 def test_a_user_who_copies_any_memory_block_from_a_request_gains_no_authority(placement, disguise):
     from helpers.memory.imitation import BLOCK_TEXTS, note_clauses
     from helpers.memory.placement import readable_form
-    from helpers.model.delivery import adapt
+    from helpers.model.responses import adapt
     rule = "Never suggest equity."
     for memory in memories(placement=placement, pinned_rules=[rule]):
         feed(memory, ["I earn Rs 1,20,000 a month and spend about Rs 60,000.", "Noted, thank you for the figures.",

@@ -8,7 +8,7 @@ from helpers.display.lines import turn_text
 from helpers.memory.turn_record import TurnRecord
 from helpers.memory.types import ConversationMemory, SummariserError, SummaryRefused
 from helpers.model.connect import ModelAccess
-from helpers.model.delivery import describe, naming
+from helpers.model.responses import describe, naming
 
 
 def _add(memory: ConversationMemory, role: str, content: str, notes: list[str]) -> None:

@@ -23,14 +23,13 @@ from openai.types.chat import ChatCompletion
 
 from helpers.base.paths import REPO_ROOT
 from helpers.memory.types import SettingError
-from helpers.model.delivery import ADAPTED, DeliveryTransport
 from helpers.model.errors import (BadResponse, ContextOverflow, EmptyReply, MissingKey, ModelAccessError,
                                   ModelUnavailable, Reason, RecordingMissing, UnknownModel)
 from helpers.model.explain import explain_error, explain_in_notebooks, model_error
 from helpers.model.offline.markers import MODEL_NAME as OFFLINE_MODEL
 from helpers.model.offline.server import OfflineTransport
 from helpers.model.recordings import Recording, RecordingTransport, display_path, recording_path
-from helpers.model.responses import CallTrace, CheckedTransport
+from helpers.model.responses import ADAPTED, CallTrace, CheckedTransport, DeliveryTransport
 from helpers.model.secrets import configured_secrets, public_url, url_credentials
 from helpers.model.served import MODELS_TIMEOUT, ModelFileTransport, listed_models, served_model
 from helpers.model.settings import (CUSTOM_KEY_ENV, DEFAULT_MAX_RETRIES, DEFAULT_PROVIDER, DEFAULT_TIMEOUT, PROVIDERS,

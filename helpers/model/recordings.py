@@ -1,7 +1,5 @@
-"""Record and replay model exchanges under the real openai SDK: one JSON file per notebook
-(``data/recordings/NAME.json``) and one transport, ``RecordingTransport``, that records, replays or falls
-back on it. Only request and response bodies are stored, never a header, and every key text is scrubbed.
-"""
+"""Model exchanges recorded and replayed under the real openai SDK: one JSON file per notebook (``data/recordings/``),
+request and response bodies only, keys scrubbed, and one transport, ``RecordingTransport``, for every mode."""
 from __future__ import annotations
 
 import json
@@ -16,6 +14,7 @@ import httpx2
 
 from helpers.base import signing
 from helpers.base.errors import SettingError
+from helpers.base.files import lone_surrogate_at
 from helpers.base.json_limits import JSONRefused, load_limited
 from helpers.base.paths import DATA_DIR, REPO_ROOT
 from helpers.model.errors import BadResponse, RecordingMissing
@@ -51,10 +50,8 @@ def recording_path(name: str, directory: str | Path | None = None) -> Path:
 
 def display_path(path: Path) -> str:
     """A path as a reader should see it: relative to the repository when inside it."""
-    try:
-        return path.resolve().relative_to(REPO_ROOT).as_posix()
-    except ValueError:
-        return str(path)
+    resolved = path.resolve()
+    return resolved.relative_to(REPO_ROOT).as_posix() if resolved.is_relative_to(REPO_ROOT) else str(path)
 
 
 def endpoint_path(path: str) -> str:
@@ -93,10 +90,6 @@ def _exchange_problem(exchange: Any) -> str | None:
         return "has no response"
     body = response.get("body")
     return None if isinstance(body, dict) else f"has a response body that is {type(body).__name__}, not an object"
-
-
-def _key_of(exchange: dict[str, Any]) -> str:
-    return request_key(exchange["request"]["path"], exchange["request"]["body"])
 
 
 @dataclass
@@ -140,12 +133,16 @@ class Recording:
         """The recorded response body for this exact request, or None; repeats answer in the recorded order
         (the last answer repeats), so a replay follows the run that was recorded."""
         key = request_key(path, body)
-        matches = [exchange for exchange in self.exchanges if _key_of(exchange) == key]
+        matches = [exchange for exchange in self.exchanges if self._key(exchange) == key]
         if not matches:
             return None
         index = self._served.get(key, 0)
         self._served[key] = index + 1
         return matches[min(index, len(matches) - 1)]["response"]["body"]
+
+    @staticmethod
+    def _key(exchange: dict[str, Any]) -> str:
+        return request_key(exchange["request"]["path"], exchange["request"]["body"])
 
     @property
     def models(self) -> list[str]:
@@ -177,38 +174,32 @@ class Recording:
 
     def add(self, path: str, body: dict[str, Any], response_body: dict[str, Any], *, status: int,
             endpoint: str, secrets: Iterable[str]) -> None:
-        """Add one exchange (scrubbed) and write the file at once; a request recorded in an earlier session is
-        replaced, repeats within this session are kept in order."""
+        """Add one exchange (scrubbed) and write the file at once, atomically and signed when a signing key is set; a
+        request recorded in an earlier session is replaced, repeats within this session are kept in order."""
         secrets = list(secrets)
         body, response_body = scrub(body, secrets), scrub(response_body, secrets)
         key = request_key(path, body)
         if key not in self._recorded_now:
-            self.exchanges = [exchange for exchange in self.exchanges if _key_of(exchange) != key]
+            self.exchanges = [exchange for exchange in self.exchanges if self._key(exchange) != key]
             self._recorded_now.add(key)
         self.exchanges.append({"request": {"path": endpoint_path(path), "body": body},
                                "response": {"status_code": status, "body": response_body}})
         self.endpoint = public_url(endpoint)
-        self.save()
-
-    def save(self) -> None:
-        """Write the file atomically, signed when a signing key is configured (notebook 06)."""
         data = {"format": FORMAT_VERSION,
                 "about": "Model exchanges recorded with LLM_MODE=record and answered again with LLM_MODE=replay "
                          "(helpers.model.recordings). Request and response bodies only: no headers, no keys.",
                 "endpoint": self.endpoint, "models": self.models, "exchanges": self.exchanges}
-        try:
-            raw = (json.dumps(data, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
-        except UnicodeEncodeError:  # a lone surrogate: \u-escaped JSON stores it losslessly
-            raw = (json.dumps(data, ensure_ascii=True, indent=1) + "\n").encode("utf-8")
-        signing.write_signed(self.path, raw)
+        text = json.dumps(data, ensure_ascii=False, indent=1)
+        if lone_surrogate_at(text) is not None:  # not UTF-8: \u-escaped JSON stores it losslessly
+            text = json.dumps(data, indent=1)
+        signing.write_signed(self.path, (text + "\n").encode("utf-8"))
 
 
 @dataclass
 class RecordingTransport(httpx2.BaseTransport):
-    """One recording under the SDK, by ``mode``: "replay" answers every request from it (no network); "record"
-    passes each to ``inner`` and saves every successful exchange; "fallback" is live, and a call that failed
-    for good (on the SDK's last attempt, or a 200 that is no chat completion) is answered from the recording
-    when it holds that exact request. ``max_retries`` must be the client's."""
+    """One recording under the SDK, by ``mode``: "replay" answers every request from it (no network); "record" passes
+    each to ``inner`` and saves every successful exchange; "fallback" is live, and a call that failed for good (the
+    SDK's last attempt, ``max_retries`` being the client's, or a 200 that is no chat completion) is answered from it."""
 
     recording: Recording
     mode: str
@@ -219,36 +210,37 @@ class RecordingTransport(httpx2.BaseTransport):
     notify: Callable[[str], None] = print
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
-        body = request_json(request)
-        if self.mode == "replay":
-            answer = self.recording.lookup(request.url.path, body)
-            if answer is None:
-                raise self._missing(body)
-            return httpx2.Response(200, json=answer, request=request)
-        if self.mode == "record":
-            response = self.inner.handle_request(request)
-            payload = json_of(response.read()) if 200 <= response.status_code < 300 else None
-            if isinstance(payload, dict):
-                self.recording.add(request.url.path, body, payload, status=response.status_code,
-                                   endpoint=self.endpoint, secrets=self.secrets())
-            return response
-        return self._live_or_recorded(request, body)
+        modes = {"replay": self._replay, "record": self._record, "fallback": self._fallback}
+        return modes[self.mode](request, request_json(request))
 
-    def _live_or_recorded(self, request: httpx2.Request, body: dict[str, Any]) -> httpx2.Response:
-        failed: Exception | None = None
+    def _replay(self, request: httpx2.Request, body: dict[str, Any]) -> httpx2.Response:
+        answer = self.recording.lookup(request.url.path, body)
+        if answer is None:
+            raise self._missing(body)
+        return httpx2.Response(200, json=answer, request=request)
+
+    def _record(self, request: httpx2.Request, body: dict[str, Any]) -> httpx2.Response:
+        response = self.inner.handle_request(request)
+        payload = json_of(response.read()) if 200 <= response.status_code < 300 else None
+        if isinstance(payload, dict):
+            self.recording.add(request.url.path, body, payload, status=response.status_code, endpoint=self.endpoint,
+                               secrets=self.secrets())
+        return response
+
+    def _fallback(self, request: httpx2.Request, body: dict[str, Any]) -> httpx2.Response:
         response: httpx2.Response | None = None
         try:
-            response = self.inner.handle_request(request)
+            response, failed = self.inner.handle_request(request), None
         except (BadResponse, httpx2.TransportError) as error:
             failed = error
-        if response is not None and response.status_code not in RETRIED_STATUSES:
-            return response
-        if isinstance(failed, BadResponse):  # a 200 that is not a chat completion: the SDK will not retry it
-            why, final = "answered 200 without a usable chat completion", True
-        elif failed is not None:
-            why, final = f"connection error: {type(failed).__name__}", False
-        else:
+        if response is not None:
+            if response.status_code not in RETRIED_STATUSES:
+                return response
             why, final = str(response.status_code), not sdk_retries(response)
+        elif isinstance(failed, BadResponse):  # a 200 that is not a chat completion: the SDK will not retry it
+            why, final = "answered 200 without a usable chat completion", True
+        else:
+            why, final = f"connection error: {type(failed).__name__}", False
         taken = retries_taken(request)
         if final or taken is None or taken >= self.max_retries:
             answer = self.recording.lookup(request.url.path, body)
@@ -267,7 +259,7 @@ class RecordingTransport(httpx2.BaseTransport):
     def _missing(self, body: dict[str, Any]) -> RecordingMissing:
         messages = body.get("messages") or []
         last = messages[-1].get("content") if messages and isinstance(messages[-1], dict) else None
-        last_text = (last if isinstance(last, str) else str(last))[:90] if last else "(none)"
+        last_text = str(last)[:90] if last else "(none)"
         return RecordingMissing(
             f"No recorded answer for this request in {display_path(self.recording.path)} "
             f"({len(self.recording.exchanges)} exchanges recorded). The request: model {body.get('model')!r}, "

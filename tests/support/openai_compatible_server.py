@@ -108,7 +108,7 @@ class OpenAICompatibleServer:
 
     @property
     def probes(self) -> list[dict[str, Any]]:
-        """The one-token requests that find out which system messages arrive (``helpers.model.delivery``)."""
+        """The one-token requests that find out which system messages arrive (``helpers.model.responses``)."""
         return [r for r in self.chat_requests if isinstance(r["body"], dict) and _limit(r["body"]) == 1]
 
     @property

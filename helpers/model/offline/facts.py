@@ -1,9 +1,17 @@
-"""Sentences, and the facts they carry: amounts, ages, dates, rules, profile, names."""
+"""A message's text, its sentences, and the facts they carry: amounts, ages, dates, rules, profile, names."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[*A-Z₹$0-9])|\n+")
+
+
+def content_text(content: Any) -> str:
+    """Text of a message's content (a string, or the SDK's list of parts)."""
+    if isinstance(content, list):
+        return "\n".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return "" if content is None else str(content)
 
 
 def split_sentences(text: str) -> list[str]:
@@ -41,11 +49,6 @@ def fact_kinds(sentence: str) -> list[str]:
 def fact_score(sentence: str, *, rules_first: bool = False) -> int:
     """How much a sentence is worth keeping: 0 (no fact) up to 4 (a stated rule, if the prompt names rules)."""
     kinds = fact_kinds(sentence)
-    if not kinds:
-        return 0
-    if sentence.rstrip().endswith("?") and "amount" not in kinds:
+    if not kinds or (sentence.rstrip().endswith("?") and "amount" not in kinds):
         return 0  # a question states nothing, unless it carries an amount ("a ₹2 crore corpus by 55?")
-    score = max(_FACT_PATTERNS[kind][1] for kind in kinds)
-    if rules_first and "rule" in kinds:
-        score = 4
-    return score
+    return 4 if rules_first and "rule" in kinds else max(_FACT_PATTERNS[kind][1] for kind in kinds)

@@ -10,10 +10,7 @@ FINGERPRINT = "offline-stand-in-v2"
 def strip_marker(text: str) -> str:
     """Text without the stand-in's leading marker, so markers never pile up in a summary."""
     text = (text or "").strip()
-    for marker in (SUMMARY_MARKER, MARKER):
-        if text.startswith(marker):
-            return text[len(marker):].strip()
-    return text
+    return next((text[len(marker):].strip() for marker in (SUMMARY_MARKER, MARKER) if text.startswith(marker)), text)
 
 
 def is_stand_in_text(text: str) -> bool:

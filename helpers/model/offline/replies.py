@@ -1,21 +1,25 @@
-"""The stand-in's chat replies: one or two short lines, grounded only in the request. Asked for a fact, it quotes
-the sentence that holds it and says where ("From the summary: ..."), or says it was not sent; told one, it names
-the topic ("Noted: your salary."). Values are quoted only when the latest message asks, so the stand-in never
-carries an old fact forward: whether a fact is still there is the memory's doing.
-"""
+"""The stand-in's chat replies, grounded only in the request: a fact asked for is quoted with where it was found
+("From the summary: ..."), or said not to be sent; one told is named ("Noted: your salary."); the course's own
+conversations also get a reply written for this project (``data/offline_replies/``)."""
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
+from helpers.base.errors import Explained
+from helpers.base.paths import DATA_DIR
 from helpers.base.text import listed
-from helpers.model.offline.facts import fact_kinds, fact_score, split_sentences
+from helpers.memory.pinned import PINNED_HEADING
+from helpers.memory.registry import headings
+from helpers.model.offline.facts import content_text, fact_kinds, fact_score, split_sentences
 from helpers.model.offline.markers import MARKER
-from helpers.model.offline.requests import content_text, drop_heading, merged_memory
 from helpers.model.offline.summariser import summary_sentences
-from helpers.model.offline.written import written_reply
 
+REPLIES_DIR = DATA_DIR / "offline_replies"
 _TOPICS: dict[str, tuple[str, ...]] = {
     "name": ("name", "called"),
     "salary": ("salary", "income", "earn", "earns", "earning", "take-home", "takehome", "pay", "paid", "net"),
@@ -75,6 +79,23 @@ class RequestFact:
     topics: tuple[str, ...]
 
 
+def _memory_headings() -> tuple[str, ...]:
+    """The headings a memory message opens with: every kind's summary heading (registry) and the pinned rules'."""
+    return (*headings(), PINNED_HEADING)
+
+
+def merged_memory(text: str) -> str | None:
+    """The memory part of a system prompt that a request adaptation merged into it (``LLM_SYSTEM_MESSAGES=merge``):
+    the text from the first memory heading on, or None when there is none."""
+    found = [text.find(heading) for heading in _memory_headings() if heading in text]
+    return text[min(found):] if found else None
+
+
+def drop_heading(text: str) -> str:
+    """A memory message without the heading its memory kind gives it (``KIND.heading``, from the registry)."""
+    return next((text[len(heading):] for heading in _memory_headings() if text.startswith(heading)), text)
+
+
 def request_facts(messages: list[dict[str, Any]]) -> list[RequestFact]:
     """The fact sentences about the user a chat request holds, in request order: from the summary (also when merged
     into the first system message) and the user's messages, never the instructions or the assistant's replies.
@@ -105,12 +126,6 @@ def _asks(message: str) -> bool:
     return "?" in message or (bool(_ASKS.match(message)) and not _TELLS.match(message))
 
 
-def _noted(stated: list[RequestFact]) -> str:
-    """The few words that acknowledge what the latest message states: its topics, never its values."""
-    about = list(dict.fromkeys(topic for fact in stated for topic in fact.topics))
-    return f"Noted: your {listed(about)}." if about else "Noted."
-
-
 def _answer(question: str, facts: list[RequestFact], told_topics: set[str]) -> list[str]:
     """A question about the user's own facts: the sentences that hold them, by where they are; or "not sent"."""
     question_words = _words(question)
@@ -118,11 +133,9 @@ def _answer(question: str, facts: list[RequestFact], told_topics: set[str]) -> l
     quoted: list[RequestFact] = []
     missing: list[str] = []
     for topic in _topics(question_words):  # one quote per fact asked for: the closest match, the latest of equals
-        synonyms = set(_TOPICS[topic])
-        matches = [(len(_words(fact.text) & (keywords | synonyms)), fact.order, fact)
-                   for fact in facts if fact.where != THIS_MESSAGE and topic in fact.topics]
-        if matches:
-            best = max(matches, key=lambda match: (match[0], match[1]))[2]
+        wanted = keywords | set(_TOPICS[topic])
+        if matches := [fact for fact in facts if fact.where != THIS_MESSAGE and topic in fact.topics]:
+            best = max(matches, key=lambda fact: (len(_words(fact.text) & wanted), fact.order))
             if best not in quoted:
                 quoted.append(best)
         elif topic not in told_topics:  # told in this very message: not missing
@@ -131,8 +144,7 @@ def _answer(question: str, facts: list[RequestFact], told_topics: set[str]) -> l
     for where in (SUMMARY, RECENT_TURNS):
         here = sorted((fact for fact in quoted if fact.where == where), key=lambda fact: fact.order)
         if here:
-            quotes = listed([f'"{fact.text}"' for fact in here])
-            lines.append(f"From {where}: {quotes}")
+            lines.append(f"From {where}: " + listed([f'"{fact.text}"' for fact in here]))
     if missing:
         lines.append(f"I do not have your {listed(missing, 'or')} in what I was sent.")
     questions = [sentence for sentence in split_sentences(question) if sentence.endswith("?")] or [question]
@@ -143,8 +155,7 @@ def _answer(question: str, facts: list[RequestFact], told_topics: set[str]) -> l
 
 def grounded_reply(messages: list[dict[str, Any]]) -> str:
     """A short chat reply that uses only what the request holds and says where each quoted fact came from; a written
-    reply (``data/offline_replies/``) follows it after a blank line, in place of "I cannot answer / advise offline."
-    """
+    reply (``data/offline_replies/``) follows after a blank line, in place of "I cannot answer / advise offline"."""
     if not messages or messages[-1].get("role") != "user":
         return f"{MARKER} There is no user message to answer."
     message = content_text(messages[-1].get("content")).strip()
@@ -152,17 +163,55 @@ def grounded_reply(messages: list[dict[str, Any]]) -> str:
     stated = [fact for fact in facts if fact.where == THIS_MESSAGE and not fact.text.endswith("?")]
     asks = _asks(message)
     lines = [MARKER]
-    if stated or not asks:
-        lines.append(_noted(stated))
+    if stated or not asks:  # acknowledged by its topics, never its values
+        about = list(dict.fromkeys(topic for fact in stated for topic in fact.topics))
+        lines.append(f"Noted: your {listed(about)}." if about else "Noted.")
     if asks:
         personal = bool(_PERSONAL.search(message)) and bool(_topics(_words(message)))
         told = {topic for fact in facts if fact.where == THIS_MESSAGE for topic in fact.topics}  # questions too
-        answer = _answer(message, facts, told) if personal else []
-        lines += answer or [CANNOT_ANSWER]
-    written = written_reply(message)
-    if written is None:
+        lines += (_answer(message, facts, told) if personal else []) or [CANNOT_ANSWER]
+    if (written := written_reply(message)) is None:
         return " ".join(lines)
-    grounded = [line for line in lines if line not in (CANNOT_ANSWER, CANNOT_ADVISE)]
-    if len(grounded) == 1:  # nothing but the marker: the written reply starts the first line
-        return f"{MARKER} {written}"
-    return " ".join(grounded) + "\n\n" + written
+    grounded = " ".join(line for line in lines if line not in (CANNOT_ANSWER, CANNOT_ADVISE))
+    return f"{MARKER} {written}" if grounded == MARKER else f"{grounded}\n\n{written}"  # the marker alone: one line
+
+
+class RepliesFileError(Explained, ValueError):
+    """A file of ``data/offline_replies/`` that cannot be read as written replies."""
+
+
+def _entries(path: Path, where: str) -> list[tuple[str, str]]:
+    """The (user, reply) pairs of one replies file (``{"source": ..., "replies": [{"user", "reply"}]}``), checked."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise RepliesFileError(f"{where} is not readable JSON ({error}); fix or remove the file.") from None
+    replies = data.get("replies") if isinstance(data, dict) else None
+    if not isinstance(data, dict) or not isinstance(data.get("source"), str) or not isinstance(replies, list):
+        raise RepliesFileError(f'{where} must be {{"source": "...", "replies": [{{"user": "...", "reply": "..."}}]}}.')
+    pairs = []
+    for number, entry in enumerate(replies, 1):
+        if not (isinstance(entry, dict) and isinstance(entry.get("user"), str) and isinstance(entry.get("reply"), str)
+                and entry["user"].split() and entry["reply"].strip()):
+            raise RepliesFileError(f"{where}, reply {number}: needs a non-empty 'user' and 'reply' text.")
+        pairs.append((" ".join(entry["user"].split()), entry["reply"].strip()))
+    return pairs
+
+
+@lru_cache(maxsize=None)
+def _written(folder: Path) -> dict[str, str]:
+    """Every written reply in ``folder``, by its user message with whitespace runs made one space."""
+    table: dict[str, tuple[str, str]] = {}  # user text -> (reply, file it came from)
+    for path in sorted(folder.glob("*.json")):
+        where = f"data/offline_replies/{path.name}"
+        for user, reply in _entries(path, where):
+            if (known := table.setdefault(user, (reply, where)))[0] != reply:
+                raise RepliesFileError(
+                    f"{where} and {known[1]} give different replies to the user message {user[:60]!r}; keep one "
+                    "of them, so the stand-in stays deterministic.")
+    return {user: reply for user, (reply, _) in table.items()}
+
+
+def written_reply(user_message: str, folder: Path | None = None) -> str | None:
+    """The reply written for this exact user message (after whitespace normalisation), or None."""
+    return _written(Path(folder or REPLIES_DIR)).get(" ".join((user_message or "").split()))

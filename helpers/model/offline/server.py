@@ -1,7 +1,5 @@
-"""The stand-in's OpenAI-compatible face: a ``chat.completions`` body for each request, and the ``httpx2``
-transport the SDK talks to in offline mode. Same request, same reply; ``usage`` holds o200k_base counts of the
-message contents (no chat-template overhead).
-"""
+"""The stand-in's OpenAI-compatible face: a ``chat.completions`` body for each request (same request, same reply;
+``usage`` counts the contents in o200k_base), and the ``httpx2`` transport the SDK talks to in offline mode."""
 from __future__ import annotations
 
 import hashlib
@@ -12,19 +10,11 @@ import httpx2
 
 from helpers.base.errors import SettingError
 from helpers.base.tokens import count_tokens, encoding
+from helpers.model.offline.facts import content_text
 from helpers.model.offline.markers import FINGERPRINT, MODEL_NAME
 from helpers.model.offline.replies import grounded_reply
-from helpers.model.offline.requests import content_text, is_summariser_request, parse_summariser_request
-from helpers.model.offline.summariser import extractive_summary
-
-
-def reply_for(messages: list[dict[str, Any]]) -> str:
-    """The stand-in's reply text for a request's messages (summary or grounded chat reply)."""
-    if is_summariser_request(messages):
-        parsed = parse_summariser_request(messages)
-        return extractive_summary(parsed.existing_summary, parsed.messages, word_limit=parsed.word_limit,
-                                  rules_first=parsed.names_hard_rules)
-    return grounded_reply(messages)
+from helpers.model.offline.summariser import is_summariser_request, summary_reply
+from helpers.model.responses import is_chat
 
 
 def respond(body: dict[str, Any]) -> dict[str, Any]:
@@ -32,10 +22,9 @@ def respond(body: dict[str, Any]) -> dict[str, Any]:
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         raise SettingError("messages", messages, "the request has no 'messages' list")
-    reply = reply_for(messages)
+    reply = summary_reply(messages) if is_summariser_request(messages) else grounded_reply(messages)
     limit = body.get("max_completion_tokens") or body.get("max_tokens")
-    finish_reason = "stop"
-    reply_tokens = encoding().encode(reply, disallowed_special=())
+    reply_tokens, finish_reason = encoding().encode(reply, disallowed_special=()), "stop"
     if isinstance(limit, int) and 0 < limit < len(reply_tokens):
         reply, finish_reason = encoding().decode(reply_tokens[:limit]), "length"
     prompt_tokens = sum(count_tokens(content_text(message.get("content"))) for message in messages)
@@ -51,12 +40,11 @@ def respond(body: dict[str, Any]) -> dict[str, Any]:
 
 def handle_chat_request(method: str, path: str, content: bytes) -> tuple[int, dict[str, Any]]:
     """Status and JSON body for one HTTP request to an OpenAI-compatible server backed by the stand-in."""
-    if method != "POST" or not path.rstrip("/").endswith("chat/completions"):
+    if method != "POST" or not is_chat(path):
         message = f"the offline stand-in serves only POST .../chat/completions, not {method} {path}"
         return 404, {"error": {"message": message, "type": "not_found", "code": None}}
     try:
-        body = json.loads(content or b"{}")
-        return 200, respond(body)
+        return 200, respond(json.loads(content or b"{}"))
     except (ValueError, TypeError, AttributeError) as error:
         return 400, {"error": {"message": f"invalid request: {error}", "type": "invalid_request_error", "code": None}}
 
