@@ -1,7 +1,6 @@
 """The full bill of a conversation (notebook 07): per turn, the request's tokens and each summariser call's
 prompt and output tokens, summed to one cost per strategy. Counted figures are o200k_base counts; billed ones
-(an endpoint's ``usage``, with a model) are kept beside them, never mixed in.
-"""
+(an endpoint's ``usage``, with a model) are kept beside them, never mixed in."""
 from __future__ import annotations
 
 from dataclasses import dataclass

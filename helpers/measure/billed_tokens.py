@@ -1,7 +1,6 @@
 """Why the billed ``prompt_tokens`` exceed the tiktoken count of the messages: the lessons' billed figures against
 o200k_base counts of the published parts, the gap split into a fixed part and a cost per message by a
-least-squares line through lesson 3's points, checked on lesson 4's.
-"""
+least-squares line through lesson 3's points, checked on lesson 4's."""
 from __future__ import annotations
 
 from collections.abc import Sequence

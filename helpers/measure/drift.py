@@ -1,7 +1,6 @@
 """Summary drift (lesson 3): size, words against the limit, the lesson's keyword check, and whether a rule
 survives *as a rule*: a keyword check cannot tell "never suggest equity" from "prefers to avoid equity", so
-``rule_strength`` reads the keyword's sentences for the words that carry a rule's force.
-"""
+``rule_strength`` reads the keyword's sentences for the words that carry a rule's force."""
 from __future__ import annotations
 
 import re

@@ -1,7 +1,6 @@
 """One long conversation through every memory the course built, measured the same way (notebook 07): the user's
 turns (``data/capstone/conversation.json``) and one written reply per turn fed to every strategy, so requests
-differ only by what each memory keeps. ``replay`` measures each turn's bill (``bill``) and request (``ledger``).
-"""
+differ only by what each memory keeps. ``replay`` measures each turn's bill (``bill``) and request (``ledger``)."""
 from __future__ import annotations
 
 import json

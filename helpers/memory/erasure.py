@@ -1,6 +1,5 @@
 """Erasure: forget a fact by removing every turn that mentions it and remaking the summary from what remains,
-in as few summariser calls as its context allows; all or nothing, and resumable (docs/architecture.md).
-"""
+in as few summariser calls as its context allows; all or nothing, and resumable (docs/architecture.md)."""
 from __future__ import annotations
 
 import dataclasses

@@ -1,7 +1,6 @@
 """Pinned rules: hard rules the user stated, sent word for word in every request and never summarised, so
 they cannot drift (notebook 03). They travel in the first system message, after the system prompt, under
-every placement: the one message every chat format keeps, and the only rank that can say whose rules they are.
-"""
+every placement: the one message every chat format keeps, and the only rank that can say whose rules they are."""
 from __future__ import annotations
 
 from helpers.base.errors import SettingError
