@@ -4,6 +4,7 @@ differ only by what each memory keeps. ``replay`` measures each turn's bill (``b
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -97,13 +98,11 @@ class StrategyRun:
 
     def kept(self, turn: int | None = None) -> tuple[int, int]:
         """(facts kept, facts wanted) at ``turn`` (the last turn by default)."""
-        measure = self.turns[(turn or len(self.turns)) - 1]
-        return kept_count(self.ledger, measure.statuses, measure.turn)
+        return kept_count(self.ledger, self.turns[(turn or len(self.turns)) - 1].statuses, turn or len(self.turns))
 
     def leaks(self, turn: int | None = None) -> list[str]:
         """The facts sent at ``turn`` (the last by default) that should not be (``ledger.leaks``)."""
-        measure = self.turns[(turn or len(self.turns)) - 1]
-        return leaks(self.ledger, measure.statuses, measure.turn)
+        return leaks(self.ledger, self.turns[(turn or len(self.turns)) - 1].statuses, turn or len(self.turns))
 
     def status_trail(self, fact_id: str) -> list[str | None]:
         """The fact's status at every turn (None before it was stated)."""
@@ -128,13 +127,6 @@ class StrategyRun:
         """The strategy and its settings, short: ``summary memory (4/2)``."""
         values = [str(v) for k, v in self.settings.items() if v is not None and k != "max_summary_tokens"]
         return self.name if self.name == FULL_BUFFER else f"{self.name} ({'/'.join(values)})"
-
-
-def _fold_bills(memory: RollingMemory, start: int) -> tuple[CallBill, ...]:
-    """Summariser calls told by the memory's fold events (for a summariser that records none); a window calls none."""
-    if memory.KIND.heading is None:
-        return ()
-    return tuple(CallBill(event.tokens_in, event.summary_tokens) for event in memory.fold_events[start:])
 
 
 def replay(memory: RollingMemory, transcript: Transcript, ledger: Ledger, name: str | None = None,
@@ -164,8 +156,9 @@ def replay(memory: RollingMemory, transcript: Transcript, ledger: Ledger, name: 
                 memory.add_message("assistant", reply)
             except SummariserError as error:
                 notes.append(str(error))
-        bills = (tuple(call_bill(call) for call in calls[calls_before:]) if calls is not None
-                 else _fold_bills(memory, events_before))
+        bills = (tuple(call_bill(call) for call in calls[calls_before:]) if calls is not None  # else the fold events'
+                 else tuple(CallBill(e.tokens_in, e.summary_tokens) for e in memory.fold_events[events_before:]
+                            if memory.KIND.heading is not None))  # (a window calls no summariser)
         statuses = request_statuses(ledger, request, summary, turn)
         measures.append(TurnMeasure(turn, TurnBill(turn, request_tokens, bills, billed), summary, statuses,
                                     injection is not None and reached_system(injection, request), tuple(notes)))
@@ -198,11 +191,9 @@ def probe_request(run: StrategyRun, turn: int) -> list[dict[str, str]]:
 
 def answer_lines(answer: str, count: int) -> list[str]:
     """The numbered lines of an answer to the probe message, one per question ('' where a number is missing)."""
-    lines = {}
-    for line in answer.splitlines():
-        head, _, rest = line.strip().lstrip("*-# ").partition(".")
-        if head.isdigit() and 1 <= int(head) <= count:
-            lines.setdefault(int(head), rest.strip())
+    lines: dict[int, str] = {}
+    for number, rest in re.findall(r"^[\s*#-]*(\d+)\.(.*)$", answer, re.MULTILINE):
+        lines.setdefault(int(number), rest.strip())
     return [lines.get(number, "") for number in range(1, count + 1)]
 
 
