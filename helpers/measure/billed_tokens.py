@@ -3,6 +3,7 @@ o200k_base counts of the published parts, the gap split into a fixed part and a 
 least-squares line through lesson 3's points, checked on lesson 4's."""
 from __future__ import annotations
 
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -55,12 +56,9 @@ def lesson3_points() -> list[PromptPoint]:
             ("summary ([SUMMARISE] line)", first["summary_tokens"]),
             ("turns 3-4 ([SUMMARISE] line)", second["messages_tokens"]), ("user 5", users[4])],
     }
-    points = []
-    for turn, items in parts.items():
-        counted = sum(n for _, n in items)
-        how = " + ".join(f"{n} {name}" for name, n in items) + f" = {counted}"
-        points.append(PromptPoint(f"lesson 3, turn {turn}", billed[turn][0], counted, billed[turn][1], how))
-    return points
+    return [PromptPoint(f"lesson 3, turn {turn}", billed[turn][0], sum(n for _, n in items), billed[turn][1],
+                        " + ".join(f"{n} {name}" for name, n in items) + f" = {sum(n for _, n in items)}")
+            for turn, items in parts.items()]
 
 
 def lesson4_point() -> PromptPoint:
@@ -74,11 +72,8 @@ def lesson4_point() -> PromptPoint:
 
 def fit_overhead(points: Sequence[PromptPoint]) -> Overhead:
     """Least-squares line through (messages, gap); needs two different message counts."""
-    xs = [p.messages for p in points]
-    ys = [p.gap for p in points]
-    if len(set(xs)) < 2:
+    if len({p.messages for p in points}) < 2:
         raise SettingError("points", points,
                            "fitting a fixed part and a per-message part needs points with different message counts")
-    mean_x, mean_y = sum(xs) / len(xs), sum(ys) / len(ys)
-    slope = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys)) / sum((x - mean_x) ** 2 for x in xs)
-    return Overhead(mean_y - slope * mean_x, slope)
+    slope, intercept = statistics.linear_regression([p.messages for p in points], [p.gap for p in points])
+    return Overhead(intercept, slope)
