@@ -86,7 +86,8 @@ def run_drift(summarise: Summariser, batches: Sequence[Sequence[str]], keyword: 
 
 def chart_series(cycles: Sequence[CycleMeasure]) -> dict[str, list]:
     """The numbers ``helpers.display.plots.drift_chart`` draws for one run, and how the rule reads per cycle."""
-    return {name: [getattr(c, name) for c in cycles] for name in ("batch_tokens", "summary_tokens", "words", "strength")}
+    return {name: [getattr(cycle, name) for cycle in cycles]
+            for name in ("batch_tokens", "summary_tokens", "words", "strength")}
 
 
 class RecordedSummariser:

@@ -177,16 +177,12 @@ def run_strategies(make: MemoryFactory, transcript: Transcript, ledger: Ledger,
 
 
 # ----- probes (a model's answers at the checkpoints) ---------------------------------------------------
-def probe_message(ledger: Ledger) -> str:
-    """One user message asking every probe question, numbered, one answer a line."""
-    questions = "\n".join(f"{number}. {probe.question}" for number, probe in enumerate(ledger.probes, start=1))
-    return ("Before we go on, answer these from what you know of me, one short line each, numbered; say "
-            f"'not known' where you do not know:\n{questions}")
-
-
 def probe_request(run: StrategyRun, turn: int) -> list[dict[str, str]]:
-    """The memory's request after ``turn``'s reply, with the probe message as the next user turn."""
-    return [*run.checkpoint_requests[turn], {"role": "user", "content": probe_message(run.ledger)}]
+    """The memory's request after ``turn``'s reply, with one user message asking every probe question, numbered."""
+    questions = "\n".join(f"{number}. {probe.question}" for number, probe in enumerate(run.ledger.probes, start=1))
+    return [*run.checkpoint_requests[turn], {"role": "user", "content": (
+        "Before we go on, answer these from what you know of me, one short line each, numbered; say 'not known' "
+        f"where you do not know:\n{questions}")}]
 
 
 def answer_lines(answer: str, count: int) -> list[str]:
