@@ -38,8 +38,7 @@ DEFENCE_SETTINGS = (
 
 
 def memory_texts() -> dict[str, str]:
-    """The texts the memory writes itself, by the names a payload forges them with (``{{summary memory heading}}``),
-    so a changed heading is forged as it now reads."""
+    """The texts the memory writes itself, by the names a payload forges them with (``{{summary memory heading}}``)."""
     texts = {f"{name} heading": cls.KIND.heading for name, cls in KINDS.items() if cls.KIND.heading}
     return {**texts, "pinned heading": PINNED_HEADING, "data open": DATA_OPEN, "data close": DATA_CLOSE,
             "pinned open": PINNED_OPEN, "pinned close": PINNED_CLOSE}
@@ -62,8 +61,7 @@ def _security_file(name: str) -> dict[str, Any]:
 
 
 def corpus() -> dict[str, Any]:
-    """The payloads and the conversation they are run in, with the memory's own headings and markers filled in
-    where a payload forges them."""
+    """The payloads (the memory's own texts they forge filled in) and the conversation they are run in."""
     stored = _security_file("injection_payloads.json")
     return {**stored, "payloads": [{**item, "text": _filled(item["text"])} for item in stored["payloads"]]}
 
@@ -224,8 +222,7 @@ def heldout_attacks() -> list[dict[str, Any]]:
 
 
 def ordinary_talk() -> dict[str, Any]:
-    """Ordinary conversation (``data/security/ordinary_talk.json``): user messages, summaries as models write them,
-    and the system prompts whose assistant names the check knows."""
+    """Ordinary conversation (``data/security/ordinary_talk.json``): user messages, summaries and system prompts."""
     return dict(_security_file("ordinary_talk.json"))
 
 

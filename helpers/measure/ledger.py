@@ -52,8 +52,7 @@ class Fact:
         return any(_norm(mark) in normalised for mark in (*self.values, self.canary) if mark)
 
     def wanted(self, turn: int) -> bool:
-        """Whether a good memory still sends this fact at ``turn``: stated, not corrected or to be forgotten, and
-        not an injected instruction."""
+        """Whether a good memory still sends this fact at ``turn``: stated, not replaced, forgotten or injected."""
         if self.kind == "injection" or turn < self.turn:
             return False
         return all(limit is None or turn < limit for limit in (self.replaced_at, self.forget_at))
@@ -152,8 +151,7 @@ def leaks(ledger: Ledger, statuses: dict[str, str], turn: int) -> list[str]:
 
 # ----- the injected instruction -----------------------------------------------------------------------
 def injection_state(fact: Fact, text: str | None) -> str:
-    """How a text (a summary version) holds the injected instruction: verbatim (its words), paraphrased (its
-    canary word without its words) or gone."""
+    """How a text holds the injected instruction: verbatim (its words), paraphrased (only its canary) or gone."""
     if fact.found_in(text):
         return "verbatim"
     if text and fact.canary and fact.canary.lower() in text.lower():

@@ -59,8 +59,7 @@ def load_transcript(conversation: str | Path | None = None, replies: str | Path 
 
 
 def strategies(transcript: Transcript) -> dict[str, tuple[str, dict[str, Any]]]:
-    """The strategies compared: the full buffer, then each of ``LESSON_KINDS`` at its class defaults (the lessons'
-    settings). Name -> (kind, settings)."""
+    """Name -> (kind, settings): the full buffer, then each of ``LESSON_KINDS`` at the lessons' settings."""
     window = SlidingWindowMemory.KIND.name
     return {FULL_BUFFER: (window, {"window_turns": len(transcript)}), **{name: (name, {}) for name in LESSON_KINDS}}
 
@@ -134,12 +133,10 @@ def replay(memory: RollingMemory, transcript: Transcript, ledger: Ledger, name: 
     """Feed the transcript (its first ``turns`` turns) to ``memory`` and measure every request it builds. The replies
     are the transcript's or, with ``respond``, a model's answers to this memory's requests (billed beside counted).
     A failed fold is noted on the turn and the run goes on; a ``respond`` that raises leaves the memory as it was."""
-    summarise = memory.summarise
-    calls: list[Any] | None = getattr(summarise, "calls", None)
+    calls: list[Any] | None = getattr(memory.summarise, "calls", None)
     measures: list[TurnMeasure] = []
     checkpoints: dict[int, list[dict[str, str]]] = {}
-    injection = ledger.injection
-    count = len(transcript) if turns is None else turns
+    injection, count = ledger.injection, len(transcript) if turns is None else turns
     for turn, (question, reply) in enumerate(zip(transcript.user_turns[:count], transcript.replies[:count]), 1):
         calls_before, events_before, notes = len(calls or ()), len(memory.fold_events), []
         with memory.transaction():  # a model call that fails leaves the memory as it was before the turn
@@ -149,9 +146,7 @@ def replay(memory: RollingMemory, transcript: Transcript, ledger: Ledger, name: 
                 notes.append(str(error))
             request = memory.get_messages_for_api()
             summary, request_tokens = memory.summary, memory.request_tokens
-            billed = None
-            if respond is not None:
-                reply, billed = respond(request, turn)
+            reply, billed = respond(request, turn) if respond is not None else (reply, None)
             try:
                 memory.add_message("assistant", reply)
             except SummariserError as error:
@@ -159,8 +154,8 @@ def replay(memory: RollingMemory, transcript: Transcript, ledger: Ledger, name: 
         bills = (tuple(call_bill(call) for call in calls[calls_before:]) if calls is not None  # else the fold events'
                  else tuple(CallBill(e.tokens_in, e.summary_tokens) for e in memory.fold_events[events_before:]
                             if memory.KIND.heading is not None))  # (a window calls no summariser)
-        statuses = request_statuses(ledger, request, summary, turn)
-        measures.append(TurnMeasure(turn, TurnBill(turn, request_tokens, bills, billed), summary, statuses,
+        measures.append(TurnMeasure(turn, TurnBill(turn, request_tokens, bills, billed), summary,
+                                    request_statuses(ledger, request, summary, turn),
                                     injection is not None and reached_system(injection, request), tuple(notes)))
         if turn in transcript.checkpoints:
             checkpoints[turn] = memory.get_messages_for_api()

@@ -28,8 +28,7 @@ FIELDS: dict[str, type | tuple[type, ...]] = {  # a saved state's fields, in the
 
 
 def defence_settings(defences: Defences | None) -> dict[str, Any] | None:
-    """The one saved form of a memory's defences: the ones switched on, or None when none is
-    (``Defences()`` and ``None`` are the same design and save the same state)."""
+    """The one saved form of a memory's defences: those switched on, or None (``Defences()`` saves as None)."""
     return (defences.settings() or None) if defences is not None else None
 
 
@@ -112,8 +111,7 @@ def _identity_refusal(name: str, saved: str | None, given: str | None) -> str:
 
 @contextlib.contextmanager
 def _refused_as(field: str, *, by_setting: bool = False) -> Iterator[None]:
-    """A setting or type error in the block raised as the ``StateError`` of ``field`` (``field.setting`` when
-    ``by_setting``), its message led by that name."""
+    """A setting or type error in the block, raised as the ``StateError`` of ``field`` (or ``field.setting``)."""
     try:
         yield
     except StateError:
@@ -149,8 +147,7 @@ def from_dict(data: Any, summarise: Summariser | None, *, defences: Defences | N
 
 
 def _upgraded(data: Any, name: str = "the file") -> dict[str, Any]:
-    """Older data read as the current format: format 1 (the kind by class name, the defences among the settings,
-    counters) becomes format 2, and format 2 becomes format 3 with no identity."""
+    """Older data read as format 3: format 1 (kind by class name, defences in the settings) via 2 (no identity)."""
     if not isinstance(data, dict):
         raise StateError("file", f"{name} is not a saved memory state: it holds a JSON {type(data).__name__}, "
                          "not an object")
@@ -241,8 +238,7 @@ def _check_fold_events(memory: RollingMemory, events: list[FoldEvent]) -> None:
 
 
 def _field(data: dict[str, Any], name: str, kind: type | tuple[type, ...] | None = None) -> Any:
-    """``data[name]`` if present and of type ``kind`` (default: ``FIELDS``'; a bool is never an int); else
-    ``StateError``."""
+    """``data[name]`` if present and of type ``kind`` (default ``FIELDS[name]``; a bool is no int), else StateError."""
     if name not in data:
         raise StateError(name, f"the saved state has no {name!r} field")
     value, kinds = data[name], kind or FIELDS[name]
