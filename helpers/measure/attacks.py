@@ -121,8 +121,7 @@ def run_one(item: dict[str, Any], memory_kind: str, setting: DefenceSetting, sum
             reached = reached or any(m["role"] == "system" and m["content"] != system_prompt
                                      and _mentions(m["content"], canary) for m in memory.get_messages_for_api())
     last = any(_mentions(m["content"], canary) for m in memory.get_messages_for_api())
-    names = assistant_names(system_prompt)
-    flagged = any(check_summary(summary, names=names).flagged for summary in written)
+    flagged = any(check_summary(summary, names=assistant_names(system_prompt)).flagged for summary in written)
     return AttackRun(item["id"], item["family"], setting.name, memory_kind, reached, _mentions(memory.summary, canary),
                      last, flagged, refused, memory.summary)
 
@@ -228,8 +227,7 @@ def ordinary_talk() -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class CheckMeasure:
-    """One check mode: held-out attacks flagged, ordinary texts flagged (false alarms), and the fold attempts of an
-    ordinary conversation that it flagged or refused."""
+    """One check mode: held-out attacks caught, ordinary texts flagged, an ordinary run's folds flagged or refused."""
     mode: str
     attacks: int
     caught: int

@@ -40,8 +40,7 @@ class Overhead:
 
 
 def lesson3_points() -> list[PromptPoint]:
-    """Turns 1, 3 and 5 of lesson 3's run: the turns whose contents can be counted from the page (the others hold
-    a reply whose length it does not give)."""
+    """Turns 1, 3 and 5 of lesson 3's run: the ones whose contents the page lets us count."""
     run = published_run(3)["summary_run"]
     billed = {row["turn"]: (row["messages_sent"], row["prompt_tokens"]) for row in run["turn_lines"]}
     first, second = run["summarise_events"]
@@ -62,8 +61,7 @@ def lesson3_points() -> list[PromptPoint]:
 
 
 def lesson4_point() -> PromptPoint:
-    """Lesson 4's turn 6: 739 by tiktoken, 830 billed. Its 5 messages (system prompt, summary, turn 5's
-    two messages, turn 6's question) follow from the page's account of the three overflows."""
+    """Lesson 4's turn 6: 739 by tiktoken, 830 billed, in 5 messages (as the page's three overflows tell)."""
     request = published_run(4)["buffer_run"]["request_at_turn_6"]
     how = (f"{request['system_prompt_tokens']} system prompt + {request['memory_block_tokens']} summary block + "
            f"{request['buffer_tokens']} buffer = {request['total_tiktoken']}")

@@ -90,8 +90,7 @@ class Ledger:
 
 
 def load_ledger(path: str | Path | None = None) -> Ledger:
-    """The capstone conversation's ledger (``data/capstone/ledger.json``), or the one at ``path``; a ``StateError``
-    names a broken field."""
+    """The capstone ledger (``data/capstone/ledger.json``) or the one at ``path``; StateError names a broken field."""
     data = json.loads(Path(path or CAPSTONE_DIR / "ledger.json").read_text(encoding="utf-8"))
     try:
         facts = tuple(Fact(**{**f, "turn": int(f["turn"]), "values": tuple(f["values"])}) for f in data["facts"])

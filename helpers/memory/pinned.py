@@ -30,7 +30,6 @@ def check_rules(rules: list[str] | tuple[str, ...]) -> tuple[str, ...]:
 
 
 def pinned_message(rules: tuple[str, ...], placement: str) -> dict[str, str]:
-    """The pinned block the memory adds to the first system message, after the system prompt: the same under
-    every ``placement`` (which decides only where the summary goes)."""
+    """The pinned block, added to the first system message after the system prompt under every ``placement``."""
     body = escape_markers(PINNED_HEADING + "\n".join(f"- {rule}" for rule in rules))
     return {"role": "system", "content": f"{PINNED_NOTE}\n{PINNED_OPEN}\n{body}\n{PINNED_CLOSE}"}

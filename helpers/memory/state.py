@@ -63,8 +63,7 @@ def to_dict(memory: RollingMemory, *, identity: str | None = None) -> dict[str, 
 
 
 def save(memory: RollingMemory, path: str | Path, *, identity: str | None = None) -> Path:
-    """Write the state as UTF-8 JSON, atomically and (with a signing key) signed; ``identity`` names whose memory it
-    is, and ``load`` must name the same one."""
+    """Write the state as UTF-8 JSON, atomically (signed, with a key); ``load`` must name the same ``identity``."""
     text = json.dumps(to_dict(memory, identity=identity), ensure_ascii=False, indent=1)
     return signing.write_signed(path, text.encode("utf-8"))
 
@@ -122,8 +121,7 @@ def _refused_as(field: str, *, by_setting: bool = False) -> Iterator[None]:
 
 
 def from_dict(data: Any, summarise: Summariser | None, *, defences: Defences | None = None) -> RollingMemory:
-    """Rebuild a memory from ``to_dict`` data, checking every field and how they fit together; the memory gets
-    the caller's ``defences`` (the data's are only checked)."""
+    """Rebuild a memory from ``to_dict`` data, every field and their fit checked, with the caller's ``defences``."""
     data = _upgraded(data)
     saved = {name: _field(data, name) for name in FIELDS}
     with _refused_as("kind"):
