@@ -122,16 +122,14 @@ def request_statuses(ledger: Ledger, request: Sequence[dict[str, str]], summary:
                         and not (summary and summary in m["content"]))
     normalised = _norm(summary or "")
     statuses = {}
-    for fact in ledger.facts:
-        if fact.turn > turn:
-            continue
+    for fact in (fact for fact in ledger.facts if fact.turn <= turn):
         where = _where_sent(fact, turns, normalised)
         if fact.kind == "rule" and where != VERBATIM:
-            strength, _ = rule_strength(summary or "", fact.keyword or fact.values[0])
-            where = SUMMARY if strength == "rule" else (ABSENT if strength == "absent" else SOFTENED)
-        elif where == ABSENT and fact.replaces is not None:
-            if _where_sent(ledger.fact(fact.replaces), turns, normalised) != ABSENT:
-                where = CONTRADICTED
+            strength = rule_strength(summary or "", fact.keyword or fact.values[0])[0]
+            where = {"rule": SUMMARY, "absent": ABSENT}.get(strength, SOFTENED)
+        elif (where == ABSENT and fact.replaces is not None
+              and _where_sent(ledger.fact(fact.replaces), turns, normalised) != ABSENT):
+            where = CONTRADICTED
         statuses[fact.id] = where
     return statuses
 

@@ -64,8 +64,7 @@ class Defences:
     def from_settings(cls, settings: Mapping[str, Any]) -> Defences:
         """The defences ``settings()`` describes; an unknown name is a ``SettingError`` listing the known ones."""
         known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(settings) - known)
-        if unknown:
+        if unknown := sorted(set(settings) - known):
             raise SettingError(unknown[0], settings[unknown[0]], f"unknown defence {unknown[0]!r}; the defences are "
                                f"{', '.join(sorted(known))}")
         return cls(**settings)

@@ -33,10 +33,9 @@ def defence_settings(defences: Defences | None) -> dict[str, Any] | None:
 
 
 def _describe(settings: dict[str, Any] | None) -> str:
-    if not settings:
-        return "no defences"
-    return "Defences(" + ", ".join(f"{name}={tuple(value) if isinstance(value, list) else value!r}"
-                                   for name, value in settings.items()) + ")"
+    values = (f"{name}={tuple(value) if isinstance(value, list) else value!r}"
+              for name, value in (settings or {}).items())
+    return f"Defences({', '.join(values)})" if settings else "no defences"
 
 
 def _identity(identity: Any) -> str | None:
