@@ -7,7 +7,7 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "helpers.base.text": "stated_word_limit word_count",
     "helpers.base.tokens": "encoding",
     "helpers.lessons.data": "lesson3 prompt published_run",
-    "helpers.memory.recorded_summariser": "RecordedSummariser",
+    "helpers.measure.drift": "RecordedSummariser",
     "helpers.memory.sliding_window": "SlidingWindowMemory",
     "helpers.memory.summary": "SummaryMemory",
     "helpers.memory.types": "SummariserError",

@@ -14,7 +14,7 @@ from helpers.measure.billed_tokens import (
     lesson3_points,
     lesson4_point,
 )
-from helpers.memory.recorded_summariser import RecordedSummariser
+from helpers.measure.drift import RecordedSummariser
 from helpers.memory.types import SettingError
 
 

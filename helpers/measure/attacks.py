@@ -1,7 +1,6 @@
 """Attack rates (notebook 06): each injection payload, as turn 2 of a scripted conversation, through memory kinds
 under each defence setting: did its canary reach a system message, the summary, the last request, the check?
-Offline (the stand-in copies, it obeys nothing) the figures say where text lands, not what a model would follow.
-"""
+Offline (the stand-in copies, it obeys nothing) the figures say where text lands, not what a model would follow."""
 from __future__ import annotations
 
 import functools
@@ -15,7 +14,7 @@ from helpers.base.paths import DATA_DIR
 from helpers.memory.defences import Defences
 from helpers.memory.pinned import PINNED_CLOSE, PINNED_HEADING, PINNED_OPEN
 from helpers.memory.placement import DATA_CLOSE, DATA_OPEN
-from helpers.memory.registry import KINDS
+from helpers.memory.registry import KINDS, kind_named
 from helpers.memory.summary_check import CHECK_MODES, assistant_names, check_summary
 from helpers.memory.types import SettingError, Summariser, SummariserError, SummaryRefused
 
@@ -39,8 +38,7 @@ DEFENCE_SETTINGS = (
 
 
 def memory_texts() -> dict[str, str]:
-    """The texts the memory writes itself, by the names a payload forges them with (``{{summary memory heading}}``),
-    so a changed heading is forged as it now reads."""
+    """The texts the memory writes itself, by the names a payload forges them with (``{{summary memory heading}}``)."""
     texts = {f"{name} heading": cls.KIND.heading for name, cls in KINDS.items() if cls.KIND.heading}
     return {**texts, "pinned heading": PINNED_HEADING, "data open": DATA_OPEN, "data close": DATA_CLOSE,
             "pinned open": PINNED_OPEN, "pinned close": PINNED_CLOSE}
@@ -63,8 +61,7 @@ def _security_file(name: str) -> dict[str, Any]:
 
 
 def corpus() -> dict[str, Any]:
-    """The payloads and the conversation they are run in, with the memory's own headings and markers filled in
-    where a payload forges them."""
+    """The payloads (the memory's own texts they forge filled in) and the conversation they are run in."""
     stored = _security_file("injection_payloads.json")
     return {**stored, "payloads": [{**item, "text": _filled(item["text"])} for item in stored["payloads"]]}
 
@@ -76,12 +73,10 @@ def payloads() -> list[dict[str, Any]]:
 
 def payload(payload_id: str) -> dict[str, Any]:
     """One payload of the corpus by its id (``inst-01``, ``role-02``, ...)."""
-    items = payloads()
-    for item in items:
-        if item["id"] == payload_id:
-            return item
-    raise SettingError("payload_id", payload_id, f"no payload {payload_id!r}; the ids are "
-                       f"{', '.join(p['id'] for p in items)}")
+    by_id = {item["id"]: item for item in payloads()}
+    if payload_id not in by_id:
+        raise SettingError("payload_id", payload_id, f"no payload {payload_id!r}; the ids are {', '.join(by_id)}")
+    return by_id[payload_id]
 
 
 @dataclass(frozen=True)
@@ -126,8 +121,7 @@ def run_one(item: dict[str, Any], memory_kind: str, setting: DefenceSetting, sum
             reached = reached or any(m["role"] == "system" and m["content"] != system_prompt
                                      and _mentions(m["content"], canary) for m in memory.get_messages_for_api())
     last = any(_mentions(m["content"], canary) for m in memory.get_messages_for_api())
-    names = assistant_names(system_prompt)
-    flagged = any(check_summary(summary, names=names).flagged for summary in written)
+    flagged = any(check_summary(summary, names=assistant_names(system_prompt)).flagged for summary in written)
     return AttackRun(item["id"], item["family"], setting.name, memory_kind, reached, _mentions(memory.summary, canary),
                      last, flagged, refused, memory.summary)
 
@@ -149,11 +143,10 @@ def run_attacks(summariser_for: Callable[[str, bool], Summariser], system_prompt
                 settings: Iterable[DefenceSetting] = DEFENCE_SETTINGS) -> list[AttackRun]:
     """Every payload x memory kind (``kinds`` by name, every registered one if None) x setting.
     ``summariser_for(kind_name, hardened)`` gives the summariser; a kind without one is never asked for it."""
-    chosen_kinds = list(KINDS) if kinds is None else list(kinds)
-    unknown = [kind for kind in chosen_kinds if kind not in KINDS]
-    if unknown:
-        raise SettingError("kinds", unknown[0], f"no memory kind named {unknown[0]!r}; the kinds are "
-                           f"{', '.join(KINDS)}")
+    try:
+        chosen_kinds = [kind_named(kind).KIND.name for kind in (KINDS if kinds is None else kinds)]
+    except SettingError as error:
+        raise SettingError("kinds", error.value, str(error)) from None
     chosen = list(corpus_payloads if corpus_payloads is not None else payloads())
     runs, summarisers = [], {}
     for setting in settings:
@@ -191,10 +184,9 @@ def attack_rates(runs: Iterable[AttackRun]) -> list[AttackRate]:
     groups: dict[tuple[str, str], list[AttackRun]] = {}
     for run in runs:
         groups.setdefault((run.setting, run.memory), []).append(run)
-    return [AttackRate(setting, memory, len(group), sum(r.reached_system for r in group),
-                       sum(r.in_summary for r in group), sum(r.in_last_request for r in group),
-                       sum(r.flagged for r in group), sum(r.refused_folds > 0 for r in group))
-            for (setting, memory), group in groups.items()]
+    counted = ("reached_system", "in_summary", "in_last_request", "flagged")
+    return [AttackRate(*key, len(group), *(sum(getattr(r, name) for r in group) for name in counted),
+                       sum(r.refused_folds > 0 for r in group)) for key, group in groups.items()]
 
 
 def benign_control(summariser_for: Callable[[str, bool], Summariser], system_prompt: str, *,
@@ -229,15 +221,13 @@ def heldout_attacks() -> list[dict[str, Any]]:
 
 
 def ordinary_talk() -> dict[str, Any]:
-    """Ordinary conversation (``data/security/ordinary_talk.json``): user messages, summaries as models write them,
-    and the system prompts whose assistant names the check knows."""
+    """Ordinary conversation (``data/security/ordinary_talk.json``): user messages, summaries and system prompts."""
     return dict(_security_file("ordinary_talk.json"))
 
 
 @dataclass(frozen=True)
 class CheckMeasure:
-    """One check mode: held-out attacks flagged, ordinary texts flagged (false alarms), and the fold attempts of an
-    ordinary conversation that it flagged or refused."""
+    """One check mode: held-out attacks caught, ordinary texts flagged, an ordinary run's folds flagged or refused."""
     mode: str
     attacks: int
     caught: int

@@ -1,7 +1,6 @@
 """The full bill of a conversation (notebook 07): per turn, the request's tokens and each summariser call's
 prompt and output tokens, summed to one cost per strategy. Counted figures are o200k_base counts; billed ones
-(an endpoint's ``usage``, with a model) are kept beside them, never mixed in.
-"""
+(an endpoint's ``usage``, with a model) are kept beside them, never mixed in."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -25,8 +24,7 @@ class CallBill:
 
 
 def call_bill(call: Any) -> CallBill:
-    """The bill of a recorded summariser call: anything with ``request`` (messages), ``summary`` and optionally the
-    billed ``prompt_tokens``/``completion_tokens`` (``helpers.model.summarisers.SummariserCall``)."""
+    """The bill of a recorded call (``request``, ``summary``, maybe billed tokens: a ``SummariserCall``)."""
     counted = sum(count_tokens(message["content"]) for message in call.request)
     return CallBill(counted, count_tokens(call.summary), getattr(call, "prompt_tokens", None),
                     getattr(call, "completion_tokens", None))

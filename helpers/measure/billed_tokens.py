@@ -1,9 +1,9 @@
 """Why the billed ``prompt_tokens`` exceed the tiktoken count of the messages: the lessons' billed figures against
 o200k_base counts of the published parts, the gap split into a fixed part and a cost per message by a
-least-squares line through lesson 3's points, checked on lesson 4's.
-"""
+least-squares line through lesson 3's points, checked on lesson 4's."""
 from __future__ import annotations
 
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -40,8 +40,7 @@ class Overhead:
 
 
 def lesson3_points() -> list[PromptPoint]:
-    """Turns 1, 3 and 5 of lesson 3's run: the turns whose contents can be counted from the page (the others hold
-    a reply whose length it does not give)."""
+    """Turns 1, 3 and 5 of lesson 3's run: the ones whose contents the page lets us count."""
     run = published_run(3)["summary_run"]
     billed = {row["turn"]: (row["messages_sent"], row["prompt_tokens"]) for row in run["turn_lines"]}
     first, second = run["summarise_events"]
@@ -56,17 +55,13 @@ def lesson3_points() -> list[PromptPoint]:
             ("summary ([SUMMARISE] line)", first["summary_tokens"]),
             ("turns 3-4 ([SUMMARISE] line)", second["messages_tokens"]), ("user 5", users[4])],
     }
-    points = []
-    for turn, items in parts.items():
-        counted = sum(n for _, n in items)
-        how = " + ".join(f"{n} {name}" for name, n in items) + f" = {counted}"
-        points.append(PromptPoint(f"lesson 3, turn {turn}", billed[turn][0], counted, billed[turn][1], how))
-    return points
+    return [PromptPoint(f"lesson 3, turn {turn}", billed[turn][0], sum(n for _, n in items), billed[turn][1],
+                        " + ".join(f"{n} {name}" for name, n in items) + f" = {sum(n for _, n in items)}")
+            for turn, items in parts.items()]
 
 
 def lesson4_point() -> PromptPoint:
-    """Lesson 4's turn 6: 739 by tiktoken, 830 billed. Its 5 messages (system prompt, summary, turn 5's
-    two messages, turn 6's question) follow from the page's account of the three overflows."""
+    """Lesson 4's turn 6: 739 by tiktoken, 830 billed, in 5 messages (as the page's three overflows tell)."""
     request = published_run(4)["buffer_run"]["request_at_turn_6"]
     how = (f"{request['system_prompt_tokens']} system prompt + {request['memory_block_tokens']} summary block + "
            f"{request['buffer_tokens']} buffer = {request['total_tiktoken']}")
@@ -75,11 +70,8 @@ def lesson4_point() -> PromptPoint:
 
 def fit_overhead(points: Sequence[PromptPoint]) -> Overhead:
     """Least-squares line through (messages, gap); needs two different message counts."""
-    xs = [p.messages for p in points]
-    ys = [p.gap for p in points]
-    if len(set(xs)) < 2:
+    if len({p.messages for p in points}) < 2:
         raise SettingError("points", points,
                            "fitting a fixed part and a per-message part needs points with different message counts")
-    mean_x, mean_y = sum(xs) / len(xs), sum(ys) / len(ys)
-    slope = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys)) / sum((x - mean_x) ** 2 for x in xs)
-    return Overhead(mean_y - slope * mean_x, slope)
+    slope, intercept = statistics.linear_regression([p.messages for p in points], [p.gap for p in points])
+    return Overhead(intercept, slope)

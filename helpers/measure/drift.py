@@ -1,7 +1,6 @@
 """Summary drift (lesson 3): size, words against the limit, the lesson's keyword check, and whether a rule
 survives *as a rule*: a keyword check cannot tell "never suggest equity" from "prefers to avoid equity", so
-``rule_strength`` reads the keyword's sentences for the words that carry a rule's force.
-"""
+``rule_strength`` reads the keyword's sentences for the words that carry a rule's force."""
 from __future__ import annotations
 
 import re
@@ -26,24 +25,14 @@ def mentions(text: str, keyword: str = "equit") -> bool:
     return keyword.lower() in text.lower()
 
 
-def _cues(sentence: str, cues: Sequence[str]) -> list[str]:
-    lowered = sentence.lower()
-    return [cue for cue in cues if re.search(r"\b" + re.escape(cue), lowered)]
-
-
 def rule_strength(text: str, keyword: str = "equit") -> tuple[str, list[str]]:
     """``("rule" | "preference" | "mentioned" | "absent", cue words found)`` for the keyword's sentences: a rule
     word ("never", "allergic"...), only softer words ("avoids", "prefers"), neither, or no mention."""
-    sentences = keyword_sentences(text, keyword)
-    if not sentences:
-        return "absent", []
-    rule = [cue for s in sentences for cue in _cues(s, RULE_CUES)]
-    if rule:
-        return "rule", sorted(set(rule), key=rule.index)
-    preference = [cue for s in sentences for cue in _cues(s, PREFERENCE_CUES)]
-    if preference:
-        return "preference", sorted(set(preference), key=preference.index)
-    return "mentioned", []
+    sentences = [s.lower() for s in keyword_sentences(text, keyword)]
+    for strength, cues in (("rule", RULE_CUES), ("preference", PREFERENCE_CUES)):
+        if found := [cue for s in sentences for cue in cues if re.search(r"\b" + re.escape(cue), s)]:
+            return strength, list(dict.fromkeys(found))
+    return ("mentioned" if sentences else "absent"), []
 
 
 def keyword_sentences(text: str, keyword: str = "equit") -> list[str]:
@@ -89,15 +78,38 @@ def run_drift(summarise: Summariser, batches: Sequence[Sequence[str]], keyword: 
               word_limit: int = 80) -> list[CycleMeasure]:
     """Fold the batches into a rolling summary, one summariser call per batch; measure each cycle."""
     batch_tokens = [count_tokens("\n".join(batch)) for batch in batches]
-    summary: str | None = None
     summaries: list[str] = []
     for batch in batches:
-        summary = summarise(messages_from_lines(list(batch)), summary)
-        summaries.append(summary)
+        summaries.append(summarise(messages_from_lines(list(batch)), summaries[-1] if summaries else None))
     return measure(summaries, batch_tokens, keyword, word_limit)
 
 
 def chart_series(cycles: Sequence[CycleMeasure]) -> dict[str, list]:
     """The numbers ``helpers.display.plots.drift_chart`` draws for one run, and how the rule reads per cycle."""
-    return {"batch_tokens": [c.batch_tokens for c in cycles], "summary_tokens": [c.summary_tokens for c in cycles],
-            "words": [c.words for c in cycles], "strength": [c.strength for c in cycles]}
+    return {name: [getattr(cycle, name) for cycle in cycles]
+            for name in ("batch_tokens", "summary_tokens", "words", "strength")}
+
+
+class RecordedSummariser:
+    """A summariser handing back summaries written earlier, in order (lesson 3's published drift run, measured as a
+    live run is); every call's arguments are kept in ``calls``, and a call off the record is refused."""
+
+    def __init__(self, summaries: Sequence[str], source: str) -> None:
+        if not summaries or not all(isinstance(s, str) and s.strip() for s in summaries):
+            raise SettingError("summaries", summaries, "RecordedSummariser needs at least one non-empty summary text")
+        self.summaries = list(summaries)
+        self.source = source
+        self.calls: list[tuple[list[dict[str, str]], str | None]] = []
+
+    def __call__(self, messages: list[dict[str, str]], existing_summary: str | None = None) -> str:
+        if len(self.calls) >= len(self.summaries):
+            raise SettingError("calls", len(self.calls) + 1, (
+                f"{self.source} holds {len(self.summaries)} summaries, and call {len(self.calls) + 1} asked for "
+                "another: run it on as many cycles as were recorded"))
+        expected_existing = self.summaries[len(self.calls) - 1] if self.calls else None
+        if existing_summary != expected_existing:
+            raise SettingError("existing_summary", existing_summary, (
+                f"call {len(self.calls) + 1} was given an existing summary that is not the one recorded before it: "
+                f"the run being replayed differs from {self.source}"))
+        self.calls.append((list(messages), existing_summary))
+        return self.summaries[len(self.calls) - 1]

@@ -1,8 +1,6 @@
-"""The ledger of planted facts (notebook 07), and how one request carries each: word for word, in the summary,
-absent or contradicted. A fact is found by its ``values`` (the user's words and the usual ways a summary writes
-them), case and spacing ignored; a rule is read with notebook 03's ``drift.rule_strength``; the injected
-instruction is followed by its canary word.
-"""
+"""The ledger of planted facts (notebook 07), and how one request carries each: verbatim, in the summary, absent
+or contradicted. A fact is found by its ``values``, case and spacing ignored; a rule is read with notebook 03's
+``drift.rule_strength``; the injected instruction is followed by its canary word."""
 from __future__ import annotations
 
 import functools
@@ -47,17 +45,14 @@ class Fact:
 
     def found_in(self, text: str | None) -> bool:
         """Whether any of the fact's values is in ``text`` (case and spacing ignored)."""
-        normalised = _norm(text or "")
-        return bool(text) and any(_norm(value) in normalised for value in self.values)
+        return bool(text) and any(_norm(value) in _norm(text) for value in self.values)  # type: ignore[arg-type]
 
     def sent_in(self, normalised: str) -> bool:
         """Whether a normalised text carries one of the fact's values or its canary (a paraphrase is still sent)."""
-        marks = [*self.values, *([self.canary] if self.canary else [])]
-        return any(_norm(mark) in normalised for mark in marks)
+        return any(_norm(mark) in normalised for mark in (*self.values, self.canary) if mark)
 
     def wanted(self, turn: int) -> bool:
-        """Whether a good memory still sends this fact at ``turn``: stated, not corrected or to be forgotten, and
-        not an injected instruction."""
+        """Whether a good memory still sends this fact at ``turn``: stated, not replaced, forgotten or injected."""
         if self.kind == "injection" or turn < self.turn:
             return False
         return all(limit is None or turn < limit for limit in (self.replaced_at, self.forget_at))
@@ -95,25 +90,19 @@ class Ledger:
 
 
 def load_ledger(path: str | Path | None = None) -> Ledger:
-    """The capstone conversation's ledger (``data/capstone/ledger.json``), or the one at ``path``; a ``StateError``
-    names a broken field."""
+    """The capstone ledger (``data/capstone/ledger.json``) or the one at ``path``; StateError names a broken field."""
     data = json.loads(Path(path or CAPSTONE_DIR / "ledger.json").read_text(encoding="utf-8"))
     try:
-        facts = tuple(Fact(id=f["id"], kind=f["kind"], turn=int(f["turn"]), values=tuple(f["values"]),
-                           replaces=f.get("replaces"), replaced_at=f.get("replaced_at"), forget_at=f.get("forget_at"),
-                           keyword=f.get("keyword"), canary=f.get("canary")) for f in data["facts"])
+        facts = tuple(Fact(**{**f, "turn": int(f["turn"]), "values": tuple(f["values"])}) for f in data["facts"])
         probes = tuple(Probe(p["fact"], p["question"]) for p in data.get("probes", ()))
     except (KeyError, TypeError, ValueError) as error:
         raise StateError("facts", f"the ledger is malformed ({type(error).__name__}: {error}); each fact needs an "
                          "id, a kind, a turn and a list of values") from None
     ledger = Ledger(facts, probes)
-    for fact in facts:
-        if not fact.values:
-            raise StateError("values", f"fact {fact.id!r} has no values: nothing could show it was sent")
-        if fact.replaces is not None:
-            ledger.fact(fact.replaces)
-    for probe in probes:
-        ledger.fact(probe.fact)
+    if empty := [fact.id for fact in facts if not fact.values]:
+        raise StateError("values", f"fact {empty[0]!r} has no values: nothing could show it was sent")
+    for named in [fact.replaces for fact in facts if fact.replaces] + [probe.fact for probe in probes]:
+        ledger.fact(named)  # every fact a correction or a probe names exists
     return ledger
 
 
@@ -133,16 +122,14 @@ def request_statuses(ledger: Ledger, request: Sequence[dict[str, str]], summary:
                         and not (summary and summary in m["content"]))
     normalised = _norm(summary or "")
     statuses = {}
-    for fact in ledger.facts:
-        if fact.turn > turn:
-            continue
+    for fact in (fact for fact in ledger.facts if fact.turn <= turn):
         where = _where_sent(fact, turns, normalised)
         if fact.kind == "rule" and where != VERBATIM:
-            strength, _ = rule_strength(summary or "", fact.keyword or fact.values[0])
-            where = SUMMARY if strength == "rule" else (ABSENT if strength == "absent" else SOFTENED)
-        elif where == ABSENT and fact.replaces is not None:
-            if _where_sent(ledger.fact(fact.replaces), turns, normalised) != ABSENT:
-                where = CONTRADICTED
+            strength = rule_strength(summary or "", fact.keyword or fact.values[0])[0]
+            where = {"rule": SUMMARY, "absent": ABSENT}.get(strength, SOFTENED)
+        elif (where == ABSENT and fact.replaces is not None
+              and _where_sent(ledger.fact(fact.replaces), turns, normalised) != ABSENT):
+            where = CONTRADICTED
         statuses[fact.id] = where
     return statuses
 
@@ -161,8 +148,7 @@ def leaks(ledger: Ledger, statuses: dict[str, str], turn: int) -> list[str]:
 
 # ----- the injected instruction -----------------------------------------------------------------------
 def injection_state(fact: Fact, text: str | None) -> str:
-    """How a text (a summary version) holds the injected instruction: verbatim (its words), paraphrased (its
-    canary word without its words) or gone."""
+    """How a text holds the injected instruction: verbatim (its words), paraphrased (only its canary) or gone."""
     if fact.found_in(text):
         return "verbatim"
     if text and fact.canary and fact.canary.lower() in text.lower():

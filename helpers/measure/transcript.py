@@ -1,10 +1,10 @@
 """One long conversation through every memory the course built, measured the same way (notebook 07): the user's
 turns (``data/capstone/conversation.json``) and one written reply per turn fed to every strategy, so requests
-differ only by what each memory keeps. ``replay`` measures each turn's bill (``bill``) and request (``ledger``).
-"""
+differ only by what each memory keeps. ``replay`` measures each turn's bill (``bill``) and request (``ledger``)."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,8 +59,7 @@ def load_transcript(conversation: str | Path | None = None, replies: str | Path 
 
 
 def strategies(transcript: Transcript) -> dict[str, tuple[str, dict[str, Any]]]:
-    """The strategies compared: the full buffer, then each of ``LESSON_KINDS`` at its class defaults (the lessons'
-    settings). Name -> (kind, settings)."""
+    """Name -> (kind, settings): the full buffer, then each of ``LESSON_KINDS`` at the lessons' settings."""
     window = SlidingWindowMemory.KIND.name
     return {FULL_BUFFER: (window, {"window_turns": len(transcript)}), **{name: (name, {}) for name in LESSON_KINDS}}
 
@@ -98,13 +97,11 @@ class StrategyRun:
 
     def kept(self, turn: int | None = None) -> tuple[int, int]:
         """(facts kept, facts wanted) at ``turn`` (the last turn by default)."""
-        measure = self.turns[(turn or len(self.turns)) - 1]
-        return kept_count(self.ledger, measure.statuses, measure.turn)
+        return kept_count(self.ledger, self.turns[(turn or len(self.turns)) - 1].statuses, turn or len(self.turns))
 
     def leaks(self, turn: int | None = None) -> list[str]:
         """The facts sent at ``turn`` (the last by default) that should not be (``ledger.leaks``)."""
-        measure = self.turns[(turn or len(self.turns)) - 1]
-        return leaks(self.ledger, measure.statuses, measure.turn)
+        return leaks(self.ledger, self.turns[(turn or len(self.turns)) - 1].statuses, turn or len(self.turns))
 
     def status_trail(self, fact_id: str) -> list[str | None]:
         """The fact's status at every turn (None before it was stated)."""
@@ -131,24 +128,15 @@ class StrategyRun:
         return self.name if self.name == FULL_BUFFER else f"{self.name} ({'/'.join(values)})"
 
 
-def _fold_bills(memory: RollingMemory, start: int) -> tuple[CallBill, ...]:
-    """Summariser calls told by the memory's fold events (for a summariser that records none); a window calls none."""
-    if memory.KIND.heading is None:
-        return ()
-    return tuple(CallBill(event.tokens_in, event.summary_tokens) for event in memory.fold_events[start:])
-
-
 def replay(memory: RollingMemory, transcript: Transcript, ledger: Ledger, name: str | None = None,
            turns: int | None = None, respond: Responder | None = None) -> StrategyRun:
     """Feed the transcript (its first ``turns`` turns) to ``memory`` and measure every request it builds. The replies
     are the transcript's or, with ``respond``, a model's answers to this memory's requests (billed beside counted).
     A failed fold is noted on the turn and the run goes on; a ``respond`` that raises leaves the memory as it was."""
-    summarise = memory.summarise
-    calls: list[Any] | None = getattr(summarise, "calls", None)
+    calls: list[Any] | None = getattr(memory.summarise, "calls", None)
     measures: list[TurnMeasure] = []
     checkpoints: dict[int, list[dict[str, str]]] = {}
-    injection = ledger.injection
-    count = len(transcript) if turns is None else turns
+    injection, count = ledger.injection, len(transcript) if turns is None else turns
     for turn, (question, reply) in enumerate(zip(transcript.user_turns[:count], transcript.replies[:count]), 1):
         calls_before, events_before, notes = len(calls or ()), len(memory.fold_events), []
         with memory.transaction():  # a model call that fails leaves the memory as it was before the turn
@@ -158,17 +146,16 @@ def replay(memory: RollingMemory, transcript: Transcript, ledger: Ledger, name: 
                 notes.append(str(error))
             request = memory.get_messages_for_api()
             summary, request_tokens = memory.summary, memory.request_tokens
-            billed = None
-            if respond is not None:
-                reply, billed = respond(request, turn)
+            reply, billed = respond(request, turn) if respond is not None else (reply, None)
             try:
                 memory.add_message("assistant", reply)
             except SummariserError as error:
                 notes.append(str(error))
-        bills = (tuple(call_bill(call) for call in calls[calls_before:]) if calls is not None
-                 else _fold_bills(memory, events_before))
-        statuses = request_statuses(ledger, request, summary, turn)
-        measures.append(TurnMeasure(turn, TurnBill(turn, request_tokens, bills, billed), summary, statuses,
+        bills = (tuple(call_bill(call) for call in calls[calls_before:]) if calls is not None  # else the fold events'
+                 else tuple(CallBill(e.tokens_in, e.summary_tokens) for e in memory.fold_events[events_before:]
+                            if memory.KIND.heading is not None))  # (a window calls no summariser)
+        measures.append(TurnMeasure(turn, TurnBill(turn, request_tokens, bills, billed), summary,
+                                    request_statuses(ledger, request, summary, turn),
                                     injection is not None and reached_system(injection, request), tuple(notes)))
         if turn in transcript.checkpoints:
             checkpoints[turn] = memory.get_messages_for_api()
@@ -185,25 +172,19 @@ def run_strategies(make: MemoryFactory, transcript: Transcript, ledger: Ledger,
 
 
 # ----- probes (a model's answers at the checkpoints) ---------------------------------------------------
-def probe_message(ledger: Ledger) -> str:
-    """One user message asking every probe question, numbered, one answer a line."""
-    questions = "\n".join(f"{number}. {probe.question}" for number, probe in enumerate(ledger.probes, start=1))
-    return ("Before we go on, answer these from what you know of me, one short line each, numbered; say "
-            f"'not known' where you do not know:\n{questions}")
-
-
 def probe_request(run: StrategyRun, turn: int) -> list[dict[str, str]]:
-    """The memory's request after ``turn``'s reply, with the probe message as the next user turn."""
-    return [*run.checkpoint_requests[turn], {"role": "user", "content": probe_message(run.ledger)}]
+    """The memory's request after ``turn``'s reply, with one user message asking every probe question, numbered."""
+    questions = "\n".join(f"{number}. {probe.question}" for number, probe in enumerate(run.ledger.probes, start=1))
+    return [*run.checkpoint_requests[turn], {"role": "user", "content": (
+        "Before we go on, answer these from what you know of me, one short line each, numbered; say 'not known' "
+        f"where you do not know:\n{questions}")}]
 
 
 def answer_lines(answer: str, count: int) -> list[str]:
     """The numbered lines of an answer to the probe message, one per question ('' where a number is missing)."""
-    lines = {}
-    for line in answer.splitlines():
-        head, _, rest = line.strip().lstrip("*-# ").partition(".")
-        if head.isdigit() and 1 <= int(head) <= count:
-            lines.setdefault(int(head), rest.strip())
+    lines: dict[int, str] = {}
+    for number, rest in re.findall(r"^[\s*#-]*(\d+)\.(.*)$", answer, re.MULTILINE):
+        lines.setdefault(int(number), rest.strip())
     return [lines.get(number, "") for number in range(1, count + 1)]
 
 

@@ -1,9 +1,6 @@
-"""The defences of notebook 06 as one value, checked in one place: ``Defences(placement="data", ...)``.
-
-Every memory kind takes ``defences=``; without it (``None``) the request is exactly the lessons'. Each field
-switches one defence on: ``placement`` (``placement.py``), ``pinned_rules`` (``pinned.py``), ``summary_check``
-(``summary_check.py``) and ``redact`` (``helpers.base.redaction``); the memory calls the hooks below.
-"""
+"""The defences of notebook 06 as one value, checked in one place: ``Defences(placement="data", ...)``; without it
+(``None``) a request is exactly the lessons'. Each field switches one on: ``placement.py``, ``pinned.py``,
+``summary_check.py`` and ``helpers.base.redaction``; the memory calls the hooks below."""
 from __future__ import annotations
 
 import dataclasses
@@ -29,10 +26,7 @@ class Defences:
 
     def __post_init__(self) -> None:
         check_placement(self.placement)
-        try:
-            check_mode(self.summary_check)
-        except ValueError as error:  # a SettingError already, or a plain one given its setting here
-            raise SettingError("summary_check", self.summary_check, str(error)) from None
+        check_mode(self.summary_check)
         object.__setattr__(self, "pinned_rules", check_rules(self.pinned_rules))
         if not isinstance(self.redact, bool):
             raise SettingError("redact", self.redact, f"redact must be True or False, got {self.redact!r}")
@@ -70,8 +64,7 @@ class Defences:
     def from_settings(cls, settings: Mapping[str, Any]) -> Defences:
         """The defences ``settings()`` describes; an unknown name is a ``SettingError`` listing the known ones."""
         known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(settings) - known)
-        if unknown:
+        if unknown := sorted(set(settings) - known):
             raise SettingError(unknown[0], settings[unknown[0]], f"unknown defence {unknown[0]!r}; the defences are "
                                f"{', '.join(sorted(known))}")
         return cls(**settings)

@@ -1,6 +1,5 @@
 """Erasure: forget a fact by removing every turn that mentions it and remaking the summary from what remains,
-in as few summariser calls as its context allows; all or nothing, and resumable (docs/architecture.md).
-"""
+in as few summariser calls as its context allows; all or nothing, and resumable (docs/architecture.md)."""
 from __future__ import annotations
 
 import dataclasses
@@ -70,12 +69,10 @@ def mentions(content: str, text: str) -> bool:
 
 def _pieces(memory: RollingMemory, drop: set[int]) -> list[list[Message]]:
     """The folded messages that remain, in the pieces the memory folded them in (empty pieces left out)."""
-    messages, pieces = memory.messages, []
-    for event in memory.fold_events:
-        piece = [messages[i] for i in range(2 * (event.first_turn - 1), 2 * event.last_turn) if i not in drop]
-        if piece:
-            pieces.append(piece)
-    return pieces
+    messages = memory.messages
+    pieces = ([messages[i] for i in range(2 * (e.first_turn - 1), 2 * e.last_turn) if i not in drop]
+              for e in memory.fold_events)
+    return [piece for piece in pieces if piece]
 
 
 def largest_request(memory: RollingMemory) -> int:

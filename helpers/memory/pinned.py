@@ -1,7 +1,6 @@
 """Pinned rules: hard rules the user stated, sent word for word in every request and never summarised, so
 they cannot drift (notebook 03). They travel in the first system message, after the system prompt, under
-every placement: the one message every chat format keeps, and the only rank that can say whose rules they are.
-"""
+every placement: the one message every chat format keeps, and the only rank that can say whose rules they are."""
 from __future__ import annotations
 
 from helpers.base.errors import SettingError
@@ -31,7 +30,6 @@ def check_rules(rules: list[str] | tuple[str, ...]) -> tuple[str, ...]:
 
 
 def pinned_message(rules: tuple[str, ...], placement: str) -> dict[str, str]:
-    """The pinned block the memory adds to the first system message, after the system prompt: the same under
-    every ``placement`` (which decides only where the summary goes)."""
+    """The pinned block, added to the first system message after the system prompt under every ``placement``."""
     body = escape_markers(PINNED_HEADING + "\n".join(f"- {rule}" for rule in rules))
     return {"role": "system", "content": f"{PINNED_NOTE}\n{PINNED_OPEN}\n{body}\n{PINNED_CLOSE}"}

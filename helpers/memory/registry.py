@@ -42,9 +42,8 @@ for _cls in (SummaryMemory, SummaryBufferMemory, SlidingWindowMemory):  # the ki
 @contextlib.contextmanager
 def registered(cls: type[RollingMemory]) -> Iterator[type[RollingMemory]]:
     """Register ``cls`` for the length of a block (a test's toy kind), then remove it again."""
-    register(cls)
     try:
-        yield cls
+        yield register(cls)
     finally:
         KINDS.pop(cls.KIND.name, None)
         imitation.KIND_HEADINGS = headings()

@@ -1,12 +1,12 @@
 """A memory's saved state: ``save(memory, path)`` writes it, ``load(path, summarise)`` checks it field by field and
-gives back a memory of the kind it names. A state holds content, never defences (the caller's) and names whose memory
-it is (``identity``); a bad file raises ``StateError`` naming the field (docs/architecture.md says more).
-"""
+gives back a memory of its kind. A state holds content and whose memory it is (``identity``), never defences (the
+caller's); a bad file raises ``StateError`` naming the field (docs/architecture.md says more)."""
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,26 +21,25 @@ from helpers.memory.validation import check_count, check_text
 
 STATE_FORMAT_VERSION = 3  # 3: the identity field, and defences only noted (2: defences restored; 1: by class)
 MAX_STATE_BYTES = 256 * 2**20  # a 10,000-turn memory saves a few megabytes
-_DEFENCE_NAMES = tuple(f.name for f in dataclasses.fields(Defences))
+_OR_NULL = type(None)
+FIELDS: dict[str, type | tuple[type, ...]] = {  # a saved state's fields, in the order they are checked, and types
+    "kind": str, "settings": dict, "defences": (dict, _OR_NULL), "identity": (str, _OR_NULL), "system_prompt": str,
+    "archive": list, "verbatim_start": int, "summary": (str, _OR_NULL), "fold_events": list}
 
 
 def defence_settings(defences: Defences | None) -> dict[str, Any] | None:
-    """The one saved form of a memory's defences: the ones switched on, or None when none is
-    (``Defences()`` and ``None`` are the same design and save the same state)."""
+    """The one saved form of a memory's defences: those switched on, or None (``Defences()`` saves as None)."""
     return (defences.settings() or None) if defences is not None else None
 
 
 def _describe(settings: dict[str, Any] | None) -> str:
-    if not settings:
-        return "no defences"
-    return "Defences(" + ", ".join(f"{name}={tuple(value) if isinstance(value, list) else value!r}"
-                                   for name, value in settings.items()) + ")"
+    values = (f"{name}={tuple(value) if isinstance(value, list) else value!r}"
+              for name, value in (settings or {}).items())
+    return f"Defences({', '.join(values)})" if settings else "no defences"
 
 
 def _identity(identity: Any) -> str | None:
-    if identity is None:
-        return None
-    if not isinstance(identity, str) or not identity.strip():
+    if identity is not None and (not isinstance(identity, str) or not identity.strip()):
         raise SettingError("identity", identity, f"identity names whose memory this is (e.g. a user id): a non-empty "
                            f"text, got {identity!r:.60}")
     return identity
@@ -63,8 +62,7 @@ def to_dict(memory: RollingMemory, *, identity: str | None = None) -> dict[str, 
 
 
 def save(memory: RollingMemory, path: str | Path, *, identity: str | None = None) -> Path:
-    """Write the state as UTF-8 JSON, atomically and (with a signing key) signed; ``identity`` names whose memory it
-    is, and ``load`` must name the same one."""
+    """Write the state as UTF-8 JSON, atomically (signed, with a key); ``load`` must name the same ``identity``."""
     text = json.dumps(to_dict(memory, identity=identity), ensure_ascii=False, indent=1)
     return signing.write_signed(path, text.encode("utf-8"))
 
@@ -83,19 +81,14 @@ def load(path: str | Path, summarise: Summariser | None, *, defences: Defences |
         data = load_limited(raw, what=f"{path.name} (a saved memory state)", max_bytes=MAX_STATE_BYTES)
     except JSONRefused as error:
         raise StateError(error.field, str(error)) from None
-    if not isinstance(data, dict):
-        raise StateError("file", f"{path.name} is not a saved memory state: it holds a JSON {type(data).__name__}, "
-                         "not an object")
-    data = _upgraded(data)
-    saved_identity = _field(data, "identity", (str, type(None)))
-    if saved_identity != identity:
+    data = _upgraded(data, path.name)
+    if (saved_identity := _field(data, "identity")) != identity:
         raise StateError("identity", _identity_refusal(path.name, saved_identity, identity))
     memory = from_dict(data, summarise, defences=defences)
-    if kind is not None:
-        wanted = kind if isinstance(kind, str) else kind.KIND.name  # type: ignore[union-attr]
-        if memory.KIND.name != wanted:
-            raise StateError("kind", f"{path.name} holds a {memory.KIND.name} state, not a {wanted}: load it "
-                             "without kind=, or pick the file saved by a memory of that kind")
+    wanted = kind if isinstance(kind, str) or kind is None else kind.KIND.name  # type: ignore[attr-defined]
+    if wanted is not None and memory.KIND.name != wanted:
+        raise StateError("kind", f"{path.name} holds a {memory.KIND.name} state, not a {wanted}: load it "
+                         "without kind=, or pick the file saved by a memory of that kind")
     saved, given = data["defences"], defence_settings(defences)
     if saved != given and on_note is not None:
         on_note(f"note: {path.name} was saved by a memory with {_describe(saved)}; it is loaded with "
@@ -114,41 +107,47 @@ def _identity_refusal(name: str, saved: str | None, given: str | None) -> str:
             "another user's folder is refused)")
 
 
+@contextlib.contextmanager
+def _refused_as(field: str, *, by_setting: bool = False) -> Iterator[None]:
+    """A setting or type error in the block, raised as the ``StateError`` of ``field`` (or ``field.setting``)."""
+    try:
+        yield
+    except StateError:
+        raise
+    except (TypeError, ValueError) as error:
+        name = f"{field}.{error.setting}" if by_setting and isinstance(error, SettingError) else field
+        raise StateError(name, str(error) if str(error).startswith(name) else f"{name}: {error}") from None
+
+
 def from_dict(data: Any, summarise: Summariser | None, *, defences: Defences | None = None) -> RollingMemory:
-    """Rebuild a memory from ``to_dict`` data, checking every field and how they fit together; the memory gets
-    the caller's ``defences`` (the data's are only checked)."""
-    if not isinstance(data, dict):
-        raise StateError("file", f"a saved state is an object, got {type(data).__name__}")
+    """Rebuild a memory from ``to_dict`` data, every field and their fit checked, with the caller's ``defences``."""
     data = _upgraded(data)
-    cls = _kind_class(data)
-    settings = _field(data, "settings", dict)
-    defences_data = _field(data, "defences", (dict, type(None)))
-    try:
-        Defences.from_settings(defences_data or {})
-    except SettingError as error:
-        raise StateError(f"defences.{error.setting}", f"defences.{error.setting}: {error}") from None
-    except TypeError as error:
-        raise StateError("defences", f"defences: {error}") from None
-    _field(data, "identity", (str, type(None)))
-    system_prompt = _field(data, "system_prompt", str)
-    try:
-        memory = cls.create(system_prompt, summarise, settings, defences)
-    except TypeError as error:  # an unknown or missing setting
-        raise StateError("settings", f"settings: {error}") from None
-    except SettingError as error:
-        raise StateError(f"settings.{error.setting}", f"settings.{error.setting}: {error}") from None
-    messages = _archive(memory, _field(data, "archive", list))
-    start, summary = _verbatim_and_summary(memory, messages, data)
-    events = [_fold_event(index, saved) for index, saved in enumerate(_field(data, "fold_events", list))]
+    saved = {name: _field(data, name) for name in FIELDS}
+    with _refused_as("kind"):
+        cls = kind_named(saved["kind"])
+    with _refused_as("defences", by_setting=True):
+        Defences.from_settings(saved["defences"] or {})
+    with _refused_as("settings", by_setting=True):  # an unknown, missing or bad setting
+        memory = cls.create(saved["system_prompt"], summarise, saved["settings"], defences)
+    messages = [_message(memory, index, item) for index, item in enumerate(saved["archive"])]
+    start, summary = saved["verbatim_start"], saved["summary"]
+    if not (0 <= start <= len(messages) and start % 2 == 0):
+        raise StateError("verbatim_start", f"verbatim_start {start} must be an even index within the archive "
+                         f"(0 to {len(messages)}): only whole turns are folded")
+    if summary is not None:
+        _check_summary(memory, summary)
+    events = [_fold_event(f"fold_events[{index}]", item) for index, item in enumerate(saved["fold_events"])]
     memory.replace_history(messages, start, summary, events, defences)  # a new memory, not yet handed out
     memory.check_loaded()
     _check_fold_events(memory, events)
     return memory
 
 
-def _upgraded(data: dict[str, Any]) -> dict[str, Any]:
-    """Older data read as the current format: format 1 (the kind by class name, the defences among the settings,
-    counters) becomes format 2, and format 2 becomes format 3 with no identity."""
+def _upgraded(data: Any, name: str = "the file") -> dict[str, Any]:
+    """Older data read as format 3: format 1 (kind by class name, defences in the settings) via 2 (no identity)."""
+    if not isinstance(data, dict):
+        raise StateError("file", f"{name} is not a saved memory state: it holds a JSON {type(data).__name__}, "
+                         "not an object")
     version = data.get("format")
     if version == STATE_FORMAT_VERSION and not isinstance(version, bool):
         return data
@@ -168,11 +167,10 @@ def _from_format_1(data: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(data.get("kind"), str) or data["kind"] not in by_class:
         raise StateError("kind", f"this format-1 state was saved by {data.get('kind')!r:.60}, which is not a known "
                          f"memory class ({', '.join(by_class)})")
-    settings = dict(_field(data, "settings", dict))
-    defences = {name: settings.pop(name) for name in _DEFENCE_NAMES if name in settings}
-    counters = _field(data, "counters", dict)
-    events = _field(data, "fold_events", list)
-    for name, value in counters.items():
+    settings = dict(_field(data, "settings"))
+    defences = {f.name: settings.pop(f.name) for f in dataclasses.fields(Defences) if f.name in settings}
+    events = _field(data, "fold_events")
+    for name, value in _field(data, "counters", dict).items():
         if value != len(events) or isinstance(value, bool):
             raise StateError(f"counters.{name}", f"counters.{name} is {value!r:.40} but fold_events holds "
                              f"{len(events)} folds; each fold adds one")
@@ -180,53 +178,31 @@ def _from_format_1(data: dict[str, Any]) -> dict[str, Any]:
     return {**upgraded, "kind": by_class[data["kind"]], "settings": settings, "defences": defences or None}
 
 
-def _kind_class(data: dict[str, Any]) -> type[RollingMemory]:
-    try:
-        return kind_named(_field(data, "kind", str))
-    except SettingError as error:
-        raise StateError("kind", f"kind: {error}") from None
+def _message(memory: RollingMemory, index: int, saved: Any) -> Message:
+    """A saved message, checked as ``add_message`` checks one and its token count recounted."""
+    where = f"archive[{index}]"
+    if not isinstance(saved, dict) or set(saved) != {"role", "content", "tokens"}:
+        raise StateError(where, f"{where} must be an object with exactly role, content and tokens, got "
+                         f"{saved!r:.80}")
+    if not isinstance(saved["role"], str) or not isinstance(saved["content"], str):
+        raise StateError(where, f"{where}: role and content must be texts, got {type(saved['role']).__name__} "
+                         f"and {type(saved['content']).__name__}")
+    with _refused_as(where):
+        message = memory.checked_message(saved["role"], saved["content"], index)
+    if message.tokens != saved["tokens"] or isinstance(saved["tokens"], bool):
+        raise StateError(f"{where}.tokens", f"{where}.tokens: the message counts {message.tokens} tokens, not "
+                         f"the {saved['tokens']!r:.40} saved; the file was edited or made with another tokenizer")
+    return message
 
 
-def _archive(memory: RollingMemory, archive: list[Any]) -> list[Message]:
-    """The saved messages, each checked as ``add_message`` checks one and its token count recounted."""
-    messages = []
-    for index, saved in enumerate(archive):
-        where = f"archive[{index}]"
-        if not isinstance(saved, dict) or set(saved) != {"role", "content", "tokens"}:
-            raise StateError(where, f"{where} must be an object with exactly role, content and tokens, got "
-                             f"{saved!r:.80}")
-        if not isinstance(saved["role"], str) or not isinstance(saved["content"], str):
-            raise StateError(where, f"{where}: role and content must be texts, got {type(saved['role']).__name__} "
-                             f"and {type(saved['content']).__name__}")
-        try:
-            message = memory.checked_message(saved["role"], saved["content"], index)
-        except ValueError as error:
-            raise StateError(where, f"{where}: {error}") from None
-        if message.tokens != saved["tokens"] or isinstance(saved["tokens"], bool):
-            raise StateError(f"{where}.tokens", f"{where}.tokens: the message counts {message.tokens} tokens, not "
-                             f"the {saved['tokens']!r:.40} saved; the file was edited or made with another tokenizer")
-        messages.append(message)
-    return messages
-
-
-def _verbatim_and_summary(memory: RollingMemory, messages: list[Message], data: dict[str, Any]
-                          ) -> tuple[int, str | None]:
-    start = _field(data, "verbatim_start", int)
-    if not (0 <= start <= len(messages) and start % 2 == 0):
-        raise StateError("verbatim_start", f"verbatim_start {start} must be an even index within the archive "
-                         f"(0 to {len(messages)}): only whole turns are folded")
-    summary = _field(data, "summary", (str, type(None)))
-    if summary is not None:
-        if memory.KIND.heading is None:
-            raise StateError("summary", f"summary: a {memory.KIND.name} keeps no summary (its folds drop turns), "
-                             "so its saved state has summary null; this one was edited")
-        if shows_nothing(summary):  # as the fold refuses it
-            raise StateError("summary", "summary: an empty summary is never stored; use null for no summary")
-        try:
-            check_text("summary", summary)
-        except ValueError as error:
-            raise StateError("summary", str(error)) from None
-    return start, summary
+def _check_summary(memory: RollingMemory, summary: str) -> None:
+    if memory.KIND.heading is None:
+        raise StateError("summary", f"summary: a {memory.KIND.name} keeps no summary (its folds drop turns), "
+                         "so its saved state has summary null; this one was edited")
+    if shows_nothing(summary):  # as the fold refuses it
+        raise StateError("summary", "summary: an empty summary is never stored; use null for no summary")
+    with _refused_as("summary"):
+        check_text("summary", summary)
 
 
 def _check_fold_events(memory: RollingMemory, events: list[FoldEvent]) -> None:
@@ -258,39 +234,33 @@ def _check_fold_events(memory: RollingMemory, events: list[FoldEvent]) -> None:
                          f"but the summary counts {memory.summary_tokens}")
 
 
-def _field(data: dict[str, Any], name: str, kind: type | tuple[type, ...]) -> Any:
-    """``data[name]`` if present and of type ``kind`` (a bool is never taken for an int); else ``StateError``."""
+def _field(data: dict[str, Any], name: str, kind: type | tuple[type, ...] | None = None) -> Any:
+    """``data[name]`` if present and of type ``kind`` (default ``FIELDS[name]``; a bool is no int), else StateError."""
     if name not in data:
         raise StateError(name, f"the saved state has no {name!r} field")
-    value = data[name]
-    kinds = kind if isinstance(kind, tuple) else (kind,)
+    value, kinds = data[name], kind or FIELDS[name]
+    kinds = kinds if isinstance(kinds, tuple) else (kinds,)
     if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
-        names = " or ".join("null" if k is type(None) else k.__name__ for k in kinds)
+        names = " or ".join("null" if k is _OR_NULL else k.__name__ for k in kinds)
         raise StateError(name, f"{name} must be {names}, got {type(value).__name__} {value!r:.60}")
     return value
 
 
-def _fold_event(index: int, saved: Any) -> FoldEvent:
-    where = f"fold_events[{index}]"
+def _fold_event(where: str, saved: Any) -> FoldEvent:
     if not isinstance(saved, dict):
         raise StateError(where, f"{where} must be an object, got {type(saved).__name__}")
-    fields = FoldEvent.__dataclass_fields__
+    fields = {f.name: f for f in dataclasses.fields(FoldEvent)}
     unknown = set(saved) - set(fields)
     missing = {name for name, f in fields.items() if f.default is dataclasses.MISSING} - set(saved)
     if unknown or missing:
         raise StateError(where, f"{where}: unknown fields {sorted(unknown)}, missing fields {sorted(missing)}")
     for name, value in saved.items():
-        if name == "check":  # what the summary check found (notebook 06): a list of texts
-            if not isinstance(value, (list, tuple)) or not all(isinstance(item, str) for item in value):
-                raise StateError(f"{where}.check", f"{where}.check must be a list of texts, got {value!r:.60}")
-        elif fields[name].type == "bool":
-            if not isinstance(value, bool):
-                raise StateError(f"{where}.{name}", f"{where}.{name} must be true or false, got {value!r}")
-        else:
-            try:
-                check_count(f"{where}.{name}", value, 1 if name in ("first_turn", "last_turn", "messages_folded") else 0,
+        with _refused_as(f"{where}.{name}"):
+            if name == "check" and not (isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)):
+                raise TypeError(f"must be a list of texts (what the summary check found), got {value!r:.60}")
+            if fields[name].type == "bool" and not isinstance(value, bool):
+                raise TypeError(f"must be true or false, got {value!r}")
+            if fields[name].type == "int":
+                check_count(f"{where}.{name}", value, int(name in ("first_turn", "last_turn", "messages_folded")),
                             "counts in a fold event are whole numbers")
-            except SettingError as error:
-                raise StateError(f"{where}.{name}", str(error)) from None
     return FoldEvent(**{**saved, "check": tuple(saved.get("check", ()))})
-
