@@ -57,7 +57,8 @@ def png_bytes(fig: Figure, dpi: int = 72) -> bytes:
 
 
 if IPython.get_ipython() is not None:  # a bare Figure shows as a PNG (its text form stays "<Figure size ...>")
-    IPython.get_ipython().display_formatter.formatters["image/png"].for_type(Figure, lambda f: png_bytes(f, DISPLAY_DPI))
+    IPython.get_ipython().display_formatter.formatters["image/png"].for_type(
+        Figure, lambda fig: png_bytes(fig, DISPLAY_DPI))
 
 
 class LiveChart:
