@@ -10,7 +10,7 @@ from typing import Any
 import ipywidgets as widgets
 from matplotlib.figure import Figure
 
-from helpers.display.lines import budget_panel_text, schedule_panel_text
+from helpers.display.lines import budget_table_text, schedule_text
 from helpers.display.plots import BudgetChart, ScheduleChart
 from helpers.lessons.data import lesson4
 from helpers.memory.budget import BudgetTable, analyse_budget, budget_table
@@ -21,9 +21,11 @@ PANEL_DPI = 72  # PNG resolution of slider charts: sharp enough, and fast to red
 
 def render_schedule(threshold: int = 4, keep: int = 2, turns: int = 10,
                     chart: ScheduleChart | None = None) -> tuple[str, Figure]:
-    """Lesson 3's schedule for one setting: the printed lines and the chart."""
+    """Lesson 3's schedule for one setting: its lines, how many verbatim turns the last request holds, the chart."""
     schedule = summary_schedule(turns, threshold, keep)
-    return schedule_panel_text(schedule), (chart or ScheduleChart()).update(schedule)
+    last = schedule.rows[-1]
+    text = f"{schedule_text(schedule)}\n request at turn {last.turn} holds {len(last.verbatim_turns)} verbatim turns"
+    return text, (chart or ScheduleChart()).update(schedule)
 
 
 def _budget_inputs() -> tuple[list[str], list[int]]:
@@ -44,7 +46,9 @@ def render_budget(budget: int = 600, reply_tokens: int = 100, compress: int = 4,
     messages, budgets = _budget_inputs()
     table = _lesson_table(reply_tokens, compress)
     chosen = analyse_budget(messages, budget, reply_tokens, compress)
-    text = budget_panel_text(table, chosen, reply_tokens, compress, len(messages))
+    text = (f"Replies of {reply_tokens} tokens, {compress} messages compressed per overflow, {len(messages)} turns:\n"
+            f"{budget_table_text(table)}\nbudget {chosen.max_buffer_tokens}: overflows: {chosen.overflows}, "
+            f"largest buffer: {chosen.peak_buffer_tokens} tokens")
     return text, (chart or BudgetChart(budgets, 2 * len(messages))).update(table, chosen)
 
 
