@@ -1,5 +1,4 @@
-"""Lesson 3, summary memory: every name notebooks 01 to 03 (and their solutions) use from ``helpers``, each
-imported on first use, so notebook 01 never loads the openai SDK."""
+"""Lesson 3 (summary memory): the names notebooks 01-03 use, each imported on first use (01 loads no SDK)."""
 from helpers.base.lazy import lazy_exports
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {

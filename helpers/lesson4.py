@@ -1,5 +1,4 @@
-"""Lesson 4, summary buffer memory: every name notebooks 04 and 05 (and their solutions) use from ``helpers``,
-each imported on first use, so notebook 04 never loads the openai SDK."""
+"""Lesson 4 (summary buffer memory): the names notebooks 04-05 use, each imported on first use (04 loads no SDK)."""
 from helpers.base.lazy import lazy_exports
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {

@@ -121,8 +121,8 @@ class ScheduleChart(LiveChart):
               Patch(color=COLOURS["verbatim"], label="sent verbatim"),
               Patch(facecolor=COLOURS["future"], edgecolor="#bbbbbb", label="not said yet")]
 
-    def __init__(self, blit: bool = False, width: float = 13, height: float = 7) -> None:
-        fig, (self.ax,) = new_figure(width, height, margins=dict(left=0.08, right=0.72, bottom=0.11, top=0.92))
+    def __init__(self, blit: bool = False) -> None:
+        fig, (self.ax,) = new_figure(13, 7, margins=dict(left=0.08, right=0.72, bottom=0.11, top=0.92))
         super().__init__(fig, blit)
         cmap = ListedColormap([COLOURS["future"], COLOURS["summary"], COLOURS["verbatim"]])
         self.image = self.ax.imshow([[0]], cmap=cmap, vmin=0, vmax=2, aspect="auto", interpolation="nearest")
@@ -141,13 +141,8 @@ class ScheduleChart(LiveChart):
     def update(self, schedule: Schedule) -> Figure:
         """Redraw for ``schedule``; returns the figure."""
         n = self.turns = schedule.total_turns
-        grid = [[0] * n for _ in range(n)]
-        for r, row in enumerate(schedule.rows):
-            for turn in range(1, row.summarised_up_to + 1):
-                grid[r][turn - 1] = 1
-            for turn in row.verbatim_turns:
-                grid[r][turn - 1] = 2
-        self.image.set_data(grid)
+        self.image.set_data([[2 if turn in row.verbatim_turns else int(turn <= row.summarised_up_to)
+                              for turn in range(1, n + 1)] for row in schedule.rows])  # 0 future, 1 summary
         self.image.set_extent((0.5, n + 0.5, n + 0.5, 0.5))
         self.marks.set_offsets(_offsets([(n + 1, row.turn) for row in schedule.rows if row.summariser_called_after]))
         if self.ax.get_xlim() != (0.5, n + 1.5):
@@ -157,8 +152,7 @@ class ScheduleChart(LiveChart):
             self.ax.set_xticks([*ticks, n + 1], [*map(str, ticks), "★"])
             self.ax.set_yticks(ticks)
         self.ax.set_title(f"Summarise after {schedule.max_turns_before_summary} turns, keep "
-                          f"{schedule.turns_to_keep_verbatim} verbatim: {schedule.calls} summariser "
-                          f"calls in {n} turns")
+                          f"{schedule.turns_to_keep_verbatim} verbatim: {schedule.calls} summariser calls in {n} turns")
         return self.fig
 
 
@@ -183,13 +177,12 @@ def overflow_bar_chart(budgets: Sequence[int], overflows: Sequence[int], turns: 
 
 
 class BudgetChart(LiveChart):
-    """Left: overflows for the lesson's budgets. Right: the buffer, message by message, for one budget,
-    with the size it would have reached at each overflow (the reason for the fold)."""
+    """Left: overflows for the lesson's budgets. Right: the buffer, message by message, for one budget, with the
+    size it would have reached at each overflow (the reason for the fold)."""
 
-    def __init__(self, budgets: Sequence[int], messages: int, blit: bool = False,
-                 width: float = 13, height: float = 6.5) -> None:
+    def __init__(self, budgets: Sequence[int], messages: int, blit: bool = False) -> None:
         fig, (self.bar_ax, self.trace_ax) = new_figure(
-            width, height, ncols=2, margins=dict(left=0.07, right=0.98, bottom=0.3, top=0.9, wspace=0.28))
+            13, 6.5, ncols=2, margins=dict(left=0.07, right=0.98, bottom=0.3, top=0.9, wspace=0.28))
         super().__init__(fig, blit)
         self.budgets = list(budgets)
         self.bars, self.bar_texts = overflow_bars(self.bar_ax, self.budgets, [0] * len(self.budgets))
@@ -280,9 +273,8 @@ def _overlaps(box, others) -> bool:
 def stacked_token_bars(labels: Sequence[str], parts: Mapping[str, Sequence[int]], title: str, xlabel: str,
                        size: tuple[float, float] = (11, 5.5), legend_names: Mapping[str, str] | None = None,
                        caps: tuple[str, Sequence[int]] | None = None) -> Figure:
-    """Bars of the tokens in each request, stacked by part: ``parts`` maps a part's label to its values in stacking
-    order, coloured by that order (``REQUEST_PART_COLOURS``, so a kind's own labels get a request's colours).
-    ``caps`` = (label, heights) draws a mark over each bar; ``legend_names`` renames parts in the legend."""
+    """Tokens in each request stacked by part (label -> values, in order, coloured by ``REQUEST_PART_COLOURS``);
+    ``caps`` = (label, heights) marks a ceiling over each bar, ``legend_names`` renames parts in the legend."""
     if len(REQUEST_PART_COLOURS) < len(parts):
         raise SettingError("parts", list(parts), f"a request has {len(REQUEST_PART_COLOURS)} parts, got {len(parts)}")
     fig, (ax,) = new_figure(*size)
@@ -309,9 +301,8 @@ def stacked_token_bars(labels: Sequence[str], parts: Mapping[str, Sequence[int]]
 
 
 def request_chart(records: Sequence, title: str, budget: int | None = None) -> Figure:
-    """What each turn's request was made of, from ``TurnRecord``s, its parts named as their memory kind names them.
-    The memory part is the summary block as sent (heading and pinned rules included). For a kind with a budget a
-    mark over each bar shows how far the request could grow (``budget`` overrides the records')."""
+    """What each turn's request was made of (``TurnRecord``s), its parts named as their kind names them, the memory
+    part as sent (heading, pinned rules); with a budget (``budget`` or the records') a ceiling over each bar."""
     kind = kind_named(records[0].kind).KIND
     shots = [r.snapshot for r in records]
     headings = {s.summary_block_tokens - s.summary_tokens for s in shots if s.summary_tokens}
@@ -340,8 +331,6 @@ def drift_chart(series: Mapping[str, Mapping[str, Sequence]], word_limit: int = 
     FigureCanvasAgg(fig)
     grid = fig.add_gridspec(2, 2, height_ratios=[1.15, 1])
     tok_ax, word_ax, rule_ax = fig.add_subplot(grid[0, 0]), fig.add_subplot(grid[0, 1]), fig.add_subplot(grid[1, :])
-    for ax in (tok_ax, word_ax, rule_ax):
-        ax.tick_params(labelsize=MIN_TEXT_SIZE)
     cycles = len(runs[0][1]["summary_tokens"])
     width = 0.8 / (len(runs) + 1)
     xs = list(range(1, cycles + 1))
@@ -365,6 +354,7 @@ def drift_chart(series: Mapping[str, Mapping[str, Sequence]], word_limit: int = 
     for ax, ylabel, title in [(tok_ax, "tokens (o200k_base)", "Summary size per cycle"),
                               (word_ax, "words in the summary", "Words against the prompt's limit"),
                               (rule_ax, "", "How the equity rule reads")]:
+        ax.tick_params(labelsize=MIN_TEXT_SIZE)
         ax.set_xticks(xs, [str(x) for x in xs])
         ax.set_xlabel("summary cycle")
         ax.set_ylabel(ylabel)

@@ -55,8 +55,8 @@ def ledger_table(runs: Mapping[str, StrategyRun], turn: int) -> str:
 
 
 def injection_report(runs: Mapping[str, StrategyRun]) -> str:
-    """For each strategy: where the injected instruction was sent word for word, each summary version's hold on
-    it, and the first turn it was inside a system message."""
+    """Per strategy: where the injected instruction was sent word for word, each summary version's hold on it, and
+    the first turn it was inside a system message."""
     fact = _first(runs).ledger.injection
     if fact is None:
         return "The ledger plants no instruction."
@@ -86,16 +86,14 @@ def _compress(parts: list[str], keep: int = 3) -> str:
 
 
 def correction_report(runs: Mapping[str, StrategyRun], fact_id: str) -> str:
-    """A corrected fact through the run: for each strategy, the turns its request sent the new value, sent only the
-    old one (contradicted), or neither."""
+    """A corrected fact through the run: per strategy, the turns that sent the new value, only the old, or neither."""
     fact = _first(runs).ledger.fact(fact_id)
     lines = [f"{fact_id} (stated at turn {fact.turn}, replacing {fact.replaces!r}), turns {fact.turn} to "
              f"{len(_first(runs).turns)}:"]
     for run in runs.values():
         trail = [status for status in run.status_trail(fact_id) if status is not None]
         counts = Counter(trail)
-        lines.append(f"  {run.label()}: " + ", ".join(f"{status} {counts[status]}" for status in STATUSES
-                                                      if counts[status])
+        lines.append(f"  {run.label()}: " + ", ".join(f"{s} {counts[s]}" for s in STATUSES if counts[s])
                      + f"; at the last turn: {trail[-1]}")
     return "\n".join(lines)
 
