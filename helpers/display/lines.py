@@ -7,7 +7,6 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from helpers.base.tokens import count_tokens
-
 from helpers.measure.audit import Claim, audit_summary, cut_figure
 from helpers.measure.drift import CycleMeasure
 from helpers.memory.budget import BudgetTable
@@ -95,12 +94,9 @@ def comparison_table(runs: Mapping[str, Sequence[CycleMeasure]]) -> str:
 
 def claim_line(claim: Claim, replies_checked: bool = True) -> str:
     """One statement no user message makes, and whether a reply made it (when the replies were checked)."""
-    if claim.source == "assistant reply":
-        where = "in no user message; an assistant reply said it"
-    elif replies_checked:
-        where = "in no user message, and in no reply either"
-    else:
-        where = "in no user message (the replies were not available to check)"
+    where = ("in no user message; an assistant reply said it" if claim.source == "assistant reply"
+             else "in no user message, and in no reply either" if replies_checked
+             else "in no user message (the replies were not available to check)")
     return f"  {claim.kind:<8} {claim.text!r}: {where}"
 
 
@@ -121,13 +117,12 @@ def request_text(messages: Sequence[Mapping[str, str]], *, known: Mapping[str, s
     """One block per message: ``[n] role (tokens)`` then its text, indented and wrapped. ``known`` maps a text
     already shown (the system prompt) to a label printed instead; a message of more than ``first_line_over``
     tokens is shown by its first line and "[...]"."""
-    known = known or {}
     blocks = []
     for number, message in enumerate(messages, start=1):
         content = message["content"]
         tokens = count_tokens(content)
         head = f"[{number}] {message['role']} ({tokens} tokens)"
-        if content in known:
+        if content in (known or {}):
             blocks.append(f"{head}: {known[content]}")
             continue
         if first_line_over is not None and tokens > first_line_over:

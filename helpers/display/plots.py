@@ -128,8 +128,7 @@ class ScheduleChart(LiveChart):
         self.image = self.ax.imshow([[0]], cmap=cmap, vmin=0, vmax=2, aspect="auto", interpolation="nearest")
         self.marks = self.ax.scatter([], [], marker="*", s=320, color=COLOURS["highlight"], zorder=3,
                                      label="summariser runs\nafter the reply")
-        self.ax.set_xlabel("conversation turn (the messages it contains)")
-        self.ax.set_ylabel("request sent at turn")
+        self.ax.set(xlabel="conversation turn (the messages it contains)", ylabel="request sent at turn")
         self.ax.legend(handles=[*self.LEGEND, self.marks], loc="upper left", bbox_to_anchor=(1.02, 1),
                        frameon=False)
         self.animate(self.image, self.marks, self.ax.title)
@@ -170,9 +169,8 @@ def overflow_bar_chart(budgets: Sequence[int], overflows: Sequence[int], turns: 
     fig, (ax,) = new_figure(10, 5.5)
     overflows = list(overflows)
     overflow_bars(ax, budgets, overflows)
-    ax.set_ylabel(f"summariser calls in {turns} turns")
-    ax.set_yticks(range(0, max(overflows, default=0) + 2))
-    ax.set_title("Summary buffer memory: overflows per token budget")
+    ax.set(ylabel=f"summariser calls in {turns} turns", yticks=range(0, max(overflows, default=0) + 2),
+           title="Summary buffer memory: overflows per token budget")
     return fig
 
 
@@ -200,9 +198,8 @@ class BudgetChart(LiveChart):
         self.folds = trace_ax.scatter([], [], marker="v", s=180, color=COLOURS["summary"], zorder=3,
                                       label="after folding the oldest turns")
         trace_ax.set_xticks(positions[::2], [str(i // 2 + 1) for i in range(0, messages, 2)])
-        trace_ax.set_xlim(0.5, messages + 0.5)
-        trace_ax.set_xlabel("turn (user message, then reply)")
-        trace_ax.set_ylabel("tokens in the buffer")
+        trace_ax.set(xlim=(0.5, messages + 0.5), xlabel="turn (user message, then reply)",
+                     ylabel="tokens in the buffer")
         self.fig.legend(handles=[self.trace, self.limit, self.would, self.folds], loc="lower center", ncols=2,
                         frameon=False, bbox_to_anchor=(0.55, 0.0))
         self.animate(*self.bars, *self.bar_texts, self.bar_ax.title, self.trace, self.limit, self.reasons,
@@ -284,8 +281,7 @@ def stacked_token_bars(labels: Sequence[str], parts: Mapping[str, Sequence[int]]
         bars = ax.bar(labels, values, BAR_WIDTH, color=colour, label=(legend_names or {}).get(name, name), bottom=base)
         segments += list(zip(bars.patches, values))
         base = [b + v for b, v in zip(base, values)]
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel("tokens (o200k_base)")
+    ax.set(xlabel=xlabel, ylabel="tokens (o200k_base)")
     if caps is not None:
         positions = range(len(labels))
         ax.hlines(caps[1], [p - BAR_WIDTH / 2 for p in positions], [p + BAR_WIDTH / 2 for p in positions],
@@ -356,9 +352,7 @@ def drift_chart(series: Mapping[str, Mapping[str, Sequence]], word_limit: int = 
                               (rule_ax, "", "How the equity rule reads")]:
         ax.tick_params(labelsize=MIN_TEXT_SIZE)
         ax.set_xticks(xs, [str(x) for x in xs])
-        ax.set_xlabel("summary cycle")
-        ax.set_ylabel(ylabel)
-        ax.set_title(title)
+        ax.set(xlabel="summary cycle", ylabel=ylabel, title=title)
     tok_ax.legend(loc="upper left", frameon=False, fontsize=MIN_TEXT_SIZE)
     word_ax.legend(loc="lower right", frameon=True, framealpha=0.9, fontsize=MIN_TEXT_SIZE)
     rule_ax.legend(loc="lower left", frameon=True, framealpha=0.9, fontsize=MIN_TEXT_SIZE)
@@ -392,8 +386,7 @@ FLOWCHART_TITLE = "Summary buffer memory: one message, four steps"
 def summary_buffer_flowchart() -> Figure:
     """The lesson's flowchart as a Figure (boxes for the regions and calls, numbered arrows for the steps)."""
     fig, (ax,) = new_figure(14, 7)
-    ax.set_xlim(0, 14)
-    ax.set_ylim(0, 7.4)
+    ax.set(xlim=(0, 14), ylim=(0, 7.4))
     ax.axis("off")
     boxes: dict[str, Text] = {}
     for key, text, x, y, colour in FLOW_BOXES:

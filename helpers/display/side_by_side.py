@@ -119,17 +119,13 @@ class TradeoffChart:
             curves.plot(range(1, len(run.turns) + 1), run.bill.per_turn(), color=colour,
                         linestyle="--" if hollow else "-", linewidth=2, label=run.label())
         wanted = runs[0].kept()[1] if runs else 0
-        ax.set_xlabel("tokens for the whole conversation (thousands)")
-        ax.set_ylabel(f"facts kept at the last turn (of {wanted})")
-        ax.set_ylim(-0.5, wanted + 0.5)
-        ax.set_xlim(left=0)
+        ax.set(xlabel="tokens for the whole conversation (thousands)",
+               ylabel=f"facts kept at the last turn (of {wanted})", ylim=(-0.5, wanted + 0.5), xlim=(0, None))
         ax.grid(alpha=0.3)
         ax.set_title("cost against facts kept")
         ax.legend(loc="center right", fontsize=16, framealpha=0.9)
-        curves.set_xlabel("turn")
-        curves.set_ylabel("tokens that turn (request + summariser)")
-        curves.set_title("per-turn tokens (colours as on the left)")
-        curves.set_yscale("log")
+        curves.set(xlabel="turn", ylabel="tokens that turn (request + summariser)", yscale="log",
+                   title="per-turn tokens (colours as on the left)")
         curves.grid(alpha=0.3)
         if title:
             self.fig.suptitle(title, fontsize=18)
