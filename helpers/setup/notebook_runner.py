@@ -68,9 +68,3 @@ def stable_widget_ids(book: nbformat.NotebookNode) -> nbformat.NotebookNode:
     saved = stable.metadata.widgets[WIDGET_STATE]
     saved["state"] = {renamed[old]: saved["state"][renamed[old]] for old in order}
     return stable
-
-
-def cell_text(cell: nbformat.NotebookNode) -> str:
-    """The text a code cell printed or displayed (streams and text/plain results)."""
-    return "".join(output.get("text", "") if output.get("output_type") == "stream"
-                   else output.get("data", {}).get("text/plain", "") for output in cell.get("outputs", []))
