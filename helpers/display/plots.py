@@ -21,7 +21,6 @@ from matplotlib.text import Text
 from helpers.memory.budget import BudgetResult, BudgetTable
 from helpers.memory.registry import kind_named
 from helpers.memory.schedule import Schedule
-from helpers.memory.types import SettingError
 
 MIN_TEXT_SIZE = 16  # points: readable on a projector at 1024x768, tick labels included (tests/test_plots.py)
 COLOURS = {"system": "#8c8c8c", "summary": "#f28e2b", "verbatim": "#4e79a7", "future": "#f2f2f2",
@@ -73,9 +72,8 @@ class LiveChart:
     def animate(self, *artists) -> None:
         """Mark artists as the ones that change on every update."""
         self.dynamic.extend(artists)
-        if self.blit:
-            for artist in artists:
-                artist.set_animated(True)
+        for artist in artists:
+            artist.set_animated(self.blit)
 
     def static_key(self) -> object:
         """What the drawn background depends on."""
@@ -175,8 +173,7 @@ def overflow_bar_chart(budgets: Sequence[int], overflows: Sequence[int], turns: 
 
 
 class BudgetChart(LiveChart):
-    """Left: overflows for the lesson's budgets. Right: the buffer, message by message, for one budget, with the
-    size it would have reached at each overflow (the reason for the fold)."""
+    """Overflows per budget beside one budget's buffer, message by message, with what each overflow would reach."""
 
     def __init__(self, budgets: Sequence[int], messages: int, blit: bool = False) -> None:
         fig, (self.bar_ax, self.trace_ax) = new_figure(
@@ -234,8 +231,7 @@ class BudgetChart(LiveChart):
 
 # ----- what a request is made of ----------------------------------------------------------------------
 def _label_segments(fig: Figure, ax: Axes, segments: Sequence[tuple]) -> None:
-    """Write each (patch, value) segment's value inside it when it fits, else right of the bar, moved up until it
-    covers no neighbour (the layout is drawn first so sizes are known in pixels)."""
+    """Each (patch, value) segment's value inside it if it fits, else right of the bar, moved up clear of the rest."""
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     placed: list = []
@@ -272,8 +268,6 @@ def stacked_token_bars(labels: Sequence[str], parts: Mapping[str, Sequence[int]]
                        caps: tuple[str, Sequence[int]] | None = None) -> Figure:
     """Tokens in each request stacked by part (label -> values, in order, coloured by ``REQUEST_PART_COLOURS``);
     ``caps`` = (label, heights) marks a ceiling over each bar, ``legend_names`` renames parts in the legend."""
-    if len(REQUEST_PART_COLOURS) < len(parts):
-        raise SettingError("parts", list(parts), f"a request has {len(REQUEST_PART_COLOURS)} parts, got {len(parts)}")
     fig, (ax,) = new_figure(*size)
     base = [0] * len(labels)
     segments = []
@@ -320,8 +314,7 @@ def request_chart(records: Sequence, title: str, budget: int | None = None) -> F
 
 # ----- lesson 3: drift over summary cycles -----------------------------------------------------------
 def drift_chart(series: Mapping[str, Mapping[str, Sequence]], word_limit: int = 80) -> Figure:
-    """Per cycle, for each run: summary tokens, words against the limit and how the rule reads (its ``strength``).
-    ``series`` maps a run's label to ``helpers.measure.drift.chart_series``'s dict."""
+    """Per cycle and run (label -> ``drift.chart_series``): summary tokens, words against the limit, the rule's hold."""
     runs = list(series.items())
     fig = Figure(figsize=(14, 10.5), layout="constrained")  # the rule panel below, full width: 14 in wide
     FigureCanvasAgg(fig)

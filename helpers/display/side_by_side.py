@@ -24,8 +24,7 @@ def _first(runs: Mapping[str, StrategyRun]) -> StrategyRun:
 
 
 def comparison_table(runs: Mapping[str, StrategyRun]) -> str:
-    """One line per strategy: request and summariser tokens, the total and its multiple of the full buffer's, facts
-    kept at the last turn and what is sent that should not be."""
+    """Per strategy: request and summariser tokens, total (x the full buffer's), facts kept, what should not be sent."""
     full = runs.get(FULL_BUFFER) or _first(runs)
     rows = [("strategy (settings)", "requests", "calls", "summariser in+out", "total", "x full", "facts kept",
              "sent that should not be")]

@@ -83,16 +83,12 @@ class SliderPanel(widgets.VBox):
         """The readout as plain text (what the lesson prints)."""
         return html.unescape(self.readout.value.removeprefix("<pre>").removesuffix("</pre>"))
 
-    def values(self) -> dict[str, int]:
-        """The sliders' current values by name."""
-        return {name: one.value for name, one in self.sliders.items()}
-
     def constrain(self) -> None:
         """Adjust slider limits that depend on other sliders (none by default)."""
 
     def refresh(self) -> None:
         """Recompute and redraw for the sliders' current values."""
-        text, _ = self._render(**self.values(), chart=self._chart)
+        text, _ = self._render(**{name: one.value for name, one in self.sliders.items()}, chart=self._chart)
         self.readout.value = f"<pre>{html.escape(text)}</pre>"
         self.image.value = self._chart.png(self._dpi)
 
