@@ -300,10 +300,8 @@ def request_chart(records: Sequence, title: str, budget: int | None = None) -> F
     if len(headings) == 1 and not any(s.pinned_tokens for s in shots):
         names[kind.block_label] = f"{kind.block_label}: summary + {headings.pop()}-token heading"
     budget = budget if budget is not None else shots[0].budget
-    caps = None
-    if budget is not None:
-        caps = (f"ceiling: system prompt + memory + budget {budget}",
-                [s.system_prompt_tokens + s.pinned_tokens + s.summary_block_tokens + budget for s in shots])
+    caps = None if budget is None else (f"ceiling: system prompt + memory + budget {budget}", [
+        s.system_prompt_tokens + s.pinned_tokens + s.summary_block_tokens + budget for s in shots])
     return stacked_token_bars([str(s.turn) for s in shots],
                               {"system prompt": [s.system_prompt_tokens for s in shots],
                                kind.block_label: [s.pinned_tokens + s.summary_block_tokens for s in shots],

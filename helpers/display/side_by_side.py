@@ -65,9 +65,11 @@ def injection_report(runs: Mapping[str, StrategyRun]) -> str:
         verbatim_turns = [t for t, status in enumerate(run.status_trail(fact.id), start=1) if status == "verbatim"]
         where = (f"in the turns sent word for word up to turn {verbatim_turns[-1]}" if verbatim_turns
                  else "never sent word for word")
+        versions = [f"turn {turn} {state}" for turn, state in trail]
+        if len(versions) > 6:  # the first and last three
+            versions = [*versions[:3], f"... ({len(versions) - 6} more) ...", *versions[-3:]]
         if trail:
-            versions = _compress([f"turn {turn} {state}" for turn, state in trail])
-            summaries = f"{len(trail)} summary version{'s' if len(trail) > 1 else ''} after it, from {versions}"
+            summaries = f"{len(trail)} summary version{'s' * (len(trail) > 1)} after it, from {', '.join(versions)}"
         elif run.summary_versions():
             last = run.summary_versions()[-1][0]
             summaries = f"the summary stayed the same from turn {last} on, so no fold took it in"
@@ -76,12 +78,6 @@ def injection_report(runs: Mapping[str, StrategyRun]) -> str:
         lines.append(f"  {run.label()}: {where}; {summaries}; "
                      + (f"inside a system message from turn {system}" if system else "never in a system message"))
     return "\n".join(lines)
-
-
-def _compress(parts: list[str], keep: int = 3) -> str:
-    if len(parts) <= 2 * keep:
-        return ", ".join(parts)
-    return ", ".join(parts[:keep]) + f", ... ({len(parts) - 2 * keep} more) ..., " + ", ".join(parts[-keep:])
 
 
 def correction_report(runs: Mapping[str, StrategyRun], fact_id: str) -> str:
