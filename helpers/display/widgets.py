@@ -17,6 +17,7 @@ from helpers.memory.budget import BudgetTable, analyse_budget, budget_table
 from helpers.memory.schedule import summary_schedule
 
 PANEL_DPI = 72  # PNG resolution of slider charts: sharp enough, and fast to redraw
+_MESSAGES, _BUDGETS = lesson4()["budget_analysis"]["user_messages"], lesson4()["budget_analysis"]["budgets"]
 
 
 def render_schedule(threshold: int = 4, keep: int = 2, turns: int = 10,
@@ -28,28 +29,21 @@ def render_schedule(threshold: int = 4, keep: int = 2, turns: int = 10,
     return text, (chart or ScheduleChart()).update(schedule)
 
 
-def _budget_inputs() -> tuple[list[str], list[int]]:
-    analysis = lesson4()["budget_analysis"]
-    return analysis["user_messages"], analysis["budgets"]
-
-
 @functools.lru_cache(maxsize=256)
 def _lesson_table(reply_tokens: int, compress: int) -> BudgetTable:
     """The lesson's six budgets for one reply length and compression (cached: sliders revisit values)."""
-    messages, budgets = _budget_inputs()
-    return budget_table(messages, budgets, reply_tokens, compress)
+    return budget_table(_MESSAGES, _BUDGETS, reply_tokens, compress)
 
 
 def render_budget(budget: int = 600, reply_tokens: int = 100, compress: int = 4,
                   chart: BudgetChart | None = None) -> tuple[str, Figure]:
     """Lesson 4's budget table for one reply length and compression, and the buffer for one budget."""
-    messages, budgets = _budget_inputs()
     table = _lesson_table(reply_tokens, compress)
-    chosen = analyse_budget(messages, budget, reply_tokens, compress)
-    text = (f"Replies of {reply_tokens} tokens, {compress} messages compressed per overflow, {len(messages)} turns:\n"
+    chosen = analyse_budget(_MESSAGES, budget, reply_tokens, compress)
+    text = (f"Replies of {reply_tokens} tokens, {compress} messages compressed per overflow, {len(_MESSAGES)} turns:\n"
             f"{budget_table_text(table)}\nbudget {chosen.max_buffer_tokens}: overflows: {chosen.overflows}, "
             f"largest buffer: {chosen.peak_buffer_tokens} tokens")
-    return text, (chart or BudgetChart(budgets, 2 * len(messages))).update(table, chosen)
+    return text, (chart or BudgetChart(_BUDGETS, 2 * len(_MESSAGES))).update(table, chosen)
 
 
 def slider(description: str, value: int, low: int, high: int, step: int = 1, continuous: bool = True,
@@ -121,8 +115,7 @@ def schedule_panel(threshold: int = 4, keep: int = 2, turns: int = 10) -> Schedu
 
 def budget_panel(budget: int = 600, reply_tokens: int = 100, compress: int = 4) -> SliderPanel:
     """Sliders "budget", "reply tokens", "compress"; readout: the table and "budget B: overflows: N"."""
-    messages, budgets = _budget_inputs()
     sliders = {"budget": slider("budget", budget, 100, 2000, 50),
                "reply_tokens": slider("reply tokens", reply_tokens, 10, 300, 10),
                "compress": slider("compress", compress, 2, 10, 2)}
-    return SliderPanel(sliders, render_budget, BudgetChart(budgets, 2 * len(messages), blit=True))
+    return SliderPanel(sliders, render_budget, BudgetChart(_BUDGETS, 2 * len(_MESSAGES), blit=True))
