@@ -1,5 +1,4 @@
-"""Lesson 3, summary memory: every name notebooks 01 to 03 (and their solutions) use from ``helpers``, each
-imported on first use, so notebook 01 never loads the openai SDK."""
+"""Lesson 3 (summary memory): the names notebooks 01-03 use, each imported on first use (01 loads no SDK)."""
 from helpers.base.lazy import lazy_exports
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
@@ -17,10 +16,9 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "helpers.grading.calls": "check_calls_formula",
     "helpers.grading.rule_check": "RULE_WORDS check_rule_check",
     "helpers.grading.window": "check_window_memory",
-    "helpers.display.lines": "audit_report comparison_table cycle_line",
+    "helpers.display.lines": "audit_report comparison_table cycle_line request_text",
     "helpers.display.plots": "drift_chart",
     "helpers.display.reference": "HEADING LABEL lesson3_run_lines",
-    "helpers.display.requests": "request_text",
     "helpers.display.widgets": "render_schedule schedule_panel",
     "helpers.model.chat": "chat",
     "helpers.model.connect": "connect",

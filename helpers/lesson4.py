@@ -1,5 +1,4 @@
-"""Lesson 4, summary buffer memory: every name notebooks 04 and 05 (and their solutions) use from ``helpers``,
-each imported on first use, so notebook 04 never loads the openai SDK."""
+"""Lesson 4 (summary buffer memory): the names notebooks 04-05 use, each imported on first use (04 loads no SDK)."""
 from helpers.base.lazy import lazy_exports
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
@@ -10,12 +9,11 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "helpers.memory.types": "SettingError",
     "helpers.memory.validation": "check_count",
     "helpers.measure.billed_tokens": "fit_overhead lesson3_points lesson4_point",
-    "helpers.display.flowchart": "summary_buffer_flowchart",
+    "helpers.display.plots": "overflow_bar_chart request_chart summary_buffer_flowchart",
     "helpers.grading.overflows": "check_overflows_at",
     "helpers.grading.runner": "try_it",
     "helpers.grading.summary_cap": "check_summary_cap",
     "helpers.display.lines": "audit_report fold_line",
-    "helpers.display.plots": "overflow_bar_chart request_chart",
     "helpers.display.reference": "lesson4_request_at_turn_6 lesson4_run_lines lesson4_run_sizes "
                                  "lesson4_unsupported_claims",
     "helpers.display.widgets": "budget_panel render_budget",

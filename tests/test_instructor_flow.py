@@ -11,7 +11,8 @@ import json
 import pytest
 
 from helpers.base.paths import NOTEBOOKS_DIR
-from helpers.setup.notebook_runner import cell_text, execute_notebook
+from helpers.setup.notebook_runner import execute_notebook
+from tests.support.notebook_text import cell_text
 from tests.support.openai_compatible_server import OpenAICompatibleServer
 
 NOTEBOOK = NOTEBOOKS_DIR / "02_summary_memory_run.ipynb"

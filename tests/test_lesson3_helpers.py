@@ -4,8 +4,7 @@ import pytest
 
 from helpers.base.tokens import count_tokens
 from helpers.display import plots
-from helpers.display.lines import audit_report
-from helpers.display.requests import request_text
+from helpers.display.lines import audit_report, request_text
 from helpers.lessons.data import lesson3, published_run
 from helpers.measure import drift
 from helpers.measure.billed_tokens import (

@@ -11,7 +11,8 @@ from pathlib import Path
 import nbformat
 
 from helpers.base.paths import NOTEBOOKS_DIR
-from helpers.setup.notebook_runner import cell_text, execute_notebook
+from helpers.setup.notebook_runner import execute_notebook
+from tests.support.notebook_text import cell_text
 from tests.test_drift import notebook_drift
 
 

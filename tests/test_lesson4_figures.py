@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from matplotlib.figure import Figure
 
-from helpers.display.flowchart import TITLE, summary_buffer_flowchart
+from helpers.display.plots import FLOWCHART_TITLE as TITLE, summary_buffer_flowchart
 from helpers.display.plots import MIN_TEXT_SIZE, overflow_bar_chart
 from helpers.display.reference import lesson4_run_lines
 from helpers.lessons.data import lesson4

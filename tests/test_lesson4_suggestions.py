@@ -14,7 +14,7 @@ from helpers.base.tokens import count_tokens, encoding
 from helpers.display.reference import lesson4_run_sizes
 from helpers.lessons.data import lesson4
 from helpers.memory.budget import analyse_budget
-from helpers.setup.notebook_runner import cell_text
+from tests.support.notebook_text import cell_text
 from tests.test_lesson3_suggestions import edited_run  # edit one cell as a student does, run the whole notebook
 
 from .notebook_core_support import NOTEBOOKS

@@ -14,7 +14,8 @@ import nbformat
 import pytest
 
 from helpers.base.paths import NOTEBOOKS_DIR
-from helpers.setup.notebook_runner import cell_text, execute_notebook
+from helpers.setup.notebook_runner import execute_notebook
+from tests.support.notebook_text import cell_text
 from tests.support.openai_compatible_server import OpenAICompatibleServer
 
 NOTEBOOK = NOTEBOOKS_DIR / "06_summary_memory_attack_surface.ipynb"

@@ -13,7 +13,8 @@ import pytest
 
 from helpers.base.paths import NOTEBOOKS_DIR
 from helpers.memory.summary import SummaryMemory
-from helpers.setup.notebook_runner import cell_text, execute_notebook
+from helpers.setup.notebook_runner import execute_notebook
+from tests.support.notebook_text import cell_text
 from tests.support.openai_compatible_server import OpenAICompatibleServer
 
 pytestmark = pytest.mark.usefixtures("model_env")

@@ -58,11 +58,12 @@ def test_budget_chart_two_panels():
 
 def test_stacked_and_drift_charts():
     labelled(plots.stacked_token_bars(["1", "2"], {"system prompt": [136, 136], "buffer": [19, 251]},
-                                      "Request", "turn", limit=("budget", 600)))
-    series = {"run": {"batch_tokens": [82, 71, 66], "summary_tokens": [58, 99, 137], "words": [39, 65, 82]}}
+                                      "Request", "turn", caps=("budget", [600, 600])))
+    series = {"run": {"batch_tokens": [82, 71, 66], "summary_tokens": [58, 99, 137], "words": [39, 65, 82],
+                      "strength": ["rule", "rule", "preference"]}}
     fig = plots.drift_chart(series)
     labelled(fig)
-    assert len(fig.axes) == 2
+    assert len(fig.axes) == 3
 
 
 @pytest.mark.parametrize("make, updates", [
@@ -107,20 +108,17 @@ def every_chart():
 
     records = [record(1, 0, 19), record(2, 0, 251), record(3, 0, 570), record(4, 141, 300), record(5, 148, 420),
                record(6, 180, 412)]
-    series = {"run": {"batch_tokens": [82, 71, 66], "summary_tokens": [58, 99, 137], "words": [39, 65, 82]},
-              "lesson": {"batch_tokens": [82, 71, 66], "summary_tokens": [60, 101, 140], "words": [40, 70, 96]}}
+    series = {"run": {"batch_tokens": [82, 71, 66], "summary_tokens": [58, 99, 137], "words": [39, 65, 82],
+                      "strength": ["rule", "rule", "preference"]},
+              "lesson": {"batch_tokens": [82, 71, 66], "summary_tokens": [60, 101, 140], "words": [40, 70, 96],
+                         "strength": ["rule", "preference", "absent"]}}
     yield "schedule chart (slider)", plots.ScheduleChart().update(summary_schedule(10, 4, 2)), PANEL_DPI
     yield "budget bar chart", plots.overflow_bar_chart(BUDGETS, [4, 4, 3, 2, 1, 0]), plots.DISPLAY_DPI
     yield "budget chart (slider)", plots.BudgetChart(BUDGETS, 20).update(
         budget_table(MESSAGES, BUDGETS, 150), analyse_budget(MESSAGES, 300, 150)), PANEL_DPI
     yield "budget chart (cell)", plots.BudgetChart(BUDGETS, 20).update(
         budget_table(MESSAGES, BUDGETS), analyse_budget(MESSAGES, 600)), plots.DISPLAY_DPI
-    yield "request chart", plots.request_chart(records, "Tokens in each request", "memory block", "buffer",
-                                               budget=600), plots.DISPLAY_DPI
-    yield "turn-6 comparison", plots.stacked_token_bars(
-        ["this run", "lesson's run (reference)"], {"system prompt": [136, 136], "memory block": [55, 191],
-                                                    "buffer": [473, 412]},
-        "The request at turn 6", "", horizontal=True, size=(13, 4)), plots.DISPLAY_DPI
+    yield "request chart", plots.request_chart(records, "Tokens in each request", budget=600), plots.DISPLAY_DPI
     yield "drift chart", plots.drift_chart(series), plots.DISPLAY_DPI
     rates = [AttackRate(setting, memory, 33, 31, 31, 20, 24, 0) for setting in
              ("lessons' design", "data placement", "structured input + data prompt", "summary check (refuse)",
@@ -159,11 +157,9 @@ def test_no_text_of_any_chart_is_cut_off_at_the_figure_edge(name, fig, dpi):
         f"legend entries: {[t.get_text() for legend in fig.legends + [ax.get_legend() for ax in fig.axes if ax.get_legend()] for t in legend.get_texts()]}")
 
 
-@pytest.mark.parametrize("horizontal", [False, True])
-def test_segment_labels_never_cover_each_other_or_another_bar(horizontal):
+def test_segment_labels_never_cover_each_other_or_another_bar():
     parts = {"system prompt": [136] * 6, "summary block": [0, 0, 0, 9, 20, 55], "verbatim turns": [19, 145, 288, 434, 583, 473]}
-    fig = plots.stacked_token_bars([str(i) for i in range(1, 7)], parts, "t", "turn", horizontal=horizontal,
-                                   size=(11, 5.5))
+    fig = plots.stacked_token_bars([str(i) for i in range(1, 7)], parts, "t", "turn", size=(11, 5.5))
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     ax = fig.axes[0]

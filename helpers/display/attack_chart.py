@@ -40,9 +40,7 @@ def attack_chart(rates: Sequence[AttackRate], title: str) -> Figure:
         ax.barh([y + (k - (len(_MEASURES) - 1) / 2) * width for y in ys], values, width, color=colour, label=text)
     ax.set_yticks(ys, [f"{rate.setting}\n({rate.memory})" for rate in rates], fontsize=MIN_TEXT_SIZE)
     ax.invert_yaxis()
-    ax.set_xlim(0, 100)
-    ax.set_xlabel("% of payloads")
-    ax.set_title(title)
+    ax.set(xlim=(0, 100), xlabel="% of payloads", title=title)
     fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncol=2, frameon=False,
                fontsize=MIN_TEXT_SIZE)
     return fig

@@ -1,14 +1,15 @@
-"""The lines the notebooks print: a turn and its folds (in the format its memory kind carries), the schedule
-and budget tables, the drift cycles and the audit of a summary. This project's runs and the lessons' published
-runs (``helpers.display.reference``) print through the same functions, so the two read side by side.
-"""
+"""The lines the notebooks print: a turn and its folds (in its memory kind's format), a request message by message,
+the schedule and budget tables, the drift cycles, the audit; the lessons' published runs print through them too."""
 from __future__ import annotations
 
+import textwrap
+from collections import Counter
 from collections.abc import Mapping, Sequence
 
+from helpers.base.tokens import count_tokens
 from helpers.measure.audit import Claim, audit_summary, cut_figure
 from helpers.measure.drift import CycleMeasure
-from helpers.memory.budget import BudgetResult, BudgetTable
+from helpers.memory.budget import BudgetTable
 from helpers.memory.registry import kind_named
 from helpers.memory.schedule import Schedule, ScheduleRow
 from helpers.memory.turn_record import TurnRecord
@@ -21,8 +22,7 @@ def turn_line(record: TurnRecord) -> str:
 
 
 def turn_warnings(record: TurnRecord) -> list[str]:
-    """What a turn line ends with when it applies: messages a server dropped, a reply cut at the token limit, a
-    reply that took the buffer over its budget."""
+    """What a turn line ends with: messages a server dropped, a reply cut at the token limit, a budget overrun."""
     warnings = []
     if record.not_received:
         warnings.append(f"NOT RECEIVED BY THE MODEL: {', '.join(record.not_received)}")
@@ -73,20 +73,6 @@ def budget_table_text(table: BudgetTable) -> str:
     return "\n".join(lines)
 
 
-def schedule_panel_text(schedule: Schedule) -> str:
-    """The schedule slider's text: the schedule and how many verbatim turns the last request holds."""
-    last = schedule.rows[-1]
-    return f"{schedule_text(schedule)}\n request at turn {last.turn} holds {len(last.verbatim_turns)} verbatim turns"
-
-
-def budget_panel_text(table: BudgetTable, chosen: BudgetResult, reply_tokens: int, compress: int, turns: int) -> str:
-    """The budget slider's text: the lesson's table for these settings, and the chosen budget's figures."""
-    return (f"Replies of {reply_tokens} tokens, {compress} messages compressed per overflow, "
-            f"{turns} turns:\n{budget_table_text(table)}\n"
-            f"budget {chosen.max_buffer_tokens}: overflows: {chosen.overflows}, "
-            f"largest buffer: {chosen.peak_buffer_tokens} tokens")
-
-
 # ----- drift and the audit ---------------------------------------------------------------------------
 def cycle_line(cycle: CycleMeasure) -> str:
     """The lesson's line: ``Cycle 1: batch 82 tokens | summary 58 tokens | mentions equity: True``."""
@@ -108,23 +94,43 @@ def comparison_table(runs: Mapping[str, Sequence[CycleMeasure]]) -> str:
 
 def claim_line(claim: Claim, replies_checked: bool = True) -> str:
     """One statement no user message makes, and whether a reply made it (when the replies were checked)."""
-    if claim.source == "assistant reply":
-        where = "in no user message; an assistant reply said it"
-    elif replies_checked:
-        where = "in no user message, and in no reply either"
-    else:
-        where = "in no user message (the replies were not available to check)"
+    where = ("in no user message; an assistant reply said it" if claim.source == "assistant reply"
+             else "in no user message, and in no reply either" if replies_checked
+             else "in no user message (the replies were not available to check)")
     return f"  {claim.kind:<8} {claim.text!r}: {where}"
 
 
 def audit_report(summary: str, archive: Sequence[dict[str, str]]) -> str:
-    """The audit as printable lines: a heading, then one line per statement no user message makes (each says
-    whether a reply made it, or that the archive held no replies to check)."""
+    """The audit as printable lines: a heading, then a line per statement no user message makes (and if a reply did)."""
     claims = audit_summary(summary, archive)
-    users = sum(1 for m in archive if m["role"] == "user")
-    replies = sum(1 for m in archive if m["role"] == "assistant")
-    head = f"Figures and negations in the summary that none of the {users} user messages states: {len(claims)}"
+    roles = Counter(m["role"] for m in archive)
+    head = f"Figures and negations in the summary that none of the {roles['user']} user messages states: {len(claims)}"
     fragment = cut_figure(summary)
     cut = [f"  (the summary ends mid-figure, {fragment!r}: it was cut, and the fragment is not checked)"]
-    return "\n".join([head, *(claim_line(claim, replies_checked=replies > 0) for claim in claims),
+    return "\n".join([head, *(claim_line(claim, replies_checked=roles["assistant"] > 0) for claim in claims),
                       *(cut if fragment else [])])
+
+
+# ----- a request message by message ---------------------------------------------------------------
+def request_text(messages: Sequence[Mapping[str, str]], *, known: Mapping[str, str] | None = None,
+                 width: int = 100, first_line_over: int | None = None) -> str:
+    """One block per message: ``[n] role (tokens)`` then its text, indented and wrapped. ``known`` maps a text
+    already shown (the system prompt) to a label printed instead; a message of more than ``first_line_over``
+    tokens is shown by its first line and "[...]"."""
+    blocks = []
+    for number, message in enumerate(messages, start=1):
+        content = message["content"]
+        tokens = count_tokens(content)
+        head = f"[{number}] {message['role']} ({tokens} tokens)"
+        if content in (known or {}):
+            blocks.append(f"{head}: {known[content]}")
+            continue
+        if first_line_over is not None and tokens > first_line_over:
+            first = content.strip().split("\n", 1)[0]
+            content = first if first == content.strip() else f"{first} [...]"
+        lines = []
+        for paragraph in content.split("\n"):
+            wrapped = textwrap.wrap(paragraph, width - 4, break_long_words=False, break_on_hyphens=False)
+            lines.extend(wrapped or [""])
+        blocks.append(head + "\n" + "\n".join("    " + line if line else "" for line in lines))
+    return "\n".join(blocks)

@@ -26,8 +26,7 @@ def lesson3_run_lines() -> list[str]:
 
 
 def lesson4_run_lines() -> list[str]:
-    """What lesson 4 published about its six-turn run at a 600-token budget. The page tells its three overflows in
-    prose, so the ``[COMPRESS]`` lines are rebuilt from its figures, and say so."""
+    """Lesson 4's six-turn run at 600 tokens; its overflows, told in prose, as ``[COMPRESS]`` lines marked rebuilt."""
     run = published_run(4)["buffer_run"]
     request = run["request_at_turn_6"]
     lines = [HEADING,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -23,8 +24,7 @@ def _first(runs: Mapping[str, StrategyRun]) -> StrategyRun:
 
 
 def comparison_table(runs: Mapping[str, StrategyRun]) -> str:
-    """One line per strategy: request and summariser tokens, the total and its multiple of the full buffer's, facts
-    kept at the last turn and what is sent that should not be."""
+    """Per strategy: request and summariser tokens, total (x the full buffer's), facts kept, what should not be sent."""
     full = runs.get(FULL_BUFFER) or _first(runs)
     rows = [("strategy (settings)", "requests", "calls", "summariser in+out", "total", "x full", "facts kept",
              "sent that should not be")]
@@ -39,8 +39,7 @@ def comparison_table(runs: Mapping[str, StrategyRun]) -> str:
 
 
 def ledger_table(runs: Mapping[str, StrategyRun], turn: int) -> str:
-    """Every planted fact (rows) by strategy (columns) at ``turn``, marked as ``STATUS_MARKS`` says; a fact that
-    should no longer be sent is marked *."""
+    """Every planted fact (rows) by strategy (columns) at ``turn``, marked as ``STATUS_MARKS`` says (* if unwanted)."""
     names = list(runs)
     facts = [fact for fact in _first(runs).ledger.facts if fact.turn <= turn]
     width = max(len(fact.id) for fact in facts) + 4
@@ -55,21 +54,22 @@ def ledger_table(runs: Mapping[str, StrategyRun], turn: int) -> str:
 
 
 def injection_report(runs: Mapping[str, StrategyRun]) -> str:
-    """For each strategy: where the injected instruction was sent word for word, each summary version's hold on
-    it, and the first turn it was inside a system message."""
+    """Per strategy: where the injected instruction was sent word for word, each summary version's hold on it, and
+    the first turn it was inside a system message."""
     fact = _first(runs).ledger.injection
     if fact is None:
         return "The ledger plants no instruction."
     lines = [f"The instruction planted at turn {fact.turn} (canary word {fact.canary!r}):"]
     for run in runs.values():
-        trail = run.injection_trail()
-        system = run.first_system_turn()
+        trail, system = run.injection_trail(), run.first_system_turn()
         verbatim_turns = [t for t, status in enumerate(run.status_trail(fact.id), start=1) if status == "verbatim"]
         where = (f"in the turns sent word for word up to turn {verbatim_turns[-1]}" if verbatim_turns
                  else "never sent word for word")
+        versions = [f"turn {turn} {state}" for turn, state in trail]
+        if len(versions) > 6:  # the first and last three
+            versions = [*versions[:3], f"... ({len(versions) - 6} more) ...", *versions[-3:]]
         if trail:
-            versions = _compress([f"turn {turn} {state}" for turn, state in trail])
-            summaries = f"{len(trail)} summary version{'s' if len(trail) > 1 else ''} after it, from {versions}"
+            summaries = f"{len(trail)} summary version{'s' * (len(trail) > 1)} after it, from {', '.join(versions)}"
         elif run.summary_versions():
             last = run.summary_versions()[-1][0]
             summaries = f"the summary stayed the same from turn {last} on, so no fold took it in"
@@ -80,23 +80,15 @@ def injection_report(runs: Mapping[str, StrategyRun]) -> str:
     return "\n".join(lines)
 
 
-def _compress(parts: list[str], keep: int = 3) -> str:
-    """A long list of versions shortened to its first and last ones."""
-    if len(parts) <= 2 * keep:
-        return ", ".join(parts)
-    return ", ".join(parts[:keep]) + f", ... ({len(parts) - 2 * keep} more) ..., " + ", ".join(parts[-keep:])
-
-
 def correction_report(runs: Mapping[str, StrategyRun], fact_id: str) -> str:
-    """A corrected fact through the run: for each strategy, the turns its request sent the new value, sent only the
-    old one (contradicted), or neither."""
+    """A corrected fact through the run: per strategy, the turns that sent the new value, only the old, or neither."""
     fact = _first(runs).ledger.fact(fact_id)
     lines = [f"{fact_id} (stated at turn {fact.turn}, replacing {fact.replaces!r}), turns {fact.turn} to "
              f"{len(_first(runs).turns)}:"]
     for run in runs.values():
         trail = [status for status in run.status_trail(fact_id) if status is not None]
-        counts = {status: trail.count(status) for status in STATUSES if trail.count(status)}
-        lines.append(f"  {run.label()}: " + ", ".join(f"{status} {n}" for status, n in counts.items())
+        counts = Counter(trail)
+        lines.append(f"  {run.label()}: " + ", ".join(f"{s} {counts[s]}" for s in STATUSES if counts[s])
                      + f"; at the last turn: {trail[-1]}")
     return "\n".join(lines)
 
@@ -122,17 +114,13 @@ class TradeoffChart:
             curves.plot(range(1, len(run.turns) + 1), run.bill.per_turn(), color=colour,
                         linestyle="--" if hollow else "-", linewidth=2, label=run.label())
         wanted = runs[0].kept()[1] if runs else 0
-        ax.set_xlabel("tokens for the whole conversation (thousands)")
-        ax.set_ylabel(f"facts kept at the last turn (of {wanted})")
-        ax.set_ylim(-0.5, wanted + 0.5)
-        ax.set_xlim(left=0)
+        ax.set(xlabel="tokens for the whole conversation (thousands)",
+               ylabel=f"facts kept at the last turn (of {wanted})", ylim=(-0.5, wanted + 0.5), xlim=(0, None))
         ax.grid(alpha=0.3)
         ax.set_title("cost against facts kept")
         ax.legend(loc="center right", fontsize=16, framealpha=0.9)
-        curves.set_xlabel("turn")
-        curves.set_ylabel("tokens that turn (request + summariser)")
-        curves.set_title("per-turn tokens (colours as on the left)")
-        curves.set_yscale("log")
+        curves.set(xlabel="turn", ylabel="tokens that turn (request + summariser)", yscale="log",
+                   title="per-turn tokens (colours as on the left)")
         curves.grid(alpha=0.3)
         if title:
             self.fig.suptitle(title, fontsize=18)
@@ -148,40 +136,31 @@ def tradeoff_chart(runs: Sequence[StrategyRun], moved: Sequence[StrategyRun] = (
     return TradeoffChart().update(runs, moved, title)
 
 
-def slider_settings(threshold: int, keep: int, budget: int, window: int) -> dict[str, tuple[str, dict[str, Any]]]:
-    """The three strategies the sliders set, as ``strategies()`` names them: name -> (kind, settings)."""
-    return {"summary memory": ("summary memory", {"max_turns_before_summary": threshold,
-                                                  "turns_to_keep_verbatim": min(keep, threshold - 1)}),
-            "summary buffer memory": ("summary buffer memory", {"max_buffer_tokens": budget}),
-            "sliding window": ("sliding window", {"window_turns": window})}
-
-
-def tradeoff_text(runs: Sequence[StrategyRun], moved: Sequence[StrategyRun]) -> str:
-    """The slider readout: each moved point's cost, multiple of the full buffer and facts kept."""
+def render_tradeoff(make: MemoryFactory, transcript: Transcript, ledger: Ledger, runs: Sequence[StrategyRun],
+                    threshold: int = 4, keep: int = 2, budget: int = 600, window: int = 4,
+                    chart: TradeoffChart | None = None) -> tuple[str, Figure]:
+    """Replay the three strategies the sliders set (each kind named as ``strategies()`` names it) and draw them
+    hollow beside ``runs``; the text gives each one's cost, its multiple of the full buffer's and the facts kept."""
+    settings = {"summary memory": {"max_turns_before_summary": threshold,
+                                   "turns_to_keep_verbatim": min(keep, threshold - 1)},
+                "summary buffer memory": {"max_buffer_tokens": budget}, "sliding window": {"window_turns": window}}
+    moved = [_replayed(make, transcript, ledger, kind, tuple(sorted(kind_settings.items())))
+             for kind, kind_settings in settings.items()]
     full = next((run for run in runs if run.name == FULL_BUFFER), runs[0])
     lines = []
     for run in moved:
         kept, wanted = run.kept()
         lines.append(f"{run.label()}: {run.bill.total:,} tokens ({ratio(run.bill, full.bill):.2f}x the full "
                      f"buffer), {run.bill.summariser_calls} summariser calls, {kept}/{wanted} facts kept")
-    return "\n".join(lines)
-
-
-def render_tradeoff(make: MemoryFactory, transcript: Transcript, ledger: Ledger, runs: Sequence[StrategyRun],
-                    threshold: int = 4, keep: int = 2, budget: int = 600, window: int = 4,
-                    chart: TradeoffChart | None = None) -> tuple[str, Figure]:
-    """Run the three slider strategies with these settings and draw them (hollow) beside ``runs``."""
-    moved = [_replayed(make, transcript, ledger, name, kind, tuple(sorted(settings.items())))
-             for name, (kind, settings) in slider_settings(threshold, keep, budget, window).items()]
     chart = chart or TradeoffChart()
-    return tradeoff_text(runs, moved), chart.update(runs, moved, "hollow points, dashed lines: the sliders' settings")
+    return "\n".join(lines), chart.update(runs, moved, "hollow points, dashed lines: the sliders' settings")
 
 
 @functools.lru_cache(maxsize=64)
-def _replayed(make: MemoryFactory, transcript: Transcript, ledger: Ledger, name: str, kind: str,
+def _replayed(make: MemoryFactory, transcript: Transcript, ledger: Ledger, kind: str,
               settings: tuple[tuple[str, Any], ...]) -> StrategyRun:
     """A replay, cached while the same settings come back (a slider moved and moved back)."""
-    return replay(make(kind, dict(settings)), transcript, ledger, name)
+    return replay(make(kind, dict(settings)), transcript, ledger, kind)
 
 
 class TradeoffPanel(SliderPanel):
@@ -190,12 +169,11 @@ class TradeoffPanel(SliderPanel):
 
 def tradeoff_panel(make: MemoryFactory, transcript: Transcript, ledger: Ledger, runs: Sequence[StrategyRun],
                    threshold: int = 4, keep: int = 2, budget: int = 600, window: int = 4) -> TradeoffPanel:
-    """Sliders for the summary memory's threshold and turns kept, the buffer's budget and the window over
-    ``render_tradeoff``."""
-    turns = len(transcript)
-    sliders = {"threshold": slider("threshold", threshold, 2, turns, continuous=False, width="300px"),
-               "keep": slider("keep verbatim", keep, 1, turns - 1, continuous=False, width="300px"),
-               "budget": slider("budget", budget, 100, 8000, 100, continuous=False, width="300px"),
-               "window": slider("window turns", window, 1, turns, continuous=False, width="300px")}
+    """Sliders for the summary memory's threshold and turns kept, the buffer's budget and the window."""
+    turns, narrow = len(transcript), functools.partial(slider, continuous=False, width="300px")
+    sliders = {"threshold": narrow("threshold", threshold, 2, turns),
+               "keep": narrow("keep verbatim", keep, 1, turns - 1),
+               "budget": narrow("budget", budget, 100, 8000, 100),
+               "window": narrow("window turns", window, 1, turns)}
     render = functools.partial(render_tradeoff, make, transcript, ledger, runs)
     return TradeoffPanel(sliders, render, TradeoffChart(), rows=2, image_height=None)

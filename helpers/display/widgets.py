@@ -10,42 +10,40 @@ from typing import Any
 import ipywidgets as widgets
 from matplotlib.figure import Figure
 
-from helpers.display.lines import budget_panel_text, schedule_panel_text
+from helpers.display.lines import budget_table_text, schedule_text
 from helpers.display.plots import BudgetChart, ScheduleChart
 from helpers.lessons.data import lesson4
 from helpers.memory.budget import BudgetTable, analyse_budget, budget_table
 from helpers.memory.schedule import summary_schedule
 
 PANEL_DPI = 72  # PNG resolution of slider charts: sharp enough, and fast to redraw
+_MESSAGES, _BUDGETS = lesson4()["budget_analysis"]["user_messages"], lesson4()["budget_analysis"]["budgets"]
 
 
 def render_schedule(threshold: int = 4, keep: int = 2, turns: int = 10,
                     chart: ScheduleChart | None = None) -> tuple[str, Figure]:
-    """Lesson 3's schedule for one setting: the printed lines and the chart."""
+    """Lesson 3's schedule for one setting: its lines, how many verbatim turns the last request holds, the chart."""
     schedule = summary_schedule(turns, threshold, keep)
-    return schedule_panel_text(schedule), (chart or ScheduleChart()).update(schedule)
-
-
-def _budget_inputs() -> tuple[list[str], list[int]]:
-    analysis = lesson4()["budget_analysis"]
-    return analysis["user_messages"], analysis["budgets"]
+    last = schedule.rows[-1]
+    text = f"{schedule_text(schedule)}\n request at turn {last.turn} holds {len(last.verbatim_turns)} verbatim turns"
+    return text, (chart or ScheduleChart()).update(schedule)
 
 
 @functools.lru_cache(maxsize=256)
 def _lesson_table(reply_tokens: int, compress: int) -> BudgetTable:
     """The lesson's six budgets for one reply length and compression (cached: sliders revisit values)."""
-    messages, budgets = _budget_inputs()
-    return budget_table(messages, budgets, reply_tokens, compress)
+    return budget_table(_MESSAGES, _BUDGETS, reply_tokens, compress)
 
 
 def render_budget(budget: int = 600, reply_tokens: int = 100, compress: int = 4,
                   chart: BudgetChart | None = None) -> tuple[str, Figure]:
     """Lesson 4's budget table for one reply length and compression, and the buffer for one budget."""
-    messages, budgets = _budget_inputs()
     table = _lesson_table(reply_tokens, compress)
-    chosen = analyse_budget(messages, budget, reply_tokens, compress)
-    text = budget_panel_text(table, chosen, reply_tokens, compress, len(messages))
-    return text, (chart or BudgetChart(budgets, 2 * len(messages))).update(table, chosen)
+    chosen = analyse_budget(_MESSAGES, budget, reply_tokens, compress)
+    text = (f"Replies of {reply_tokens} tokens, {compress} messages compressed per overflow, {len(_MESSAGES)} turns:\n"
+            f"{budget_table_text(table)}\nbudget {chosen.max_buffer_tokens}: overflows: {chosen.overflows}, "
+            f"largest buffer: {chosen.peak_buffer_tokens} tokens")
+    return text, (chart or BudgetChart(_BUDGETS, 2 * len(_MESSAGES))).update(table, chosen)
 
 
 def slider(description: str, value: int, low: int, high: int, step: int = 1, continuous: bool = True,
@@ -79,16 +77,12 @@ class SliderPanel(widgets.VBox):
         """The readout as plain text (what the lesson prints)."""
         return html.unescape(self.readout.value.removeprefix("<pre>").removesuffix("</pre>"))
 
-    def values(self) -> dict[str, int]:
-        """The sliders' current values by name."""
-        return {name: one.value for name, one in self.sliders.items()}
-
     def constrain(self) -> None:
         """Adjust slider limits that depend on other sliders (none by default)."""
 
     def refresh(self) -> None:
         """Recompute and redraw for the sliders' current values."""
-        text, _ = self._render(**self.values(), chart=self._chart)
+        text, _ = self._render(**{name: one.value for name, one in self.sliders.items()}, chart=self._chart)
         self.readout.value = f"<pre>{html.escape(text)}</pre>"
         self.image.value = self._chart.png(self._dpi)
 
@@ -121,8 +115,7 @@ def schedule_panel(threshold: int = 4, keep: int = 2, turns: int = 10) -> Schedu
 
 def budget_panel(budget: int = 600, reply_tokens: int = 100, compress: int = 4) -> SliderPanel:
     """Sliders "budget", "reply tokens", "compress"; readout: the table and "budget B: overflows: N"."""
-    messages, budgets = _budget_inputs()
     sliders = {"budget": slider("budget", budget, 100, 2000, 50),
                "reply_tokens": slider("reply tokens", reply_tokens, 10, 300, 10),
                "compress": slider("compress", compress, 2, 10, 2)}
-    return SliderPanel(sliders, render_budget, BudgetChart(budgets, 2 * len(messages), blit=True))
+    return SliderPanel(sliders, render_budget, BudgetChart(_BUDGETS, 2 * len(_MESSAGES), blit=True))

@@ -25,8 +25,7 @@ def execute_notebook(path: str | Path, timeout: int = 600) -> nbformat.NotebookN
 
 
 def joined_streams(book: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """The notebook with each cell's consecutive stdout (or stderr) outputs joined into one: how printing is cut
-    into stream messages depends on timing, and would otherwise change from one refresh to the next."""
+    """Each cell's consecutive stdout (or stderr) outputs joined into one (how printing is cut into them is timing)."""
     for cell in book.get("cells", []):
         joined: list[nbformat.NotebookNode] = []
         for output in cell.get("outputs", []):
@@ -68,9 +67,3 @@ def stable_widget_ids(book: nbformat.NotebookNode) -> nbformat.NotebookNode:
     saved = stable.metadata.widgets[WIDGET_STATE]
     saved["state"] = {renamed[old]: saved["state"][renamed[old]] for old in order}
     return stable
-
-
-def cell_text(cell: nbformat.NotebookNode) -> str:
-    """The text a code cell printed or displayed (streams and text/plain results)."""
-    return "".join(output.get("text", "") if output.get("output_type") == "stream"
-                   else output.get("data", {}).get("text/plain", "") for output in cell.get("outputs", []))
