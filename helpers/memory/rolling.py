@@ -1,9 +1,6 @@
-"""The part every memory kind shares: the archive, the verbatim suffix, the request and the one fold, held as
-one immutable ``MemoryState`` that every change replaces in a single assignment.
-
-A kind decides when to fold; this base drops what leaves the verbatim part, and
-``summarising.SummarisingMemory`` keeps a summary of it instead. The design is in docs/architecture.md.
-"""
+"""The part every memory kind shares: the archive, the verbatim part, the request and the one fold, held as one
+immutable ``MemoryState`` that every change replaces in a single assignment (docs/architecture.md).
+A kind decides when to fold; this base drops what leaves the verbatim part, ``SummarisingMemory`` keeps a summary."""
 from __future__ import annotations
 
 import contextlib
@@ -11,9 +8,9 @@ import copy
 import functools
 import inspect
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
+from helpers.base.files import lone_surrogate_at
 from helpers.base.tokens import count_tokens
 from helpers.memory import imitation
 from helpers.memory.imitation import escape_imitations
@@ -33,8 +30,7 @@ from helpers.memory.validation import check_text
 DROPPED = FoldResult(None, False, False, None)  # what a fold that keeps nothing stores
 
 
-@dataclass(frozen=True, slots=True)
-class Log:
+class Log(NamedTuple):
     """The append-only lists that successive states share; each state sees a prefix of them."""
 
     messages: list[Message]
@@ -47,8 +43,7 @@ class Log:
         del self.messages[length:], self.sent[length:], self.extra[length:], self.events[folds:]
 
 
-@dataclass(frozen=True, slots=True)
-class Held:
+class Held(NamedTuple):
     """What the request holds besides the verbatim messages: the summary, the defences, and their messages."""
 
     summary: str | None
@@ -62,11 +57,9 @@ class Held:
     headings: tuple[str, ...]  # the headings escaped: the memory's own and every registered kind's
 
 
-@dataclass(frozen=True, slots=True)
-class MemoryState:
+class MemoryState(NamedTuple):
     """Everything a memory holds, as one value: the first ``length`` messages and ``folds`` fold events of
-    ``log``, the verbatim part from ``verbatim_start`` (its tokens as stored, and what escaping adds) and
-    ``held``."""
+    ``log``, the verbatim part from ``verbatim_start`` (its tokens as stored, and what escaping adds) and ``held``."""
 
     log: Log
     length: int
@@ -189,8 +182,7 @@ class RollingMemory:
 
     @property
     def verbatim(self) -> list[dict[str, str]]:
-        state = self._state
-        return [message.to_api() for message in state.log.messages[state.verbatim_start:state.length]]
+        return [message.to_api() for message in self.verbatim_records]
 
     recent_turns = verbatim  # lesson 3's name for them (notebooks 02 and 06)
 
@@ -263,9 +255,7 @@ class RollingMemory:
     @defences.setter
     def defences(self, defences: MemoryDefences | None) -> None:
         """Set (or change) the defences; the request's messages are remade for them."""
-        state = self._state
-        self._state = self._rebuilt(self.messages, state.verbatim_start, state.held.summary, self.fold_events,
-                                    defences)
+        self.replace_history(self.messages, self.verbatim_start, self.summary, self.fold_events, defences)
 
     # ----- the request -----------------------------------------------------------------------------------
     def get_messages_for_api(self) -> list[dict[str, str]]:
@@ -273,9 +263,9 @@ class RollingMemory:
         summary block, the verbatim messages (under any defences, with imitations of memory blocks escaped)."""
         state = self._current()
         held = state.held
-        request = [dict(held.system_message)]
+        request = [held.system_message.copy()]
         if held.summary_message is not None:
-            request.append(dict(held.summary_message))
+            request.append(held.summary_message.copy())
         request += map(dict.copy, state.log.sent[state.verbatim_start:state.length])  # type: ignore[arg-type]
         return request
 
@@ -294,29 +284,33 @@ class RollingMemory:
     def _new_message(self, role: str, content: str, index: int | None = None) -> Message:
         """The message ``role``/``content`` checked and counted, as the archive's next one (or its ``index``-th)."""
         expected = ROLES[(self._state.length if index is None else index) % 2]
-        if role == expected and type(content) is str and content.isascii():  # the common case, and fine
-            return Message(role, content, count_tokens(content))
+        if role == expected and type(content) is str and (content.isascii() or lone_surrogate_at(content) is None):
+            return Message(role, content, count_tokens(content))  # the common case, checked in one pass
         if role not in ROLES:
             raise SettingError("role", role, f"role must be 'user' or 'assistant', got {role!r}; the system prompt "
                                "is set once, in the constructor")
         check_text(f"the {role} message's content", content)
-        if role != expected:
-            raise SettingError("role", role, "expected a user message: the last turn is complete, so a new turn "
-                               "starts with the user" if role == "assistant" else "expected the assistant's reply: "
-                               "the last user message has no reply yet; add the reply first")
-        return Message(role, content, count_tokens(content))
+        if role == expected:  # a str subclass that is fine
+            return Message(role, content, count_tokens(content))
+        raise SettingError("role", role, "expected a user message: the last turn is complete, so a new turn "
+                           "starts with the user" if role == "assistant" else "expected the assistant's reply: "
+                           "the last user message has no reply yet; add the reply first")
 
     def _append(self, message: Message) -> None:
+        """Store ``message`` at the end of the verbatim part, in one assignment of the new state."""
         state = self._state
-        log, length = state.log, state.length
-        sent, extra = self._sent(message, state.held)
+        log, length, held = state.log, state.length, state.held
+        if held.defences is None:
+            sent, extra = {"role": message.role, "content": message.content}, 0
+        else:
+            sent, extra = self._sent(message, held)
         if len(log.messages) > length:  # left by an interrupted change: no state sees it
             log.cut_to(length, state.folds)
         log.messages.append(message)
         log.sent.append(sent)
         log.extra.append(extra)
         self._state = MemoryState(log, length + 1, state.folds, state.verbatim_start,
-                                  state.verbatim_tokens + message.tokens, state.verbatim_extra + extra, state.held)
+                                  state.verbatim_tokens + message.tokens, state.verbatim_extra + extra, held)
 
     def _new_summary(self, old: list[Message], existing: str | None) -> FoldResult | None:
         """What a fold of ``old`` into ``existing`` stores (None: the fold is not made now); this base drops."""
@@ -326,14 +320,14 @@ class RollingMemory:
         """Fold the oldest ``n_messages`` verbatim messages into a new state, stored in one assignment once the
         fold's work is done (an interrupt or a failure before it leaves the old state); None if not made now."""
         state = self._state
-        log, start = state.log, state.verbatim_start
+        log, start, held = state.log, state.verbatim_start, state.held
         end = start + n_messages
         old = log.messages[start:end]
-        result = self._new_summary(old, state.held.summary)
+        result = self._new_summary(old, held.summary)
         if result is None:
             return None
-        unchanged = result.summary is None and state.held.summary is None  # a drop: nothing to count again
-        held = state.held if unchanged else self._held(state.held.defences, result.summary, state.held)
+        if result.summary is not None or held.summary is not None:  # a drop keeps the old held part
+            held = self._held(held.defences, result.summary, held)
         event = FoldEvent.of(start // 2 + 1, old, state.held.summary_tokens, held.summary_tokens, result,
                              self.max_summary_tokens)
         extra = sum(log.extra[start:end]) if state.verbatim_extra else 0

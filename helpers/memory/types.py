@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from helpers.base.errors import Explained, SettingError  # noqa: F401 (offered here too)
 
@@ -54,8 +54,7 @@ class Summarised:
     cut: bool = True
 
 
-@dataclass(frozen=True, slots=True)  # slots: one is made for every fold
-class FoldResult:
+class FoldResult(NamedTuple):
     """What a fold of some messages would store: the summary (None for a kind that drops), whether it was
     condensed to meet ``max_summary_tokens``, whether the summariser cut it, and the summary check's findings."""
 
@@ -65,8 +64,7 @@ class FoldResult:
     findings: tuple[str, ...] | None
 
 
-@dataclass(frozen=True, slots=True)  # slots: made for every message, and made faster by them
-class Message:
+class Message(NamedTuple):
     """One chat message with its o200k_base token count, counted once when it was added."""
 
     role: str
