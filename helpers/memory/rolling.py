@@ -7,6 +7,7 @@ import contextlib
 import copy
 import functools
 import inspect
+from operator import attrgetter
 from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar, NamedTuple
 
@@ -30,11 +31,23 @@ from helpers.memory.validation import check_text
 DROPPED = FoldResult(None, False, False, None)  # what a fold that keeps nothing stores
 
 
+class Sent(dict):  # type: ignore[type-arg]
+    """A message as a request sends it, made once and shared by every request that holds it, so read-only."""
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("a request's messages are shared with the memory and read-only: change a copy, dict(message)")
+
+    __setitem__ = __delitem__ = update = pop = popitem = clear = setdefault = __ior__ = _refuse  # type: ignore
+
+    def __reduce__(self) -> tuple[type, tuple[dict[str, str]]]:
+        return dict, (dict(self),)  # a copy or a pickle is a plain dict
+
+
 class Log(NamedTuple):
     """The append-only lists that successive states share; each state sees a prefix of them."""
 
     messages: list[Message]
-    sent: list[dict[str, str] | None]  # each message as a request sends it (None: folded before it was needed)
+    sent: list[Sent | None]  # each message as a request sends it (None: folded before it was needed)
     extra: list[int]  # tokens the escaping of imitations adds to each message as sent (0 without defences)
     events: list[FoldEvent]
 
@@ -48,10 +61,10 @@ class Held(NamedTuple):
 
     summary: str | None
     summary_tokens: int
-    summary_message: dict[str, str] | None
+    summary_message: Sent | None
     summary_block_tokens: int
     defences: MemoryDefences | None
-    system_message: dict[str, str]  # the system prompt with the pinned rules, if any, after it
+    system_message: Sent  # the system prompt with the pinned rules, if any, after it
     pinned_tokens: int
     registered: tuple[str, ...]  # imitation.KIND_HEADINGS when the escaping was made
     headings: tuple[str, ...]  # the headings escaped: the memory's own and every registered kind's
@@ -114,14 +127,14 @@ class RollingMemory:
             headings = tuple(dict.fromkeys(h for h in (heading, *registered) if h))
             block = defences.pinned_message() if defences is not None else None
             pinned = f"\n\n{block['content']}" if block else ""
-            system = {"role": "system", "content": self.system_prompt + pinned}
+            system = Sent(role="system", content=self.system_prompt + pinned)
             pinned_tokens = count_tokens(pinned) if pinned else 0
         if summary is None:
             return Held(None, 0, None, 0, defences, system, pinned_tokens, registered, headings)
         if defences is not None:
-            message = defences.summary_message(heading, escape_imitations(summary, headings))
+            message = Sent(defences.summary_message(heading, escape_imitations(summary, headings)))
         else:  # the lessons' design: a second system message, the heading then the summary
-            message = {"role": "system", "content": heading + summary}
+            message = Sent(role="system", content=heading + summary)
         summary_tokens = count_tokens(summary)
         if defences is None and _splits_after(heading, summary):  # exact: no token spans the heading's end
             block_tokens = _heading_tokens(heading) + summary_tokens
@@ -131,19 +144,19 @@ class RollingMemory:
                     headings)
 
     @staticmethod
-    def _sent(message: Message, held: Held) -> tuple[dict[str, str], int]:
+    def _sent(message: Message, held: Held) -> tuple[Sent, int]:
         """``message`` as a request sends it, and the tokens its escaping adds (counted only if it changed)."""
         if held.defences is None:
-            return {"role": message.role, "content": message.content}, 0
+            return Sent(role=message.role, content=message.content), 0
         content = escape_imitations(message.content, held.headings)
         extra = count_tokens(content) - message.tokens if content != message.content else 0
-        return {"role": message.role, "content": content}, extra
+        return Sent(role=message.role, content=content), extra
 
     def _rebuilt(self, messages: Sequence[Message], verbatim_start: int, summary: str | None, events: list[FoldEvent],
                  defences: MemoryDefences | None) -> MemoryState:
         """A whole new state on new lists (a new memory, a loaded or erased history, other defences)."""
         held = self._held(defences, summary)
-        sent: list[dict[str, str] | None] = [None] * verbatim_start
+        sent: list[Sent | None] = [None] * verbatim_start
         extra = [0] * verbatim_start
         for message in messages[verbatim_start:]:
             text, added = self._sent(message, held)
@@ -186,29 +199,21 @@ class RollingMemory:
 
     recent_turns = verbatim  # lesson 3's name for them (notebooks 02 and 06)
 
-    @property
-    def summary(self) -> str | None:
-        return self._state.held.summary
-
+    summary = property(attrgetter("_state.held.summary"))
     current_summary = summary  # lesson 3's name for it (notebooks 02 and 06)
+    summary_tokens = property(attrgetter("_state.held.summary_tokens"))
+    # the summary message as sent: its heading (or data markers) plus the summary; 0 without one
+    summary_block_tokens = property(attrgetter("_state.held.summary_block_tokens"))
+    verbatim_tokens = property(attrgetter("_state.verbatim_tokens"))
+    # the archive's index of the first message sent verbatim (always even: only whole turns fold)
+    verbatim_start = property(attrgetter("_state.verbatim_start"))
+    summary_count = property(attrgetter("_state.folds"))
+    defences = property(attrgetter("_state.held.defences"))
 
-    @property
-    def summary_tokens(self) -> int:
-        return self._state.held.summary_tokens
-
-    @property
-    def summary_block_tokens(self) -> int:
-        """Tokens of the summary message as sent: its heading (or data markers) plus the summary; 0 without one."""
-        return self._state.held.summary_block_tokens
-
-    @property
-    def verbatim_tokens(self) -> int:
-        return self._state.verbatim_tokens
-
-    @property
-    def verbatim_start(self) -> int:
-        """Index in the archive of the first message sent verbatim (always even: only whole turns fold)."""
-        return self._state.verbatim_start
+    @defences.setter
+    def defences(self, defences: MemoryDefences | None) -> None:
+        """Set (or change) the defences; the request's messages are remade for them."""
+        self.replace_history(self.messages, self.verbatim_start, self.summary, self.fold_events, defences)
 
     @property
     def verbatim_records(self) -> list[Message]:
@@ -230,10 +235,6 @@ class RollingMemory:
                 + state.verbatim_extra)
 
     @property
-    def summary_count(self) -> int:
-        return self._state.folds
-
-    @property
     def turns_folded(self) -> int:
         """Whole turns no longer sent verbatim (turns 1 to this number)."""
         return self._state.verbatim_start // 2
@@ -248,25 +249,19 @@ class RollingMemory:
         state = self._state
         return state.log.events[state.folds - 1] if state.folds else None
 
-    @property
-    def defences(self) -> MemoryDefences | None:
-        return self._state.held.defences
-
-    @defences.setter
-    def defences(self, defences: MemoryDefences | None) -> None:
-        """Set (or change) the defences; the request's messages are remade for them."""
-        self.replace_history(self.messages, self.verbatim_start, self.summary, self.fold_events, defences)
-
     # ----- the request -----------------------------------------------------------------------------------
     def get_messages_for_api(self) -> list[dict[str, str]]:
-        """The request (a new list of new dicts each call): the system prompt (the pinned rules after it), the
-        summary block, the verbatim messages (under any defences, with imitations of memory blocks escaped)."""
-        state = self._current()
+        """The request, a new list each call of read-only messages made once: the system prompt (the pinned rules
+        after it), the summary block, the verbatim messages (under any defences, imitations of memory blocks escaped)."""
+        state = self._state
         held = state.held
-        request = [held.system_message.copy()]
+        if held.defences is not None:
+            state = self._current()
+            held = state.held
+        request: list[dict[str, str]] = [held.system_message]
         if held.summary_message is not None:
-            request.append(held.summary_message.copy())
-        request += map(dict.copy, state.log.sent[state.verbatim_start:state.length])  # type: ignore[arg-type]
+            request.append(held.summary_message)
+        request += state.log.sent[state.verbatim_start:state.length]  # type: ignore[arg-type]
         return request
 
     def snapshot(self) -> MemorySnapshot:
@@ -281,8 +276,9 @@ class RollingMemory:
             request_tokens=self.request_tokens, folds=state.folds)
 
     # ----- adding messages and folding -------------------------------------------------------------------
-    def _new_message(self, role: str, content: str, index: int | None = None) -> Message:
-        """The message ``role``/``content`` checked and counted, as the archive's next one (or its ``index``-th)."""
+    def checked_message(self, role: str, content: str, index: int | None = None) -> Message:
+        """The message ``role``/``content`` checked as ``add_message`` checks one and counted, as the archive's next
+        one (or its ``index``-th); ``SettingError`` for a wrong role or an unstorable text."""
         expected = ROLES[(self._state.length if index is None else index) % 2]
         if role == expected and type(content) is str and (content.isascii() or lone_surrogate_at(content) is None):
             return Message(role, content, count_tokens(content))  # the common case, checked in one pass
@@ -300,10 +296,7 @@ class RollingMemory:
         """Store ``message`` at the end of the verbatim part, in one assignment of the new state."""
         state = self._state
         log, length, held = state.log, state.length, state.held
-        if held.defences is None:
-            sent, extra = {"role": message.role, "content": message.content}, 0
-        else:
-            sent, extra = self._sent(message, held)
+        sent, extra = self._sent(message, held)
         if len(log.messages) > length:  # left by an interrupted change: no state sees it
             log.cut_to(length, state.folds)
         log.messages.append(message)
@@ -366,11 +359,6 @@ class RollingMemory:
             raise StateError("summary", f"a {self.KIND.name} never holds a summary; this state has one")
 
     # ----- public access for saved states and erasure (state.py, erasure.py) ---------------------------------
-    def checked_message(self, role: str, content: str, index: int) -> Message:
-        """The message at archive position ``index``, checked as ``add_message`` checks one and counted
-        (``SettingError`` for a wrong role or an unstorable text)."""
-        return self._new_message(role, content, index)
-
     def summary_for(self, messages: list[dict[str, str]], existing: str | None) -> FoldResult:
         """What a fold of ``messages`` into ``existing`` would store, computed without changing the memory."""
         return DROPPED

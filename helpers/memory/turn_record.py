@@ -2,8 +2,7 @@
 ``display.lines`` prints in its kind's format and ``display.plots`` charts)."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass, field
 
 from helpers.memory.types import FoldEvent, MemorySnapshot
 
@@ -66,15 +65,3 @@ class TurnRecord:
     @property
     def fold_events(self) -> tuple[FoldEvent, ...]:
         return self.folds_before + self.folds_after
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain data for tables and plots (the snapshots and fold events as dicts)."""
-        return {
-            "turn": self.turn, "kind": self.kind, "messages_sent": self.messages_sent,
-            "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
-            "snapshot": asdict(self.snapshot), "after_reply": asdict(self.after_reply) if self.after_reply else None,
-            "watch_in_verbatim": self.watch_in_verbatim,
-            "folds": [asdict(e) | {"tokens_in": e.tokens_in} for e in self.fold_events], "notes": list(self.notes),
-            "notices": list(self.notices), "finish_reason": self.finish_reason, "reply_cut": self.reply_cut,
-            "not_received": list(self.not_received), "model": self.model, "reply": self.reply,
-        }

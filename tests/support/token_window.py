@@ -45,7 +45,7 @@ class TokenWindowMemory(RollingMemory):
 
     def add_message(self, role: str, content: str) -> None:
         """Drop the oldest whole turns while this message would not fit, then store it."""
-        message = self._new_message(role, content)
+        message = self.checked_message(role, content)
         held, tokens, n = self.verbatim_records, self.verbatim_tokens, 0
         while n + 2 <= len(held) and tokens + message.tokens > self.max_window_tokens:
             tokens -= held[n].tokens + held[n + 1].tokens
