@@ -77,8 +77,8 @@ def _run(contents: Sequence[str], max_buffer_tokens: int, reply_tokens: int | No
         folds_before, before = memory.summary_count, memory.buffer_tokens
         memory.add_message(role, content)
         folded = memory.last_fold.messages_folded if memory.summary_count > folds_before else 0
-        steps.append(BudgetStep(index // 2 + 1, role, memory.last_message_tokens, folded, memory.buffer_tokens,
-                                before + memory.last_message_tokens))
+        tokens = memory.verbatim_records[-1].tokens  # the message just stored, as the memory counted it
+        steps.append(BudgetStep(index // 2 + 1, role, tokens, folded, memory.buffer_tokens, before + tokens))
     return BudgetResult(max_buffer_tokens, reply_tokens, messages_to_compress, tuple(steps))
 
 

@@ -7,28 +7,20 @@ import contextlib
 import copy
 import functools
 import inspect
-from operator import attrgetter
 from collections.abc import Iterator, Sequence
+from operator import attrgetter
 from typing import Any, ClassVar, NamedTuple
 
 from helpers.base.files import lone_surrogate_at
 from helpers.base.tokens import count_tokens
 from helpers.memory import imitation
 from helpers.memory.imitation import escape_imitations
-from helpers.memory.types import (
-    ROLES,
-    FoldEvent,
-    FoldResult,
-    MemoryDefences,
-    MemoryKind,
-    MemorySnapshot,
-    Message,
-    SettingError,
-    StateError,
-)
+from helpers.memory.types import (ROLES, FoldEvent, FoldResult, MemoryDefences, MemoryKind, MemorySnapshot, Message,
+                                  SettingError, StateError)
 from helpers.memory.validation import check_text
 
 DROPPED = FoldResult(None, False, False, None)  # what a fold that keeps nothing stores
+_heading_tokens = functools.lru_cache(maxsize=64)(count_tokens)  # a kind's heading, counted once a process
 
 
 class Sent(dict):  # type: ignore[type-arg]
@@ -81,11 +73,6 @@ class MemoryState(NamedTuple):
     verbatim_tokens: int
     verbatim_extra: int
     held: Held
-
-
-@functools.lru_cache(maxsize=64)
-def _heading_tokens(heading: str) -> int:
-    return count_tokens(heading)
 
 
 def _splits_after(heading: str, summary: str) -> bool:
@@ -240,11 +227,6 @@ class RollingMemory:
         return self._state.verbatim_start // 2
 
     @property
-    def last_message_tokens(self) -> int:
-        state = self._state
-        return state.log.messages[state.length - 1].tokens if state.length else 0
-
-    @property
     def last_fold(self) -> FoldEvent | None:
         state = self._state
         return state.log.events[state.folds - 1] if state.folds else None
@@ -252,7 +234,7 @@ class RollingMemory:
     # ----- the request -----------------------------------------------------------------------------------
     def get_messages_for_api(self) -> list[dict[str, str]]:
         """The request, a new list each call of read-only messages made once: the system prompt (the pinned rules
-        after it), the summary block, the verbatim messages (under any defences, imitations of memory blocks escaped)."""
+        after it), the summary block, the verbatim messages (under defences, imitations of memory blocks escaped)."""
         state = self._state
         held = state.held
         if held.defences is not None:

@@ -1,6 +1,8 @@
 """A summariser for simulations: it writes which turns it has folded, and nothing else."""
 from __future__ import annotations
 
+from operator import countOf, itemgetter
+
 from helpers.memory.types import SettingError
 
 
@@ -16,4 +18,4 @@ def turn_range_stub(messages: list[dict[str, str]], existing_summary: str | None
             raise SettingError("existing_summary", existing_summary, "turn_range_stub cannot extend a summary it did "
                                f"not write: {existing_summary!r}")
         folded_before = int(number)
-    return f"{PREFIX}{folded_before + [message['role'] for message in messages].count('user')}"
+    return f"{PREFIX}{folded_before + countOf(map(itemgetter('role'), messages), 'user')}"

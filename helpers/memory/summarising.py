@@ -7,17 +7,8 @@ from typing import Any, NamedTuple
 from helpers.base.tokens import count_tokens
 from helpers.memory.placement import shows_nothing
 from helpers.memory.rolling import RollingMemory
-from helpers.memory.types import (
-    FoldResult,
-    MemoryDefences,
-    Message,
-    SettingError,
-    StateError,
-    Summarised,
-    Summariser,
-    SummariserError,
-    SummaryRefused,
-)
+from helpers.memory.types import (FoldResult, MemoryDefences, Message, SettingError, StateError, Summarised, Summariser,
+                                  SummariserError, SummaryRefused)
 from helpers.memory.validation import check_count, check_text
 
 
@@ -71,7 +62,8 @@ class SummarisingMemory(RollingMemory):
         server's context, say): not tried again until the summary, the settings, the defences or the summariser
         (another object) change, or fewer tokens are to be folded."""
         doomed = self._doomed
-        return doomed is not None and doomed.summarise is self.summarise and doomed.conditions == self._fold_conditions()
+        return (doomed is not None and doomed.summarise is self.summarise
+                and doomed.conditions == self._fold_conditions())
 
     def _new_summary(self, old: list[Message], existing: str | None) -> FoldResult | None:
         """The summary fold, not made (None) while ``fold_waits`` for a fold at least as large."""
@@ -79,7 +71,7 @@ class SummarisingMemory(RollingMemory):
         if doomed is not None and self.fold_waits and sum([m.tokens for m in old]) >= doomed.message_tokens:
             return None
         try:
-            return self.summary_for(list(map(Message.to_api, old)), existing)
+            return self.summary_for([{"role": m.role, "content": m.content} for m in old], existing)
         except SummariserError as error:
             if not error.will_retry:
                 self._doomed = _DoomedFold(self._fold_conditions(), self.summarise, sum(m.tokens for m in old))
@@ -117,16 +109,16 @@ class SummarisingMemory(RollingMemory):
             retry = getattr(error, "retry_can_help", True) is not False
             raise SummariserError(_sentence(f"the summariser raised {type(error).__name__} while {_doing(messages)}: "
                                             f"{error}"), will_retry=retry) from error
-        if type(result) is str and result.isascii() and not result.isspace() and result:  # the common case
-            return result.strip(), False
         cut = isinstance(result, Summarised) and result.cut
         text = result.text if isinstance(result, Summarised) else result
+        if type(text) is str and text.isascii() and text.strip():  # the common case: ASCII is storable and visible
+            return text.strip(), cut
         what = _doing(messages)
         if not isinstance(text, str):
             raise SummariserError(f"the summariser returned {type(text).__name__} ({str(text)[:60]!r}) while "
                                   f"{what}, not text; a summariser must return the summary as a str (or Summarised).",
                                   problem="not text")
-        if not text.strip() if text.isascii() else shows_nothing(text):  # ASCII holds no invisible character
+        if not text.strip() or shows_nothing(text):
             raise SummariserError(f"the summariser returned empty text while {what}; an empty summary is never "
                                   "stored.", problem="empty text")
         try:

@@ -2,17 +2,11 @@
 from __future__ import annotations
 
 import dataclasses
+from operator import attrgetter
 from typing import Any
 
 from helpers.memory.summarising import SummarisingMemory
-from helpers.memory.types import (
-    FoldEvent,
-    MemoryDefences,
-    MemoryKind,
-    MemorySnapshot,
-    SettingError,
-    Summariser,
-)
+from helpers.memory.types import FoldEvent, MemoryDefences, MemoryKind, MemorySnapshot, SettingError, Summariser
 from helpers.memory.validation import check_count
 
 
@@ -94,7 +88,7 @@ class SummaryBufferMemory(SummarisingMemory):
         held = self.verbatim_records
         whole = len(held) // 2 * 2
         n = min(self.messages_to_compress_on_overflow, whole)
-        remaining -= sum([message.tokens for message in held[:n]])
+        remaining -= sum(map(attrgetter("tokens"), held[:n]))
         while n < whole and remaining > room:
             remaining -= held[n].tokens + held[n + 1].tokens
             n += 2

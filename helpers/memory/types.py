@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any, NamedTuple, Protocol
 
 from helpers.base.errors import Explained, SettingError  # noqa: F401 (offered here too)
@@ -13,6 +14,7 @@ from helpers.base.errors import Explained, SettingError  # noqa: F401 (offered h
 Summariser = Callable[[list[dict[str, str]], "str | None"], "str | Summarised"]
 
 ROLES = ("user", "assistant")
+_TOKENS = attrgetter("tokens")  # a message's count
 
 
 class StateError(Explained, ValueError):
@@ -92,7 +94,7 @@ class FoldEvent:
            result: FoldResult, cap: int | None) -> FoldEvent:
         """The event of a fold of ``folded`` (whole turns from ``first_turn``) that stored ``result`` with
         ``summary_tokens`` under the cap ``cap`` (max_summary_tokens): what a fold and a remake both record."""
-        return cls(first_turn, first_turn + len(folded) // 2 - 1, len(folded), sum([m.tokens for m in folded]),
+        return cls(first_turn, first_turn + len(folded) // 2 - 1, len(folded), sum(map(_TOKENS, folded)),
                    old_summary_tokens, summary_tokens, result.condensed, cap is not None and summary_tokens > cap,
                    result.cut, result.findings or ())
 
@@ -153,28 +155,20 @@ class ConversationMemory(Protocol):
     fold_events: list[FoldEvent]
 
     def add_message(self, role: str, content: str) -> None: ...
-
     def get_messages_for_api(self) -> list[dict[str, str]]: ...
+    def transaction(self) -> AbstractContextManager[None]: ...
+    def snapshot(self) -> MemorySnapshot: ...
 
     @property
     def verbatim(self) -> list[dict[str, str]]: ...
-
-    def transaction(self) -> AbstractContextManager[None]: ...
-
-    def snapshot(self) -> MemorySnapshot: ...
 
 
 class MemoryDefences(Protocol):
     """The hooks a memory calls on its defences (``helpers.memory.defences.Defences``) when it has some."""
 
     def summary_message(self, heading: str | None, summary: str) -> dict[str, str]: ...
-
     def pinned_message(self) -> dict[str, str] | None: ...
-
     def fold_input(self, messages: list[dict[str, str]]) -> list[dict[str, str]]: ...
-
     def check(self, summary: str, system_prompt: str = "") -> tuple[str, ...] | None: ...
-
     def refuses(self, findings: tuple[str, ...] | None) -> bool: ...
-
     def settings(self) -> dict[str, Any]: ...
