@@ -20,6 +20,7 @@ from helpers.memory.types import (ROLES, FoldEvent, FoldResult, MemoryDefences, 
 from helpers.memory.validation import check_text
 
 DROPPED = FoldResult(None, False, False, None)  # what a fold that keeps nothing stores
+_NOT_SETTINGS = frozenset({"self", "system_prompt", "summarise", "defences"})  # what settings() leaves out
 _heading_tokens = functools.lru_cache(maxsize=64)(count_tokens)  # a kind's heading, counted once a process
 
 
@@ -333,6 +334,12 @@ class RollingMemory:
             raise
 
     def settings(self) -> dict[str, Any]:
+        """What the constructor took besides the prompt, summariser and defences, read by name off the first
+        signature that names its parameters (a saved state and the attack table remake the memory from these)."""
+        for cls in type(self).__mro__:
+            params = inspect.signature(cls.__init__).parameters.values()
+            if all(p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
+                return {p.name: getattr(self, p.name) for p in params if p.name not in _NOT_SETTINGS}
         return {}
 
     def check_loaded(self) -> None:

@@ -35,9 +35,6 @@ class SlidingWindowMemory(RollingMemory):
         super().__init__(system_prompt, defences=defences)
         self.window_turns = window_turns
 
-    def settings(self) -> dict[str, Any]:
-        return {"window_turns": self.window_turns}
-
     def add_message(self, role: str, content: str) -> None:
         """Store the message; a user message that starts a turn past the window first drops the oldest turns."""
         message = self.checked_message(role, content)

@@ -44,9 +44,6 @@ class SummarisingMemory(RollingMemory):
         self.summarise, self.max_summary_tokens = summarise, max_summary_tokens
         self._doomed: _DoomedFold | None = None  # the last fold that failed for good
 
-    def settings(self) -> dict[str, Any]:
-        return {"max_summary_tokens": self.max_summary_tokens}
-
     @property
     def summary_over_cap(self) -> bool:
         """True when the summary is longer than max_summary_tokens even after being condensed."""

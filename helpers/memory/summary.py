@@ -58,10 +58,6 @@ class SummaryMemory(SummarisingMemory):
         self.max_turns_before_summary = max_turns_before_summary
         self.turns_to_keep_verbatim = turns_to_keep_verbatim
 
-    def settings(self) -> dict[str, Any]:
-        return {"max_turns_before_summary": self.max_turns_before_summary,
-                "turns_to_keep_verbatim": self.turns_to_keep_verbatim, **super().settings()}
-
     def add_message(self, role: str, content: str) -> None:
         """Store the message; after a reply, fold the oldest turns once the threshold is reached (if that fold
         fails, ``SummariserError`` says so: the message is kept and the fold retried after the next reply)."""

@@ -62,10 +62,6 @@ class SummaryBufferMemory(SummarisingMemory):
         self.max_buffer_tokens = max_buffer_tokens
         self.messages_to_compress_on_overflow = messages_to_compress_on_overflow
 
-    def settings(self) -> dict[str, Any]:
-        return {"max_buffer_tokens": self.max_buffer_tokens,
-                "messages_to_compress_on_overflow": self.messages_to_compress_on_overflow, **super().settings()}
-
     buffer = SummarisingMemory.verbatim  # lesson 4's names: the buffer is the verbatim part, an overflow a fold
     buffer_tokens = SummarisingMemory.verbatim_tokens
     overflow_count = SummarisingMemory.summary_count

@@ -36,9 +36,6 @@ class TokenWindowMemory(RollingMemory):
         super().__init__(system_prompt, defences=defences)
         self.max_window_tokens = max_window_tokens
 
-    def settings(self) -> dict[str, Any]:
-        return {"max_window_tokens": self.max_window_tokens}
-
     def snapshot(self) -> MemorySnapshot:
         budget = self.max_window_tokens
         return dataclasses.replace(super().snapshot(), budget=budget, over_budget=self.verbatim_tokens > budget)
