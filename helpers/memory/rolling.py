@@ -33,7 +33,7 @@ class Sent(dict):  # type: ignore[type-arg]
     __setitem__ = __delitem__ = update = pop = popitem = clear = setdefault = __ior__ = _refuse  # type: ignore
 
     def __reduce__(self) -> tuple[type, tuple[dict[str, str]]]:
-        return dict, (dict(self),)  # a copy or a pickle is a plain dict
+        return Sent, (dict(self),)  # copy and pickle make it again whole (the default would set items one by one)
 
 
 class Log(NamedTuple):
@@ -159,9 +159,8 @@ class RollingMemory:
         state = self._state
         held = state.held
         if held.defences is not None and held.registered is not imitation.KIND_HEADINGS:
-            self._state = state = self._rebuilt(self.messages, state.verbatim_start, held.summary,
-                                                self.fold_events, held.defences)
-        return state
+            self.replace_history(self.messages, state.verbatim_start, held.summary, self.fold_events, held.defences)
+        return self._state
 
     # ----- what the memory holds -------------------------------------------------------------------------
     @property
