@@ -20,6 +20,7 @@ from helpers.memory.types import (ROLES, FoldEvent, FoldResult, MemoryDefences, 
 from helpers.memory.validation import check_text
 
 DROPPED = FoldResult(None, False, False, None)  # what a fold that keeps nothing stores
+_make = tuple.__new__  # _make(MemoryState, fields): a named tuple made in C, on the paths run for every message
 _NOT_SETTINGS = frozenset({"self", "system_prompt", "summarise", "defences"})  # what settings() leaves out
 _heading_tokens = functools.lru_cache(maxsize=64)(count_tokens)  # a kind's heading, counted once a process
 
@@ -263,7 +264,7 @@ class RollingMemory:
         one (or its ``index``-th); ``SettingError`` for a wrong role or an unstorable text."""
         expected = ROLES[(self._state.length if index is None else index) % 2]
         if role == expected and type(content) is str and (content.isascii() or lone_surrogate_at(content) is None):
-            return Message(role, content, count_tokens(content))  # the common case, checked in one pass
+            return _make(Message, (role, content, count_tokens(content)))  # the common case, checked in one pass
         if role not in ROLES:
             raise SettingError("role", role, f"role must be 'user' or 'assistant', got {role!r}; the system prompt "
                                "is set once, in the constructor")
@@ -284,8 +285,8 @@ class RollingMemory:
         log.messages.append(message)
         log.sent.append(sent)
         log.extra.append(extra)
-        self._state = MemoryState(log, length + 1, state.folds, state.verbatim_start,
-                                  state.verbatim_tokens + message.tokens, state.verbatim_extra + extra, held)
+        self._state = _make(MemoryState, (log, length + 1, state.folds, state.verbatim_start,
+                                          state.verbatim_tokens + message.tokens, state.verbatim_extra + extra, held))
 
     def _new_summary(self, old: list[Message], existing: str | None) -> FoldResult | None:
         """What a fold of ``old`` into ``existing`` stores (None: the fold is not made now); this base drops."""
@@ -306,8 +307,8 @@ class RollingMemory:
         event = FoldEvent.of(start // 2 + 1, old, state.held.summary_tokens, held.summary_tokens, result,
                              self.max_summary_tokens)
         extra = sum(log.extra[start:end]) if state.verbatim_extra else 0
-        new = MemoryState(log, state.length, state.folds + 1, end, state.verbatim_tokens - event.message_tokens,
-                          state.verbatim_extra - extra, held)
+        new = _make(MemoryState, (log, state.length, state.folds + 1, end,
+                                  state.verbatim_tokens - event.message_tokens, state.verbatim_extra - extra, held))
         if len(log.events) > state.folds:
             log.cut_to(state.length, state.folds)
         log.events.append(event)

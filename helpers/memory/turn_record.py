@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 from helpers.memory.types import FoldEvent, MemorySnapshot
 
@@ -30,14 +31,8 @@ class TurnRecord:
     notices: tuple[str, ...] = field(default=())  # what model access reported (already printed), e.g. a fallback
     not_received: tuple[str, ...] = ()  # the request's messages a live server dropped, named ("the summary")
 
-    @property
-    def turn(self) -> int:
-        return self.snapshot.turn
-
-    @property
-    def kind(self) -> str:
-        """The memory kind's registered name."""
-        return self.snapshot.kind
+    turn = property(attrgetter("snapshot.turn"))
+    kind = property(attrgetter("snapshot.kind"))  # the memory kind's registered name
 
     @property
     def messages_sent(self) -> int:
