@@ -9,6 +9,8 @@ from helpers.memory.summarising import SummarisingMemory
 from helpers.memory.types import FoldEvent, MemoryDefences, MemoryKind, MemorySnapshot, SettingError, Summariser
 from helpers.memory.validation import check_count
 
+_TOKENS = attrgetter("tokens")  # a message's count
+
 
 def compress_line(tokens_in: int, summary_tokens: int, messages: int | None = None,
                   old_summary: bool = True) -> str:
@@ -84,7 +86,7 @@ class SummaryBufferMemory(SummarisingMemory):
         held = self.verbatim_records
         whole = len(held) // 2 * 2
         n = min(self.messages_to_compress_on_overflow, whole)
-        remaining -= sum(map(attrgetter("tokens"), held[:n]))
+        remaining -= sum(map(_TOKENS, held[:n]))
         while n < whole and remaining > room:
             remaining -= held[n].tokens + held[n + 1].tokens
             n += 2
