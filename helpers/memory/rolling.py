@@ -20,7 +20,7 @@ from helpers.memory.types import (ROLES, FoldEvent, FoldResult, MemoryDefences, 
 from helpers.memory.validation import check_text
 
 DROPPED = FoldResult(None, False, False, None)  # what a fold that keeps nothing stores
-_make = tuple.__new__  # _make(MemoryState, fields): a named tuple made in C, on the paths run for every message
+_make = tuple.__new__  # _make(MemoryState, fields): a named tuple made in C, on the paths run for every message/fold
 _NOT_SETTINGS = frozenset({"self", "system_prompt", "summarise", "defences"})  # what settings() leaves out
 _heading_tokens = functools.lru_cache(maxsize=64)(count_tokens)  # a kind's heading, counted once a process
 
@@ -129,8 +129,8 @@ class RollingMemory:
             block_tokens = _heading_tokens(heading) + summary_tokens
         else:
             block_tokens = count_tokens(message["content"])
-        return Held(summary, summary_tokens, message, block_tokens, defences, system, pinned_tokens, registered,
-                    headings)
+        return _make(Held, (summary, summary_tokens, message, block_tokens, defences, system, pinned_tokens, registered,
+                            headings))
 
     @staticmethod
     def _sent(message: Message, held: Held) -> tuple[Sent, int]:

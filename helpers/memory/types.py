@@ -1,9 +1,8 @@
 """What every memory kind shares with its users: messages, fold events and results, the snapshot a turn line
-reads, a kind's description of itself (``MemoryKind``), the errors, and the protocols of ``chat()`` and defences."""
+reads, a kind's description of itself (``MemoryKind``), the errors, and the hooks a memory calls on its defences."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any, NamedTuple, Protocol
@@ -151,20 +150,6 @@ class MemoryKind:
     attack_settings: Mapping[str, Any] = field(default_factory=dict)  # its settings in notebook 06's attack table
     block_label: str = "summary block"  # what a chart calls the memory message
     recent_label: str = "verbatim turns"  # what a chart calls the verbatim part
-
-
-class ConversationMemory(Protocol):
-    """What ``chat()`` and the display need of a memory; every registered kind provides it."""
-
-    fold_events: list[FoldEvent]
-
-    def add_message(self, role: str, content: str) -> None: ...
-    def get_messages_for_api(self) -> list[dict[str, str]]: ...
-    def transaction(self) -> AbstractContextManager[None]: ...
-    def snapshot(self) -> MemorySnapshot: ...
-
-    @property
-    def verbatim(self) -> list[dict[str, str]]: ...
 
 
 class MemoryDefences(Protocol):
