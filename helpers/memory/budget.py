@@ -4,7 +4,7 @@ the class's own overflow rule. The summary's size is not simulated."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from helpers.base.tokens import filler_text
@@ -67,6 +67,11 @@ class BudgetTable:
 _reply_text = functools.lru_cache(maxsize=64)(filler_text)
 
 
+def _check_list(name: str, values: Sequence[object], fits: Callable[[object], bool], what: str) -> None:
+    if not values or not all(map(fits, values)):
+        raise SettingError(name, values, f"{name} must be a non-empty list of {what}, got {list(values)!r}")
+
+
 def _run(contents: Sequence[str], max_buffer_tokens: int, reply_tokens: int | None, messages_to_compress: int,
          memory_class: type[SummaryBufferMemory]) -> BudgetResult:
     """Add ``contents`` (user, reply, user, ...) to a fresh memory and record each step."""
@@ -87,8 +92,7 @@ def analyse_budget(user_messages: Sequence[str], max_buffer_tokens: int, reply_t
                    memory_class: type[SummaryBufferMemory] = SummaryBufferMemory) -> BudgetResult:
     """Run the conversation through ``memory_class`` (lesson 4's ``SummaryBufferMemory``) with replies of
     ``reply_tokens`` tokens."""
-    if not user_messages or not all(isinstance(m, str) for m in user_messages):
-        raise SettingError("user_messages", user_messages, "user_messages must be a non-empty list of texts")
+    _check_list("user_messages", user_messages, lambda m: isinstance(m, str), "texts")
     reply = _reply_text(check_count("reply_tokens", reply_tokens, 1, "a reply holds at least one token"))
     contents = [text for message in user_messages for text in (message, reply)]
     return _run(contents, max_buffer_tokens, reply_tokens, messages_to_compress, memory_class)
@@ -98,9 +102,7 @@ def analyse_sizes(sizes: Sequence[int], max_buffer_tokens: int, messages_to_comp
                   memory_class: type[SummaryBufferMemory] = SummaryBufferMemory) -> BudgetResult:
     """The same analysis for messages of the given token sizes (user, reply, user, ...), e.g. the sizes
     a real run measured; each message is placeholder text of exactly its size."""
-    if not sizes or any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in sizes):
-        raise SettingError("sizes", sizes,
-                           f"sizes must be a non-empty list of whole numbers of at least 1, got {list(sizes)!r}")
+    _check_list("sizes", sizes, lambda n: type(n) is int and n >= 1, "whole numbers of at least 1")
     return _run([_reply_text(n) for n in sizes], max_buffer_tokens, None, messages_to_compress, memory_class)
 
 

@@ -145,15 +145,12 @@ class RollingMemory:
                  defences: MemoryDefences | None) -> MemoryState:
         """A whole new state on new lists (a new memory, a loaded or erased history, other defences)."""
         held = self._held(defences, summary)
-        sent: list[Sent | None] = [None] * verbatim_start
-        extra = [0] * verbatim_start
-        for message in messages[verbatim_start:]:
-            text, added = self._sent(message, held)
-            sent.append(text)
-            extra.append(added)
-        tokens = sum(message.tokens for message in messages[verbatim_start:])
+        verbatim = messages[verbatim_start:]
+        pairs = [self._sent(message, held) for message in verbatim]
+        sent: list[Sent | None] = [None] * verbatim_start + [text for text, _ in pairs]
+        extra = [0] * verbatim_start + [added for _, added in pairs]
         return MemoryState(Log(list(messages), sent, extra, list(events)), len(messages), len(events),
-                           verbatim_start, tokens, sum(extra), held)
+                           verbatim_start, sum(m.tokens for m in verbatim), sum(extra), held)
 
     def _current(self) -> MemoryState:
         """The state, remade first if a kind was registered since its escaping was made (under defences)."""
