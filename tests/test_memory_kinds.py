@@ -60,7 +60,7 @@ class ToyMemory(SummarisingMemory):
         return {"keep": self.keep, **super().settings()}
 
     def add_message(self, role: str, content: str) -> None:
-        self._append(self._new_message(role, content))
+        self._append(self.checked_message(role, content))
         held = self.verbatim_messages // 2
         if role == "assistant" and held > self.keep:
             self._fold(2 * (held - self.keep))

@@ -4,13 +4,14 @@ the class's own overflow rule. The summary's size is not simulated."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from helpers.base.tokens import filler_text
 from helpers.memory.stubs import turn_range_stub
 from helpers.memory.summary_buffer import SummaryBufferMemory
 from helpers.memory.types import SettingError
+from helpers.memory.validation import check_count
 
 
 @dataclass(frozen=True)
@@ -63,13 +64,16 @@ class BudgetTable:
     results: tuple[BudgetResult, ...]
 
 
-@functools.lru_cache(maxsize=64)
-def _reply_text(reply_tokens: int) -> str:
-    return filler_text(reply_tokens)
+_reply_text = functools.lru_cache(maxsize=64)(filler_text)
 
 
-def _run(contents: Sequence[str], max_buffer_tokens: int, messages_to_compress: int,
-         memory_class: type[SummaryBufferMemory]) -> tuple[BudgetStep, ...]:
+def _check_list(name: str, values: Sequence[object], fits: Callable[[object], bool], what: str) -> None:
+    if not values or not all(map(fits, values)):
+        raise SettingError(name, values, f"{name} must be a non-empty list of {what}, got {list(values)!r}")
+
+
+def _run(contents: Sequence[str], max_buffer_tokens: int, reply_tokens: int | None, messages_to_compress: int,
+         memory_class: type[SummaryBufferMemory]) -> BudgetResult:
     """Add ``contents`` (user, reply, user, ...) to a fresh memory and record each step."""
     memory = memory_class("", turn_range_stub, max_buffer_tokens, messages_to_compress)
     steps = []
@@ -78,9 +82,9 @@ def _run(contents: Sequence[str], max_buffer_tokens: int, messages_to_compress: 
         folds_before, before = memory.summary_count, memory.buffer_tokens
         memory.add_message(role, content)
         folded = memory.last_fold.messages_folded if memory.summary_count > folds_before else 0
-        steps.append(BudgetStep(index // 2 + 1, role, memory.last_message_tokens, folded, memory.buffer_tokens,
-                                before + memory.last_message_tokens))
-    return tuple(steps)
+        tokens = memory.verbatim_records[-1].tokens  # the message just stored, as the memory counted it
+        steps.append(BudgetStep(index // 2 + 1, role, tokens, folded, memory.buffer_tokens, before + tokens))
+    return BudgetResult(max_buffer_tokens, reply_tokens, messages_to_compress, tuple(steps))
 
 
 def analyse_budget(user_messages: Sequence[str], max_buffer_tokens: int, reply_tokens: int = 100,
@@ -88,27 +92,18 @@ def analyse_budget(user_messages: Sequence[str], max_buffer_tokens: int, reply_t
                    memory_class: type[SummaryBufferMemory] = SummaryBufferMemory) -> BudgetResult:
     """Run the conversation through ``memory_class`` (lesson 4's ``SummaryBufferMemory``) with replies of
     ``reply_tokens`` tokens."""
-    if not user_messages or not all(isinstance(m, str) for m in user_messages):
-        raise SettingError("user_messages", user_messages, "user_messages must be a non-empty list of texts")
-    if isinstance(reply_tokens, bool) or not isinstance(reply_tokens, int) or reply_tokens < 1:
-        raise SettingError("reply_tokens", reply_tokens,
-                           f"reply_tokens must be a whole number of at least 1, got {reply_tokens!r}")
-    reply = _reply_text(reply_tokens)
+    _check_list("user_messages", user_messages, lambda m: isinstance(m, str), "texts")
+    reply = _reply_text(check_count("reply_tokens", reply_tokens, 1, "a reply holds at least one token"))
     contents = [text for message in user_messages for text in (message, reply)]
-    return BudgetResult(max_buffer_tokens, reply_tokens, messages_to_compress,
-                        _run(contents, max_buffer_tokens, messages_to_compress, memory_class))
+    return _run(contents, max_buffer_tokens, reply_tokens, messages_to_compress, memory_class)
 
 
 def analyse_sizes(sizes: Sequence[int], max_buffer_tokens: int, messages_to_compress: int = 4, *,
                   memory_class: type[SummaryBufferMemory] = SummaryBufferMemory) -> BudgetResult:
     """The same analysis for messages of the given token sizes (user, reply, user, ...), e.g. the sizes
     a real run measured; each message is placeholder text of exactly its size."""
-    if not sizes or any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in sizes):
-        raise SettingError("sizes", sizes,
-                           f"sizes must be a non-empty list of whole numbers of at least 1, got {list(sizes)!r}")
-    contents = [_reply_text(n) for n in sizes]
-    return BudgetResult(max_buffer_tokens, None, messages_to_compress,
-                        _run(contents, max_buffer_tokens, messages_to_compress, memory_class))
+    _check_list("sizes", sizes, lambda n: type(n) is int and n >= 1, "whole numbers of at least 1")
+    return _run([_reply_text(n) for n in sizes], max_buffer_tokens, None, messages_to_compress, memory_class)
 
 
 def budget_table(user_messages: Sequence[str], budgets: Sequence[int], reply_tokens: int = 100,

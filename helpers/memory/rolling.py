@@ -1,9 +1,6 @@
-"""The part every memory kind shares: the archive, the verbatim suffix, the request and the one fold, held as
-one immutable ``MemoryState`` that every change replaces in a single assignment.
-
-A kind decides when to fold; this base drops what leaves the verbatim part, and
-``summarising.SummarisingMemory`` keeps a summary of it instead. The design is in docs/architecture.md.
-"""
+"""The part every memory kind shares: the archive, the verbatim part, the request and the one fold, held as one
+immutable ``MemoryState`` that every change replaces in a single assignment (docs/architecture.md).
+A kind decides when to fold; this base drops what leaves the verbatim part, ``SummarisingMemory`` keeps a summary."""
 from __future__ import annotations
 
 import contextlib
@@ -11,34 +8,40 @@ import copy
 import functools
 import inspect
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from typing import Any, ClassVar
+from operator import attrgetter
+from typing import Any, ClassVar, NamedTuple
 
+from helpers.base.files import lone_surrogate_at
 from helpers.base.tokens import count_tokens
 from helpers.memory import imitation
 from helpers.memory.imitation import escape_imitations
-from helpers.memory.types import (
-    ROLES,
-    FoldEvent,
-    FoldResult,
-    MemoryDefences,
-    MemoryKind,
-    MemorySnapshot,
-    Message,
-    SettingError,
-    StateError,
-)
+from helpers.memory.types import (ROLES, FoldEvent, FoldResult, MemoryDefences, MemoryKind, MemorySnapshot, Message,
+                                  SettingError, StateError)
 from helpers.memory.validation import check_text
 
 DROPPED = FoldResult(None, False, False, None)  # what a fold that keeps nothing stores
+_make = tuple.__new__  # _make(MemoryState, fields): a named tuple made in C, on the paths run for every message/fold
+_NOT_SETTINGS = frozenset({"self", "system_prompt", "summarise", "defences"})  # what settings() leaves out
+_heading_tokens = functools.lru_cache(maxsize=64)(count_tokens)  # a kind's heading, counted once a process
 
 
-@dataclass(frozen=True, slots=True)
-class Log:
+class Sent(dict):  # type: ignore[type-arg]
+    """A message as a request sends it, made once and shared by every request that holds it, so read-only."""
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("a request's messages are shared with the memory and read-only: change a copy, dict(message)")
+
+    __setitem__ = __delitem__ = update = pop = popitem = clear = setdefault = __ior__ = _refuse  # type: ignore
+
+    def __reduce__(self) -> tuple[type, tuple[dict[str, str]]]:
+        return Sent, (dict(self),)  # copy and pickle make it again whole (the default would set items one by one)
+
+
+class Log(NamedTuple):
     """The append-only lists that successive states share; each state sees a prefix of them."""
 
     messages: list[Message]
-    sent: list[dict[str, str] | None]  # each message as a request sends it (None: folded before it was needed)
+    sent: list[Sent | None]  # each message as a request sends it (None: folded before it was needed)
     extra: list[int]  # tokens the escaping of imitations adds to each message as sent (0 without defences)
     events: list[FoldEvent]
 
@@ -47,26 +50,23 @@ class Log:
         del self.messages[length:], self.sent[length:], self.extra[length:], self.events[folds:]
 
 
-@dataclass(frozen=True, slots=True)
-class Held:
+class Held(NamedTuple):
     """What the request holds besides the verbatim messages: the summary, the defences, and their messages."""
 
     summary: str | None
     summary_tokens: int
-    summary_message: dict[str, str] | None
+    summary_message: Sent | None
     summary_block_tokens: int
     defences: MemoryDefences | None
-    system_message: dict[str, str]  # the system prompt with the pinned rules, if any, after it
+    system_message: Sent  # the system prompt with the pinned rules, if any, after it
     pinned_tokens: int
     registered: tuple[str, ...]  # imitation.KIND_HEADINGS when the escaping was made
     headings: tuple[str, ...]  # the headings escaped: the memory's own and every registered kind's
 
 
-@dataclass(frozen=True, slots=True)
-class MemoryState:
+class MemoryState(NamedTuple):
     """Everything a memory holds, as one value: the first ``length`` messages and ``folds`` fold events of
-    ``log``, the verbatim part from ``verbatim_start`` (its tokens as stored, and what escaping adds) and
-    ``held``."""
+    ``log``, the verbatim part from ``verbatim_start`` (its tokens as stored, and what escaping adds) and ``held``."""
 
     log: Log
     length: int
@@ -75,11 +75,6 @@ class MemoryState:
     verbatim_tokens: int
     verbatim_extra: int
     held: Held
-
-
-@functools.lru_cache(maxsize=64)
-def _heading_tokens(heading: str) -> int:
-    return count_tokens(heading)
 
 
 def _splits_after(heading: str, summary: str) -> bool:
@@ -121,53 +116,49 @@ class RollingMemory:
             headings = tuple(dict.fromkeys(h for h in (heading, *registered) if h))
             block = defences.pinned_message() if defences is not None else None
             pinned = f"\n\n{block['content']}" if block else ""
-            system = {"role": "system", "content": self.system_prompt + pinned}
+            system = Sent(role="system", content=self.system_prompt + pinned)
             pinned_tokens = count_tokens(pinned) if pinned else 0
         if summary is None:
             return Held(None, 0, None, 0, defences, system, pinned_tokens, registered, headings)
         if defences is not None:
-            message = defences.summary_message(heading, escape_imitations(summary, headings))
+            message = Sent(defences.summary_message(heading, escape_imitations(summary, headings)))
         else:  # the lessons' design: a second system message, the heading then the summary
-            message = {"role": "system", "content": heading + summary}
+            message = Sent(role="system", content=heading + summary)
         summary_tokens = count_tokens(summary)
         if defences is None and _splits_after(heading, summary):  # exact: no token spans the heading's end
             block_tokens = _heading_tokens(heading) + summary_tokens
         else:
             block_tokens = count_tokens(message["content"])
-        return Held(summary, summary_tokens, message, block_tokens, defences, system, pinned_tokens, registered,
-                    headings)
+        return _make(Held, (summary, summary_tokens, message, block_tokens, defences, system, pinned_tokens, registered,
+                            headings))
 
     @staticmethod
-    def _sent(message: Message, held: Held) -> tuple[dict[str, str], int]:
+    def _sent(message: Message, held: Held) -> tuple[Sent, int]:
         """``message`` as a request sends it, and the tokens its escaping adds (counted only if it changed)."""
         if held.defences is None:
-            return {"role": message.role, "content": message.content}, 0
+            return Sent(role=message.role, content=message.content), 0
         content = escape_imitations(message.content, held.headings)
         extra = count_tokens(content) - message.tokens if content != message.content else 0
-        return {"role": message.role, "content": content}, extra
+        return Sent(role=message.role, content=content), extra
 
     def _rebuilt(self, messages: Sequence[Message], verbatim_start: int, summary: str | None, events: list[FoldEvent],
                  defences: MemoryDefences | None) -> MemoryState:
         """A whole new state on new lists (a new memory, a loaded or erased history, other defences)."""
         held = self._held(defences, summary)
-        sent: list[dict[str, str] | None] = [None] * verbatim_start
-        extra = [0] * verbatim_start
-        for message in messages[verbatim_start:]:
-            text, added = self._sent(message, held)
-            sent.append(text)
-            extra.append(added)
-        tokens = sum(message.tokens for message in messages[verbatim_start:])
+        verbatim = messages[verbatim_start:]
+        pairs = [self._sent(message, held) for message in verbatim]
+        sent: list[Sent | None] = [None] * verbatim_start + [text for text, _ in pairs]
+        extra = [0] * verbatim_start + [added for _, added in pairs]
         return MemoryState(Log(list(messages), sent, extra, list(events)), len(messages), len(events),
-                           verbatim_start, tokens, sum(extra), held)
+                           verbatim_start, sum(m.tokens for m in verbatim), sum(extra), held)
 
     def _current(self) -> MemoryState:
         """The state, remade first if a kind was registered since its escaping was made (under defences)."""
         state = self._state
         held = state.held
         if held.defences is not None and held.registered is not imitation.KIND_HEADINGS:
-            self._state = state = self._rebuilt(self.messages, state.verbatim_start, held.summary,
-                                                self.fold_events, held.defences)
-        return state
+            self.replace_history(self.messages, state.verbatim_start, held.summary, self.fold_events, held.defences)
+        return self._state
 
     # ----- what the memory holds -------------------------------------------------------------------------
     @property
@@ -189,34 +180,25 @@ class RollingMemory:
 
     @property
     def verbatim(self) -> list[dict[str, str]]:
-        state = self._state
-        return [message.to_api() for message in state.log.messages[state.verbatim_start:state.length]]
+        return [message.to_api() for message in self.verbatim_records]
 
     recent_turns = verbatim  # lesson 3's name for them (notebooks 02 and 06)
 
-    @property
-    def summary(self) -> str | None:
-        return self._state.held.summary
-
+    summary = property(attrgetter("_state.held.summary"))
     current_summary = summary  # lesson 3's name for it (notebooks 02 and 06)
+    summary_tokens = property(attrgetter("_state.held.summary_tokens"))
+    # the summary message as sent: its heading (or data markers) plus the summary; 0 without one
+    summary_block_tokens = property(attrgetter("_state.held.summary_block_tokens"))
+    verbatim_tokens = property(attrgetter("_state.verbatim_tokens"))
+    # the archive's index of the first message sent verbatim (always even: only whole turns fold)
+    verbatim_start = property(attrgetter("_state.verbatim_start"))
+    summary_count = property(attrgetter("_state.folds"))
+    defences = property(attrgetter("_state.held.defences"))
 
-    @property
-    def summary_tokens(self) -> int:
-        return self._state.held.summary_tokens
-
-    @property
-    def summary_block_tokens(self) -> int:
-        """Tokens of the summary message as sent: its heading (or data markers) plus the summary; 0 without one."""
-        return self._state.held.summary_block_tokens
-
-    @property
-    def verbatim_tokens(self) -> int:
-        return self._state.verbatim_tokens
-
-    @property
-    def verbatim_start(self) -> int:
-        """Index in the archive of the first message sent verbatim (always even: only whole turns fold)."""
-        return self._state.verbatim_start
+    @defences.setter
+    def defences(self, defences: MemoryDefences | None) -> None:
+        """Set (or change) the defences; the request's messages are remade for them."""
+        self.replace_history(self.messages, self.verbatim_start, self.summary, self.fold_events, defences)
 
     @property
     def verbatim_records(self) -> list[Message]:
@@ -238,45 +220,28 @@ class RollingMemory:
                 + state.verbatim_extra)
 
     @property
-    def summary_count(self) -> int:
-        return self._state.folds
-
-    @property
     def turns_folded(self) -> int:
         """Whole turns no longer sent verbatim (turns 1 to this number)."""
         return self._state.verbatim_start // 2
-
-    @property
-    def last_message_tokens(self) -> int:
-        state = self._state
-        return state.log.messages[state.length - 1].tokens if state.length else 0
 
     @property
     def last_fold(self) -> FoldEvent | None:
         state = self._state
         return state.log.events[state.folds - 1] if state.folds else None
 
-    @property
-    def defences(self) -> MemoryDefences | None:
-        return self._state.held.defences
-
-    @defences.setter
-    def defences(self, defences: MemoryDefences | None) -> None:
-        """Set (or change) the defences; the request's messages are remade for them."""
-        state = self._state
-        self._state = self._rebuilt(self.messages, state.verbatim_start, state.held.summary, self.fold_events,
-                                    defences)
-
     # ----- the request -----------------------------------------------------------------------------------
     def get_messages_for_api(self) -> list[dict[str, str]]:
-        """The request (a new list of new dicts each call): the system prompt (the pinned rules after it), the
-        summary block, the verbatim messages (under any defences, with imitations of memory blocks escaped)."""
-        state = self._current()
+        """The request, a new list each call of read-only messages made once: the system prompt (the pinned rules
+        after it), the summary block, the verbatim messages (under defences, imitations of memory blocks escaped)."""
+        state = self._state
         held = state.held
-        request = [dict(held.system_message)]
+        if held.defences is not None:
+            state = self._current()
+            held = state.held
+        request: list[dict[str, str]] = [held.system_message]
         if held.summary_message is not None:
-            request.append(dict(held.summary_message))
-        request += map(dict.copy, state.log.sent[state.verbatim_start:state.length])  # type: ignore[arg-type]
+            request.append(held.summary_message)
+        request += state.log.sent[state.verbatim_start:state.length]  # type: ignore[arg-type]
         return request
 
     def snapshot(self) -> MemorySnapshot:
@@ -291,32 +256,34 @@ class RollingMemory:
             request_tokens=self.request_tokens, folds=state.folds)
 
     # ----- adding messages and folding -------------------------------------------------------------------
-    def _new_message(self, role: str, content: str, index: int | None = None) -> Message:
-        """The message ``role``/``content`` checked and counted, as the archive's next one (or its ``index``-th)."""
+    def checked_message(self, role: str, content: str, index: int | None = None) -> Message:
+        """The message ``role``/``content`` checked as ``add_message`` checks one and counted, as the archive's next
+        one (or its ``index``-th); ``SettingError`` for a wrong role or an unstorable text."""
         expected = ROLES[(self._state.length if index is None else index) % 2]
-        if role == expected and type(content) is str and content.isascii():  # the common case, and fine
-            return Message(role, content, count_tokens(content))
+        if role == expected and type(content) is str and (content.isascii() or lone_surrogate_at(content) is None):
+            return _make(Message, (role, content, count_tokens(content)))  # the common case, checked in one pass
         if role not in ROLES:
             raise SettingError("role", role, f"role must be 'user' or 'assistant', got {role!r}; the system prompt "
                                "is set once, in the constructor")
         check_text(f"the {role} message's content", content)
-        if role != expected:
-            raise SettingError("role", role, "expected a user message: the last turn is complete, so a new turn "
-                               "starts with the user" if role == "assistant" else "expected the assistant's reply: "
-                               "the last user message has no reply yet; add the reply first")
-        return Message(role, content, count_tokens(content))
+        if role == expected:  # a str subclass that is fine
+            return Message(role, content, count_tokens(content))
+        raise SettingError("role", role, "expected a user message: the last turn is complete, so a new turn "
+                           "starts with the user" if role == "assistant" else "expected the assistant's reply: "
+                           "the last user message has no reply yet; add the reply first")
 
     def _append(self, message: Message) -> None:
+        """Store ``message`` at the end of the verbatim part, in one assignment of the new state."""
         state = self._state
-        log, length = state.log, state.length
-        sent, extra = self._sent(message, state.held)
+        log, length, held = state.log, state.length, state.held
+        sent, extra = self._sent(message, held)
         if len(log.messages) > length:  # left by an interrupted change: no state sees it
             log.cut_to(length, state.folds)
         log.messages.append(message)
         log.sent.append(sent)
         log.extra.append(extra)
-        self._state = MemoryState(log, length + 1, state.folds, state.verbatim_start,
-                                  state.verbatim_tokens + message.tokens, state.verbatim_extra + extra, state.held)
+        self._state = _make(MemoryState, (log, length + 1, state.folds, state.verbatim_start,
+                                          state.verbatim_tokens + message.tokens, state.verbatim_extra + extra, held))
 
     def _new_summary(self, old: list[Message], existing: str | None) -> FoldResult | None:
         """What a fold of ``old`` into ``existing`` stores (None: the fold is not made now); this base drops."""
@@ -326,19 +293,19 @@ class RollingMemory:
         """Fold the oldest ``n_messages`` verbatim messages into a new state, stored in one assignment once the
         fold's work is done (an interrupt or a failure before it leaves the old state); None if not made now."""
         state = self._state
-        log, start = state.log, state.verbatim_start
+        log, start, held = state.log, state.verbatim_start, state.held
         end = start + n_messages
         old = log.messages[start:end]
-        result = self._new_summary(old, state.held.summary)
+        result = self._new_summary(old, held.summary)
         if result is None:
             return None
-        unchanged = result.summary is None and state.held.summary is None  # a drop: nothing to count again
-        held = state.held if unchanged else self._held(state.held.defences, result.summary, state.held)
+        if result.summary is not None or held.summary is not None:  # a drop keeps the old held part
+            held = self._held(held.defences, result.summary, held)
         event = FoldEvent.of(start // 2 + 1, old, state.held.summary_tokens, held.summary_tokens, result,
                              self.max_summary_tokens)
         extra = sum(log.extra[start:end]) if state.verbatim_extra else 0
-        new = MemoryState(log, state.length, state.folds + 1, end, state.verbatim_tokens - event.message_tokens,
-                          state.verbatim_extra - extra, held)
+        new = _make(MemoryState, (log, state.length, state.folds + 1, end,
+                                  state.verbatim_tokens - event.message_tokens, state.verbatim_extra - extra, held))
         if len(log.events) > state.folds:
             log.cut_to(state.length, state.folds)
         log.events.append(event)
@@ -364,6 +331,12 @@ class RollingMemory:
             raise
 
     def settings(self) -> dict[str, Any]:
+        """What the constructor took besides the prompt, summariser and defences, read by name off the first
+        signature that names its parameters (a saved state and the attack table remake the memory from these)."""
+        for cls in type(self).__mro__:
+            params = inspect.signature(cls.__init__).parameters.values()
+            if all(p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
+                return {p.name: getattr(self, p.name) for p in params if p.name not in _NOT_SETTINGS}
         return {}
 
     def check_loaded(self) -> None:
@@ -372,11 +345,6 @@ class RollingMemory:
             raise StateError("summary", f"a {self.KIND.name} never holds a summary; this state has one")
 
     # ----- public access for saved states and erasure (state.py, erasure.py) ---------------------------------
-    def checked_message(self, role: str, content: str, index: int) -> Message:
-        """The message at archive position ``index``, checked as ``add_message`` checks one and counted
-        (``SettingError`` for a wrong role or an unstorable text)."""
-        return self._new_message(role, content, index)
-
     def summary_for(self, messages: list[dict[str, str]], existing: str | None) -> FoldResult:
         """What a fold of ``messages`` into ``existing`` would store, computed without changing the memory."""
         return DROPPED

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from helpers.memory.stubs import turn_range_stub
 from helpers.memory.summary import SummaryMemory
-from helpers.memory.types import SettingError
+from helpers.memory.validation import check_count
 
 
 @dataclass(frozen=True)
@@ -41,9 +41,7 @@ def summary_schedule(total_turns: int, max_turns_before_summary: int, turns_to_k
                      memory_class: type[SummaryMemory] = SummaryMemory) -> Schedule:
     """Run ``total_turns`` turns through ``memory_class`` (lesson 3's ``SummaryMemory``) with a stub
     summariser and record each request."""
-    if isinstance(total_turns, bool) or not isinstance(total_turns, int) or total_turns < 1:
-        raise SettingError("total_turns", total_turns,
-                           f"total_turns must be a whole number of at least 1, got {total_turns!r}")
+    check_count("total_turns", total_turns, 1, "a schedule needs a turn")
     memory = memory_class("", turn_range_stub, max_turns_before_summary, turns_to_keep_verbatim)
     rows = []
     for turn in range(1, total_turns + 1):
@@ -52,13 +50,6 @@ def summary_schedule(total_turns: int, max_turns_before_summary: int, turns_to_k
         verbatim = tuple(int(m["content"].split()[1]) for m in request if m["role"] == "user")
         calls_before = memory.summary_count
         memory.add_message("assistant", f"reply {turn}")
-        rows.append(ScheduleRow(turn, memory_summarised_up_to(request), verbatim, memory.summary_count > calls_before))
+        summarised_up_to = int(request[1]["content"].rsplit(" ", 1)[1]) if request[1]["role"] == "system" else 0
+        rows.append(ScheduleRow(turn, summarised_up_to, verbatim, memory.summary_count > calls_before))
     return Schedule(total_turns, max_turns_before_summary, turns_to_keep_verbatim, tuple(rows))
-
-
-def memory_summarised_up_to(request: list[dict[str, str]]) -> int:
-    """The k of "summary of turns 1 to k" in a request built with the stub summariser (0 if none)."""
-    summaries = [m["content"] for m in request[1:] if m["role"] == "system"]
-    if not summaries:
-        return 0
-    return int(summaries[0].rsplit(" ", 1)[1])

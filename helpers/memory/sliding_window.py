@@ -1,6 +1,5 @@
 """The course's sliding window (the lesson before lesson 3): the last ``window_turns`` turns, word for word; older
-turns are dropped (kept in the archive, never sent again), which is how lesson 3's salary is lost by turn 6.
-"""
+turns are dropped (kept in the archive, never sent again), which is how lesson 3's salary is lost by turn 6."""
 from __future__ import annotations
 
 from typing import Any
@@ -10,30 +9,18 @@ from helpers.memory.types import FoldEvent, MemoryDefences, MemoryKind, StateErr
 from helpers.memory.validation import check_count
 
 
-def window_line(turn: int, messages_sent: int, prompt_tokens: int | None, turns_held: int,
-                watched: tuple[str, bool | None] | None = None) -> str:
+def _turn_line(record: Any) -> str:
     """The window's turn line, in lesson 3's style:
     ``[Turn 6] messages sent: 9 | prompt_tokens: .. | turns in the window: 4 | salary in a verbatim turn: False``."""
-    line = (f"[Turn {turn}] messages sent: {messages_sent} | prompt_tokens: {prompt_tokens} | "
-            f"turns in the window: {turns_held}")
-    if watched is not None:
-        line += f" | {watched[0]} in a verbatim turn: {watched[1]}"
-    return line
-
-
-def drop_line(messages: int, message_tokens: int) -> str:
-    """The window's fold line: ``  [DROP] 2 messages (42 tokens) left the window (kept in the archive)``."""
-    tag = SlidingWindowMemory.KIND.fold_tag
-    return f"  [{tag}] {messages} messages ({message_tokens} tokens) left the window (kept in the archive)"
-
-
-def _turn_line(record: Any) -> str:
-    turns_held = (record.snapshot.verbatim_messages + 1) // 2
-    return window_line(record.turn, record.messages_sent, record.prompt_tokens, turns_held, record.watched)
+    return (f"[Turn {record.turn}] messages sent: {record.messages_sent} | prompt_tokens: {record.prompt_tokens} | "
+            f"turns in the window: {(record.snapshot.verbatim_messages + 1) // 2}"
+            + (f" | {record.watched[0]} in a verbatim turn: {record.watched[1]}" if record.watched else ""))
 
 
 def _fold_line(event: FoldEvent) -> str:
-    return drop_line(event.messages_folded, event.message_tokens)
+    """The window's fold line: ``  [DROP] 2 messages (42 tokens) left the window (kept in the archive)``."""
+    return (f"  [{SlidingWindowMemory.KIND.fold_tag}] {event.messages_folded} messages ({event.message_tokens} "
+            "tokens) left the window (kept in the archive)")
 
 
 class SlidingWindowMemory(RollingMemory):
@@ -48,12 +35,9 @@ class SlidingWindowMemory(RollingMemory):
         super().__init__(system_prompt, defences=defences)
         self.window_turns = window_turns
 
-    def settings(self) -> dict[str, Any]:
-        return {"window_turns": self.window_turns}
-
     def add_message(self, role: str, content: str) -> None:
         """Store the message; a user message that starts a turn past the window first drops the oldest turns."""
-        message = self._new_message(role, content)
+        message = self.checked_message(role, content)
         held = self.verbatim_messages // 2  # complete turns in the window
         if role == "user" and held >= self.window_turns:
             self._fold(2 * (held - self.window_turns + 1))

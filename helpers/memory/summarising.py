@@ -1,6 +1,5 @@
 """What a kind whose folds keep a summary adds to the shared base: the summariser, the cap on the summary, the
-summary fold (checked by the defences) and the load rule that there is a summary exactly when turns were folded.
-"""
+summary fold (checked by the defences) and the load rule that there is a summary exactly when turns were folded."""
 from __future__ import annotations
 
 from typing import Any, NamedTuple
@@ -8,17 +7,8 @@ from typing import Any, NamedTuple
 from helpers.base.tokens import count_tokens
 from helpers.memory.placement import shows_nothing
 from helpers.memory.rolling import RollingMemory
-from helpers.memory.types import (
-    FoldResult,
-    MemoryDefences,
-    Message,
-    SettingError,
-    StateError,
-    Summarised,
-    Summariser,
-    SummariserError,
-    SummaryRefused,
-)
+from helpers.memory.types import (FoldResult, MemoryDefences, Message, SettingError, StateError, Summarised, Summariser,
+                                  SummariserError, SummaryRefused)
 from helpers.memory.validation import check_count, check_text
 
 
@@ -26,6 +16,10 @@ def _sentence(text: str) -> str:
     """``text`` ending with a full stop, so another sentence can follow it."""
     text = text.rstrip()
     return text if text.endswith((".", "!", "?")) else text + "."
+
+
+def _doing(messages: list[dict[str, str]]) -> str:
+    return f"folding {len(messages)} messages" if messages else "condensing the summary"
 
 
 class _DoomedFold(NamedTuple):
@@ -50,9 +44,6 @@ class SummarisingMemory(RollingMemory):
         self.summarise, self.max_summary_tokens = summarise, max_summary_tokens
         self._doomed: _DoomedFold | None = None  # the last fold that failed for good
 
-    def settings(self) -> dict[str, Any]:
-        return {"max_summary_tokens": self.max_summary_tokens}
-
     @property
     def summary_over_cap(self) -> bool:
         """True when the summary is longer than max_summary_tokens even after being condensed."""
@@ -68,7 +59,8 @@ class SummarisingMemory(RollingMemory):
         server's context, say): not tried again until the summary, the settings, the defences or the summariser
         (another object) change, or fewer tokens are to be folded."""
         doomed = self._doomed
-        return doomed is not None and doomed.summarise is self.summarise and doomed.conditions == self._fold_conditions()
+        return (doomed is not None and doomed.summarise is self.summarise
+                and doomed.conditions == self._fold_conditions())
 
     def _new_summary(self, old: list[Message], existing: str | None) -> FoldResult | None:
         """The summary fold, not made (None) while ``fold_waits`` for a fold at least as large."""
@@ -76,7 +68,7 @@ class SummarisingMemory(RollingMemory):
         if doomed is not None and self.fold_waits and sum([m.tokens for m in old]) >= doomed.message_tokens:
             return None
         try:
-            return self.summary_for([m.to_api() for m in old], existing)
+            return self.summary_for([{"role": m.role, "content": m.content} for m in old], existing)
         except SummariserError as error:
             if not error.will_retry:
                 self._doomed = _DoomedFold(self._fold_conditions(), self.summarise, sum(m.tokens for m in old))
@@ -106,22 +98,24 @@ class SummarisingMemory(RollingMemory):
 
     def _call_summariser(self, messages: list[dict[str, str]], existing: str | None) -> tuple[str, bool]:
         """The summariser's text, stripped, and whether it was cut; ``SummariserError`` if it is no summary."""
-        what = "condensing the summary" if not messages else f"folding {len(messages)} messages"
         try:
             # a summariser that can tell a cut (``summarised``) says so; any other returns str (or Summarised)
             flagged = getattr(self.summarise, "summarised", None)
             result = flagged(messages, existing) if callable(flagged) else self.summarise(messages, existing)
         except Exception as error:
             retry = getattr(error, "retry_can_help", True) is not False
-            raise SummariserError(_sentence(f"the summariser raised {type(error).__name__} while {what}: {error}"),
-                                  will_retry=retry) from error
+            raise SummariserError(_sentence(f"the summariser raised {type(error).__name__} while {_doing(messages)}: "
+                                            f"{error}"), will_retry=retry) from error
         cut = isinstance(result, Summarised) and result.cut
         text = result.text if isinstance(result, Summarised) else result
+        if type(text) is str and text.isascii() and text.strip():  # the common case: ASCII is storable and visible
+            return text.strip(), cut
+        what = _doing(messages)
         if not isinstance(text, str):
             raise SummariserError(f"the summariser returned {type(text).__name__} ({str(text)[:60]!r}) while "
                                   f"{what}, not text; a summariser must return the summary as a str (or Summarised).",
                                   problem="not text")
-        if not text.strip() if text.isascii() else shows_nothing(text):  # ASCII holds no invisible character
+        if not text.strip() or shows_nothing(text):
             raise SummariserError(f"the summariser returned empty text while {what}; an empty summary is never "
                                   "stored.", problem="empty text")
         try:
@@ -130,6 +124,16 @@ class SummarisingMemory(RollingMemory):
             raise SummariserError(f"the summariser's text was refused while {what}: {error}",
                                   problem="unstorable text") from error
         return text.strip(), cut
+
+    def _fold_or_error(self, n_messages: int) -> SummariserError | None:
+        """Fold the oldest ``n_messages`` (none: nothing); the summariser's error instead of raising it, so the
+        caller stores its message first and then raises ``_kept_error``."""
+        try:
+            if n_messages:
+                self._fold(n_messages)
+        except SummariserError as error:
+            return error
+        return None
 
     @staticmethod
     def _kept_error(error: SummariserError, role: str) -> SummariserError:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from helpers.memory.summarising import SummarisingMemory
-from helpers.memory.types import FoldEvent, MemoryDefences, MemoryKind, SettingError, Summariser, SummariserError
+from helpers.memory.types import FoldEvent, MemoryDefences, MemoryKind, SettingError, Summariser
 from helpers.memory.validation import check_count
 
 
@@ -58,17 +58,12 @@ class SummaryMemory(SummarisingMemory):
         self.max_turns_before_summary = max_turns_before_summary
         self.turns_to_keep_verbatim = turns_to_keep_verbatim
 
-    def settings(self) -> dict[str, Any]:
-        return {"max_turns_before_summary": self.max_turns_before_summary,
-                "turns_to_keep_verbatim": self.turns_to_keep_verbatim, **super().settings()}
-
     def add_message(self, role: str, content: str) -> None:
         """Store the message; after a reply, fold the oldest turns once the threshold is reached (if that fold
         fails, ``SummariserError`` says so: the message is kept and the fold retried after the next reply)."""
-        self._append(self._new_message(role, content))
+        self._append(self.checked_message(role, content))
         verbatim_turns = self.verbatim_messages // 2
         if role == "assistant" and verbatim_turns >= self.max_turns_before_summary:
-            try:
-                self._fold(2 * (verbatim_turns - self.turns_to_keep_verbatim))
-            except SummariserError as error:
-                raise self._kept_error(error, role) from error
+            failure = self._fold_or_error(2 * (verbatim_turns - self.turns_to_keep_verbatim))
+            if failure is not None:
+                raise self._kept_error(failure, role) from failure

@@ -2,30 +2,14 @@
 from __future__ import annotations
 
 import dataclasses
+from operator import attrgetter
 from typing import Any
 
 from helpers.memory.summarising import SummarisingMemory
-from helpers.memory.types import (
-    FoldEvent,
-    MemoryDefences,
-    MemoryKind,
-    MemorySnapshot,
-    SettingError,
-    Summariser,
-    SummariserError,
-)
+from helpers.memory.types import FoldEvent, MemoryDefences, MemoryKind, MemorySnapshot, SettingError, Summariser
 from helpers.memory.validation import check_count
 
-
-def summary_buffer_line(turn: int, prompt_tokens: int | None, summary_tokens: int, buffer_tokens: int,
-                        budget: int | None, buffer_messages: int, overflows: int, over_budget: bool = False) -> str:
-    """Lesson 4's turn line, e.g.
-    ``[Turn 1] prompt_tokens: .. | summary: 0 tokens | buffer: 19/600 tokens in 1 message | overflows: 0``."""
-    return (f"[Turn {turn}] prompt_tokens: {prompt_tokens} | summary: {summary_tokens} tokens | "
-            f"buffer: {buffer_tokens}/{budget if budget is not None else '-'} tokens in {buffer_messages} "
-            f"message{'' if buffer_messages == 1 else 's'} | "
-            f"overflows: {overflows}" + (" | OVER BUDGET: kept whole, folded at the next overflow"
-                                         if over_budget else ""))
+_TOKENS = attrgetter("tokens")  # a message's count
 
 
 def compress_line(tokens_in: int, summary_tokens: int, messages: int | None = None,
@@ -40,9 +24,13 @@ def compress_line(tokens_in: int, summary_tokens: int, messages: int | None = No
 
 
 def _turn_line(record: Any) -> str:
+    """Lesson 4's turn line: ``[Turn 1] prompt_tokens: .. | summary: 0 tokens | buffer: 19/600 tokens in 1 message
+    | overflows: 0`` (and what an over-budget buffer means)."""
     s = record.snapshot
-    return summary_buffer_line(record.turn, record.prompt_tokens, s.summary_tokens, s.verbatim_tokens, s.budget,
-                               s.verbatim_messages, s.folds, s.over_budget)
+    held = f"{s.verbatim_messages} message{'' if s.verbatim_messages == 1 else 's'}"
+    return (f"[Turn {record.turn}] prompt_tokens: {record.prompt_tokens} | summary: {s.summary_tokens} tokens | "
+            f"buffer: {s.verbatim_tokens}/{s.budget} tokens in {held} | overflows: {s.folds}"
+            + (" | OVER BUDGET: kept whole, folded at the next overflow" if s.over_budget else ""))
 
 
 def _fold_line(event: FoldEvent) -> str:
@@ -76,10 +64,6 @@ class SummaryBufferMemory(SummarisingMemory):
         self.max_buffer_tokens = max_buffer_tokens
         self.messages_to_compress_on_overflow = messages_to_compress_on_overflow
 
-    def settings(self) -> dict[str, Any]:
-        return {"max_buffer_tokens": self.max_buffer_tokens,
-                "messages_to_compress_on_overflow": self.messages_to_compress_on_overflow, **super().settings()}
-
     buffer = SummarisingMemory.verbatim  # lesson 4's names: the buffer is the verbatim part, an overflow a fold
     buffer_tokens = SummarisingMemory.verbatim_tokens
     overflow_count = SummarisingMemory.summary_count
@@ -95,13 +79,15 @@ class SummaryBufferMemory(SummarisingMemory):
     def messages_to_fold(self, incoming_tokens: int) -> int:
         """How many of the oldest buffered messages an overflow folds before adding ``incoming_tokens`` (0: no
         overflow); whole turns only, so a reply's own question is never folded before it."""
-        if self.verbatim_tokens + incoming_tokens <= self.max_buffer_tokens:
+        room = self.max_buffer_tokens - incoming_tokens
+        remaining = self.verbatim_tokens
+        if remaining <= room:
             return 0
         held = self.verbatim_records
         whole = len(held) // 2 * 2
         n = min(self.messages_to_compress_on_overflow, whole)
-        remaining = self.verbatim_tokens - sum(message.tokens for message in held[:n])
-        while n < whole and remaining + incoming_tokens > self.max_buffer_tokens:
+        remaining -= sum(map(_TOKENS, held[:n]))
+        while n < whole and remaining > room:
             remaining -= held[n].tokens + held[n + 1].tokens
             n += 2
         return n
@@ -109,14 +95,8 @@ class SummaryBufferMemory(SummarisingMemory):
     def add_message(self, role: str, content: str) -> None:
         """Fold the oldest turns first if this message would pass the budget, then store it (stored even if the
         fold fails: ``SummariserError`` says so, and the fold is retried on the next message)."""
-        message = self._new_message(role, content)
-        n = self.messages_to_fold(message.tokens)
-        failure = None
-        if n:
-            try:
-                self._fold(n)
-            except SummariserError as error:
-                failure = error
+        message = self.checked_message(role, content)
+        failure = self._fold_or_error(self.messages_to_fold(message.tokens))
         self._append(message)
         if failure is not None:
             raise self._kept_error(failure, role) from failure

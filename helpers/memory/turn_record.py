@@ -2,8 +2,8 @@
 ``display.lines`` prints in its kind's format and ``display.plots`` charts)."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass, field
+from operator import attrgetter
 
 from helpers.memory.types import FoldEvent, MemorySnapshot
 
@@ -31,14 +31,8 @@ class TurnRecord:
     notices: tuple[str, ...] = field(default=())  # what model access reported (already printed), e.g. a fallback
     not_received: tuple[str, ...] = ()  # the request's messages a live server dropped, named ("the summary")
 
-    @property
-    def turn(self) -> int:
-        return self.snapshot.turn
-
-    @property
-    def kind(self) -> str:
-        """The memory kind's registered name."""
-        return self.snapshot.kind
+    turn = property(attrgetter("snapshot.turn"))
+    kind = property(attrgetter("snapshot.kind"))  # the memory kind's registered name
 
     @property
     def messages_sent(self) -> int:
@@ -66,15 +60,3 @@ class TurnRecord:
     @property
     def fold_events(self) -> tuple[FoldEvent, ...]:
         return self.folds_before + self.folds_after
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain data for tables and plots (the snapshots and fold events as dicts)."""
-        return {
-            "turn": self.turn, "kind": self.kind, "messages_sent": self.messages_sent,
-            "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
-            "snapshot": asdict(self.snapshot), "after_reply": asdict(self.after_reply) if self.after_reply else None,
-            "watch_in_verbatim": self.watch_in_verbatim,
-            "folds": [asdict(e) | {"tokens_in": e.tokens_in} for e in self.fold_events], "notes": list(self.notes),
-            "notices": list(self.notices), "finish_reason": self.finish_reason, "reply_cut": self.reply_cut,
-            "not_received": list(self.not_received), "model": self.model, "reply": self.reply,
-        }

@@ -1,19 +1,19 @@
 """What every memory kind shares with its users: messages, fold events and results, the snapshot a turn line
-reads, a kind's description of itself (``MemoryKind``), the errors, and the protocols ``chat()`` and the defences
-rely on."""
+reads, a kind's description of itself (``MemoryKind``), the errors, and the hooks a memory calls on its defences."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from operator import attrgetter
+from typing import Any, NamedTuple, Protocol
 
 from helpers.base.errors import Explained, SettingError  # noqa: F401 (offered here too)
 
+# summarise(messages_to_fold, existing_summary) -> new summary: a model call, the stand-in or a stub
 Summariser = Callable[[list[dict[str, str]], "str | None"], "str | Summarised"]
-"""``summarise(messages_to_fold, existing_summary) -> new summary``: a model call, the stand-in or a stub."""
 
 ROLES = ("user", "assistant")
+_TOKENS = attrgetter("tokens")  # a message's count
 
 
 class StateError(Explained, ValueError):
@@ -25,11 +25,9 @@ class StateError(Explained, ValueError):
 
 
 class SummariserError(Explained, RuntimeError):
-    """A fold did not happen: the summariser raised, returned no usable text, or (``SummaryRefused``) the
-    summary check refused what it wrote. Nothing was lost. ``problem`` says which ("raised", "not text",
-    "empty text", "unstorable text", "refused", "still mentions"); ``kept_role`` is the message that was
-    stored verbatim (None while only the fold itself failed); ``will_retry`` says whether the fold is tried
-    again on a later message (False when the summariser's error says a retry cannot help)."""
+    """A fold did not happen and nothing was lost; ``problem`` says why ("raised", "not text", "empty text",
+    "unstorable text", "refused", "still mentions"), ``kept_role`` which message was stored verbatim (None: only
+    the fold failed), ``will_retry`` whether the fold is tried again on a later message."""
 
     def __init__(self, message: str, *, problem: str = "raised", kept_role: str | None = None,
                  will_retry: bool = True) -> None:
@@ -47,17 +45,16 @@ class SummaryRefused(SummariserError):
 
 @dataclass(frozen=True, slots=True)
 class Summarised:
-    """A summary its summariser knows was cut at the model's token limit (``finish_reason == "length"``), so the
-    fold event can report it; a summariser that knows nothing of cuts returns a plain ``str``."""
+    """A summary its summariser knows was cut at the model's token limit, for the fold event to report (a
+    summariser that knows nothing of cuts returns a plain ``str``)."""
 
     text: str
     cut: bool = True
 
 
-@dataclass(frozen=True, slots=True)  # slots: one is made for every fold
-class FoldResult:
-    """What a fold of some messages would store: the summary (None for a kind that drops), whether it was
-    condensed to meet ``max_summary_tokens``, whether the summariser cut it, and the summary check's findings."""
+class FoldResult(NamedTuple):
+    """What a fold would store: the summary (None for a drop), whether it was condensed to meet
+    ``max_summary_tokens`` or cut by the summariser, and the summary check's findings."""
 
     summary: str | None
     condensed: bool
@@ -65,8 +62,7 @@ class FoldResult:
     findings: tuple[str, ...] | None
 
 
-@dataclass(frozen=True, slots=True)  # slots: made for every message, and made faster by them
-class Message:
+class Message(NamedTuple):
     """One chat message with its o200k_base token count, counted once when it was added."""
 
     role: str
@@ -77,10 +73,9 @@ class Message:
         return {"role": self.role, "content": self.content}
 
 
-@dataclass(frozen=True, slots=True)  # slots: one is made for every fold, and made faster by them
+@dataclass(frozen=True)
 class FoldEvent:
-    """What one fold did: which turns left the verbatim part and the tokens in and out (a summariser call, or a
-    drop for a kind that keeps nothing)."""
+    """What one fold did: which turns left the verbatim part and the tokens in and out (a summary or a drop)."""
 
     first_turn: int
     last_turn: int
@@ -96,11 +91,15 @@ class FoldEvent:
     @classmethod
     def of(cls, first_turn: int, folded: Sequence[Message], old_summary_tokens: int, summary_tokens: int,
            result: FoldResult, cap: int | None) -> FoldEvent:
-        """The event of a fold of ``folded`` (whole turns from ``first_turn``) that stored ``result``, whose summary
-        has ``summary_tokens``, under the cap ``cap`` (max_summary_tokens): what a fold and a remake both record."""
-        return cls(first_turn, first_turn + len(folded) // 2 - 1, len(folded), sum([m.tokens for m in folded]),
-                   old_summary_tokens, summary_tokens, result.condensed, cap is not None and summary_tokens > cap,
-                   result.cut, result.findings or ())
+        """The event of a fold of ``folded`` (whole turns from ``first_turn``) that stored ``result`` with
+        ``summary_tokens`` under the cap ``cap`` (max_summary_tokens): what a fold and a remake both record."""
+        event = object.__new__(cls)  # its fields set in one call: the frozen __init__ makes one call for each
+        vars(event).update(first_turn=first_turn, last_turn=first_turn + len(folded) // 2 - 1,
+                           messages_folded=len(folded), message_tokens=sum(map(_TOKENS, folded)),
+                           old_summary_tokens=old_summary_tokens, summary_tokens=summary_tokens,
+                           condensed=result.condensed, over_cap=cap is not None and summary_tokens > cap,
+                           cut=result.cut, check=result.findings or ())
+        return event
 
     @property
     def tokens_in(self) -> int:
@@ -108,18 +107,13 @@ class FoldEvent:
         return self.message_tokens + self.old_summary_tokens
 
     def notes(self) -> str:
-        """What a fold line adds after the lesson's figures, when it applies: a condensed, capped, cut or
-        flagged summary (empty for an ordinary fold)."""
-        text = ""
-        if self.condensed:
-            text += " [condensed: passed max_summary_tokens]"
-        if self.over_cap:
-            text += " [still over max_summary_tokens]"
-        if self.cut:
-            text += " [SUMMARY CUT at the token limit: it may end mid-sentence]"
-        if self.check:  # summary_check="report" (notebook 06): what the new summary holds that a summary should not
-            text += f" [SUMMARY CHECK: {'; '.join(self.check)}]"
-        return text
+        """What a fold line adds after the lesson's figures: a condensed, capped, cut or flagged summary's notes."""
+        flags = "".join(note for name, note in _NOTES if getattr(self, name))
+        return flags + (f" [SUMMARY CHECK: {'; '.join(self.check)}]" if self.check else "")  # summary_check="report"
+
+
+_NOTES = (("condensed", " [condensed: passed max_summary_tokens]"), ("over_cap", " [still over max_summary_tokens]"),
+          ("cut", " [SUMMARY CUT at the token limit: it may end mid-sentence]"))
 
 
 @dataclass(frozen=True)
@@ -143,53 +137,27 @@ class MemorySnapshot:
 
 @dataclass(frozen=True)
 class MemoryKind:
-    """What the rest of the project needs to know about a memory kind, carried by its class as ``KIND``: lines,
-    charts, summarisers, the attack table, the summary check and the stand-in read it from here."""
+    """What the rest of the project needs to know about a memory kind, carried by its class as ``KIND``."""
 
     name: str  # "summary memory": how tables, charts and saved states name the kind
     heading: str | None  # the heading of the summary block, as sent; None for a kind that never summarises
     fold_tag: str  # the tag its fold line opens with: "SUMMARISE", "COMPRESS", "DROP" (the line reads it here)
     turn_line: Callable[[Any], str]  # the kind's per-turn line from a ``TurnRecord`` (the lesson's format)
     fold_line: Callable[[FoldEvent], str]  # the kind's per-fold line
-    # its summariser's prompt: a name in data/prompts/ ("summary_memory") or the kind's own prompt text;
-    # None for a kind that never summarises
-    summariser_prompt: str | None = None
-    # its summariser's request wording: a lesson's ("lesson3", "lesson4") or the kind's own templates
-    # ({"first": "...{turns}...", "update": "...{summary}...{turns}...", "line": "{ROLE}: {content}"})
+    summariser_prompt: str | None = None  # a name in data/prompts/ or the kind's own prompt text
+    # a lesson's request wording ("lesson3", "lesson4") or the kind's own templates (docs/architecture.md)
     request_templates: str | Mapping[str, str] | None = None
     attack_settings: Mapping[str, Any] = field(default_factory=dict)  # its settings in notebook 06's attack table
     block_label: str = "summary block"  # what a chart calls the memory message
     recent_label: str = "verbatim turns"  # what a chart calls the verbatim part
 
 
-class ConversationMemory(Protocol):
-    """What ``chat()`` and the display need of a memory; every registered kind provides it."""
-
-    fold_events: list[FoldEvent]
-
-    def add_message(self, role: str, content: str) -> None: ...
-
-    def get_messages_for_api(self) -> list[dict[str, str]]: ...
-
-    @property
-    def verbatim(self) -> list[dict[str, str]]: ...
-
-    def transaction(self) -> AbstractContextManager[None]: ...
-
-    def snapshot(self) -> MemorySnapshot: ...
-
-
 class MemoryDefences(Protocol):
     """The hooks a memory calls on its defences (``helpers.memory.defences.Defences``) when it has some."""
 
     def summary_message(self, heading: str | None, summary: str) -> dict[str, str]: ...
-
     def pinned_message(self) -> dict[str, str] | None: ...
-
     def fold_input(self, messages: list[dict[str, str]]) -> list[dict[str, str]]: ...
-
     def check(self, summary: str, system_prompt: str = "") -> tuple[str, ...] | None: ...
-
     def refuses(self, findings: tuple[str, ...] | None) -> bool: ...
-
     def settings(self) -> dict[str, Any]: ...

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from helpers.display.lines import turn_text
 from helpers.memory.turn_record import TurnRecord
-from helpers.memory.types import ConversationMemory, SummariserError, SummaryRefused
+from helpers.memory.rolling import RollingMemory as ConversationMemory
+from helpers.memory.types import SummariserError, SummaryRefused
 from helpers.model.connect import ModelAccess
 from helpers.model.responses import describe, naming
 

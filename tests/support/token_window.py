@@ -36,16 +36,13 @@ class TokenWindowMemory(RollingMemory):
         super().__init__(system_prompt, defences=defences)
         self.max_window_tokens = max_window_tokens
 
-    def settings(self) -> dict[str, Any]:
-        return {"max_window_tokens": self.max_window_tokens}
-
     def snapshot(self) -> MemorySnapshot:
         budget = self.max_window_tokens
         return dataclasses.replace(super().snapshot(), budget=budget, over_budget=self.verbatim_tokens > budget)
 
     def add_message(self, role: str, content: str) -> None:
         """Drop the oldest whole turns while this message would not fit, then store it."""
-        message = self._new_message(role, content)
+        message = self.checked_message(role, content)
         held, tokens, n = self.verbatim_records, self.verbatim_tokens, 0
         while n + 2 <= len(held) and tokens + message.tokens > self.max_window_tokens:
             tokens -= held[n].tokens + held[n + 1].tokens
