@@ -1,11 +1,6 @@
-"""``connect()``: a real ``openai.OpenAI`` client for each mode (live, record, replay, offline), the mode named in
-one printed line, and ``ModelAccess.complete()`` with the project's checks and explanations.
-
-The mode decides the ``httpx2`` transport under the SDK (see docs/architecture.md, Models): the network, the
-network and a recorder, a recording, or the offline stand-in. With no mode given or in ``LLM_MODE``: live if a
-key (or ``LLM_BASE_URL``) is set, else replay if the recording exists, else offline. Keys come from the
-environment or the repository's ``.env``, never from a prompt, and are never printed or stored.
-"""
+"""``connect()``: a real ``openai.OpenAI`` client in each mode (live, record, replay, offline) over the ``httpx2``
+transport the mode chooses (docs/architecture.md, Models), named in one printed line. Keys come from the environment
+or the repository's ``.env``, never from a prompt, and are never printed or stored."""
 from __future__ import annotations
 
 import os
@@ -34,8 +29,7 @@ from helpers.model.responses import CallTrace, CheckedTransport
 from helpers.model.secrets import configured_secrets, public_url, url_credentials
 from helpers.model.served import MODELS_TIMEOUT, ModelFileTransport, listed_models, served_model
 from helpers.model.settings import (CUSTOM_KEY_ENV, DEFAULT_MAX_RETRIES, DEFAULT_PROVIDER, DEFAULT_TIMEOUT, PROVIDERS,
-                                    default_provider, env, max_retries as max_retries_setting, system_message_mode,
-                                    timeout_seconds)
+                                    default_provider, env, setting)
 
 __all__ = ["MODES", "ModelAccess", "connect", "BadResponse", "ContextOverflow", "EmptyReply", "MissingKey",
            "ModelAccessError", "ModelUnavailable", "RecordingMissing", "UnknownModel"]
@@ -89,16 +83,17 @@ def _resolve_endpoint(provider: str | None, base_url: str | None, model: str | N
                      api_key or env(known.key_env), "argument" if api_key else known.key_env, known.key_env)
 
 
-def _model_traits(model: str, provider: str) -> tuple[bool, str, bool]:
-    """(accepts reasoning_effort, the token-limit parameter, accepts temperature), decided by endpoint first: only
-    OpenAI's API has ``max_completion_tokens`` and refuses a temperature for its reasoning models."""
+def _model_traits(model: str, provider: str) -> dict[str, Any]:
+    """What the endpoint accepts, decided by endpoint first: only OpenAI's API has ``max_completion_tokens`` and
+    refuses a temperature for its reasoning models; ``LLM_REASONING_EFFORT`` on/off overrides the guess."""
     short = model.rsplit("/", 1)[-1].lower()
     openai_reasoning = provider == "openai" and bool(re.match(r"(o\d|gpt-5)", short))
     reasoning = ("gpt-oss" in short and provider != "custom") or openai_reasoning
     override = (env("LLM_REASONING_EFFORT") or "").lower()
     if override in ("off", "no", "false", "0", "on", "yes", "true", "1"):
         reasoning = override in ("on", "yes", "true", "1")
-    return reasoning, ("max_completion_tokens" if openai_reasoning else "max_tokens"), not openai_reasoning
+    return dict(accepts_reasoning_effort=reasoning, accepts_temperature=not openai_reasoning,
+                token_limit_parameter="max_completion_tokens" if openai_reasoning else "max_tokens")
 
 
 def _proxy_for(url: str) -> str | None:
@@ -113,12 +108,11 @@ def _proxy_for(url: str) -> str | None:
     return env(f"{scheme.upper()}_PROXY") or env(f"{scheme}_proxy") or env("ALL_PROXY") or env("all_proxy")
 
 
-def _text(response: ChatCompletion) -> str:
-    return (response.choices[0].message.content or "") if response.choices else ""
-
-
-def _finish(response: ChatCompletion) -> str | None:
-    return response.choices[0].finish_reason if response.choices else None
+def _reply(response: ChatCompletion) -> tuple[str, str | None]:
+    """The reply's text and its finish reason (an answer with no choices has neither)."""
+    if not response.choices:
+        return "", None
+    return response.choices[0].message.content or "", response.choices[0].finish_reason
 
 
 def _notify(notices: list[str], quiet: bool, line: str) -> None:
@@ -175,23 +169,22 @@ class ModelAccess:
                  reasoning_effort: str | None = None, purpose: str = "reply") -> ChatCompletion:
         """One chat completion with a non-empty reply, or the project's error saying what to do; an empty reply
         cut at the token limit (gpt-oss reasons inside ``max_tokens``) is retried once with twice the limit."""
-        options = dict(temperature=temperature, reasoning_effort=reasoning_effort)
-        response = self._create(messages, max_tokens, **options)
-        if not _text(response).strip() and _finish(response) == "length":
-            self.notify(f"empty {purpose} (finish_reason='length': the model spent {self.token_limit_parameter}="
-                        f"{max_tokens} before writing); retrying once with {max_tokens * 2}")
-            response = self._create(messages, max_tokens * 2, **options)
-            if not _text(response).strip() and _finish(response) == "length":
-                raise EmptyReply(
-                    f"The model returned an empty {purpose} twice (finish_reason='length' at "
-                    f"{self.token_limit_parameter}={max_tokens} and {max_tokens * 2}): a reasoning model such as "
-                    "gpt-oss spent the whole limit on hidden reasoning. Raise max_tokens, lower "
-                    "reasoning_effort, or switch to LLM_MODE=replay / LLM_MODE=offline.",
-                    reason=Reason.EMPTY_REPLY_CUT, attempts=2, setting=self.token_limit_parameter, retry_can_help=False)
-        if not _text(response).strip():
-            raise EmptyReply(f"The model returned an empty {purpose} (finish_reason={_finish(response)!r}). "
-                             "Run the cell again, or switch to LLM_MODE=replay / LLM_MODE=offline.")
-        return response
+        for limit in (max_tokens, max_tokens * 2):
+            response = self._create(messages, limit, temperature=temperature, reasoning_effort=reasoning_effort)
+            text, finish = _reply(response)
+            if text.strip():
+                return response
+            if finish != "length":
+                raise EmptyReply(f"The model returned an empty {purpose} (finish_reason={finish!r}). "
+                                 "Run the cell again, or switch to LLM_MODE=replay / LLM_MODE=offline.")
+            if limit == max_tokens:
+                self.notify(f"empty {purpose} (finish_reason='length': the model spent {self.token_limit_parameter}="
+                            f"{max_tokens} before writing); retrying once with {max_tokens * 2}")
+        raise EmptyReply(
+            f"The model returned an empty {purpose} twice (finish_reason='length' at {self.token_limit_parameter}="
+            f"{max_tokens} and {max_tokens * 2}): a reasoning model such as gpt-oss spent the whole limit on hidden "
+            "reasoning. Raise max_tokens, lower reasoning_effort, or switch to LLM_MODE=replay / LLM_MODE=offline.",
+            reason=Reason.EMPTY_REPLY_CUT, attempts=2, setting=self.token_limit_parameter, retry_can_help=False)
 
     def _create(self, messages: list[dict[str, Any]], limit: int, **options: Any) -> ChatCompletion:
         self.trace.reset()
@@ -222,16 +215,6 @@ def load_env_file(path: str | Path | None = None) -> bool:
     return bool(unset)
 
 
-def _missing_key(endpoint: _Endpoint, mode: str) -> MissingKey:
-    return MissingKey(
-        f"{mode} mode needs an API key for {endpoint.name}, and {endpoint.key_env} is not set. Put "
-        f"{endpoint.key_env}=... in a file named .env at the repository root (copy .env.example; .env is "
-        "git-ignored) or export it in your shell, then run the cell again. For a local server (Ollama, vLLM, "
-        "LM Studio) set LLM_BASE_URL instead (and LLM_MODEL if it serves several models). Or run without a key: "
-        "LLM_MODE=replay (recorded answers) or LLM_MODE=offline (the deterministic stand-in).",
-        setting=endpoint.key_env)
-
-
 def _needs_recording(mode: str, path: Path | None) -> Path:
     if path is None:
         verb = "reads" if mode == "replay" else "writes"
@@ -241,19 +224,19 @@ def _needs_recording(mode: str, path: Path | None) -> Path:
     return path
 
 
-def _client(transport: httpx2.BaseTransport, base_url: str, key: str | None, sdk: dict[str, Any]) -> openai.OpenAI:
-    return openai.OpenAI(api_key=key, base_url=base_url, http_client=httpx2.Client(transport=transport), **sdk)
+# Each mode's wiring: (the transport under the SDK, the base URL and key the SDK is given, ModelAccess's fields)
+_Wiring = tuple[httpx2.BaseTransport, str, str, dict[str, Any]]
 
 
-def _offline(sdk: dict[str, Any]) -> dict[str, Any]:
+def _offline() -> _Wiring:
     label = (f"Model: offline | a deterministic stand-in, not a language model: its summaries copy sentences, its "
              f"replies (marked [offline stand-in]) take facts only from the request, and to the course's own "
              f"conversations add replies written for this project | {OFFLINE_MODEL} | no network")
-    return dict(client=_client(OfflineTransport(), "http://offline-stand-in.invalid/v1", "offline-stand-in", sdk),
-                model=OFFLINE_MODEL, label=label, endpoint="in-process stand-in", provider="offline")
+    return OfflineTransport(), "http://offline-stand-in.invalid/v1", "offline-stand-in", dict(
+        model=OFFLINE_MODEL, label=label, endpoint="in-process stand-in", provider="offline")
 
 
-def _replay(path: Path | None, model: str | None, sdk: dict[str, Any], trace: CallTrace) -> dict[str, Any]:
+def _replay(path: Path | None, model: str | None, sdk: dict[str, Any], trace: CallTrace) -> _Wiring:
     saved, where = Recording.load(_needs_recording("replay", path)), display_path(path)
     # the recorded model wins over LLM_MODEL (which may name a local server's model)
     model = model or (saved.models[0] if saved.models else None) or PROVIDERS[DEFAULT_PROVIDER].default_model
@@ -261,16 +244,22 @@ def _replay(path: Path | None, model: str | None, sdk: dict[str, Any], trace: Ca
     origin = f", recorded from {saved.endpoint}" if saved.endpoint else ""
     known = [name for name, known in PROVIDERS.items() if (saved.endpoint or "").rstrip("/") == known.base_url]
     provider = known[0] if known else ("custom" if saved.endpoint else DEFAULT_PROVIDER)  # what was recorded
-    return dict(client=_client(checked, "http://replay.invalid/v1", "replay", sdk), model=model, endpoint=where,
-                label=f"Model: replay | {where} ({len(saved.exchanges)} exchanges{origin}) | {model} | no network",
-                provider="replay", traits_of=provider)
+    return checked, "http://replay.invalid/v1", "replay", dict(
+        model=model, endpoint=where, provider="replay", traits_of=provider,
+        label=f"Model: replay | {where} ({len(saved.exchanges)} exchanges{origin}) | {model} | no network")
 
 
 def _live(mode: str, endpoint: _Endpoint, path: Path | None, network: httpx2.BaseTransport,
-          notify: Callable[[str], None], sdk: dict[str, Any], trace: CallTrace, sent_as: str) -> dict[str, Any]:
+          notify: Callable[[str], None], sdk: dict[str, Any], trace: CallTrace, sent_as: str) -> _Wiring:
     """Live or record: the real endpoint, wrapped to record, or to fall back on the recording."""
     if endpoint.api_key is None:
-        raise _missing_key(endpoint, mode)
+        raise MissingKey(
+            f"{mode} mode needs an API key for {endpoint.name}, and {endpoint.key_env} is not set. Put "
+            f"{endpoint.key_env}=... in a file named .env at the repository root (copy .env.example; .env is "
+            "git-ignored) or export it in your shell, then run the cell again. For a local server (Ollama, vLLM, LM "
+            "Studio) set LLM_BASE_URL instead (and LLM_MODEL if it serves several models). Or run without a key: "
+            "LLM_MODE=replay (recorded answers) or LLM_MODE=offline (the deterministic stand-in).",
+            setting=endpoint.key_env)
     if mode == "record":
         _needs_recording(mode, path)
     model = shown = endpoint.model or "?"
@@ -300,10 +289,8 @@ def _live(mode: str, endpoint: _Endpoint, path: Path | None, network: httpx2.Bas
         wrapped = RecordingTransport(Recording.load(path), "fallback", wrapped, max_retries=sdk["max_retries"],
                                      notify=notify)
         label += f" | a failed call is answered from {display_path(path)}"
-    client = openai.OpenAI(api_key=endpoint.api_key, base_url=endpoint.base_url, **sdk,
-                           http_client=openai.DefaultHttpxClient(transport=wrapped))
-    return dict(client=client, model=model, label=label, endpoint=endpoint.public_url, provider=endpoint.provider,
-                system_messages=sent_as)
+    return wrapped, endpoint.base_url, endpoint.api_key, dict(
+        model=model, label=label, endpoint=endpoint.public_url, provider=endpoint.provider, system_messages=sent_as)
 
 
 def _chosen_mode(mode: str | None, endpoint: _Endpoint | None, path: Path | None) -> tuple[str, str]:
@@ -342,20 +329,21 @@ def connect(mode: str | None = None, *, provider: str | None = None, base_url: s
     chosen, why = _chosen_mode(mode, endpoint, path)
     if endpoint is None and chosen not in ("offline", "replay"):
         raise endpoint_error
-    sdk: dict[str, Any] = {"max_retries": max_retries_setting(max_retries), "timeout": timeout_seconds(timeout)}
-    sent_as, trace, notices = system_message_mode(system_messages), CallTrace(), []
+    sdk: dict[str, Any] = {"max_retries": setting("max_retries", max_retries), "timeout": setting("timeout", timeout)}
+    sent_as, trace, notices = setting("system_messages", system_messages), CallTrace(), []
     if chosen == "offline":
-        built = _offline(sdk)
+        wiring = _offline()
     elif chosen == "replay":
-        built = _replay(path, model, sdk, trace)
+        wiring = _replay(path, model, sdk, trace)
     else:
         network = transport or httpx2.HTTPTransport(proxy=_proxy_for(endpoint.base_url))
-        built = _live(chosen, endpoint, path, network, partial(_notify, notices, quiet), sdk, trace, sent_as)
-    reasoning, limit, temperature = _model_traits(built["model"], built.pop("traits_of", built["provider"]))
-    access = ModelAccess(**built, mode=chosen, recording_path=path, accepts_reasoning_effort=reasoning,
-                         token_limit_parameter=limit, accepts_temperature=temperature, notices=notices, quiet=quiet,
-                         max_retries=sdk["max_retries"], key_env=endpoint.key_env if endpoint else DEFAULT_KEY_ENV,
-                         timeout=sdk["timeout"], trace=trace, secrets=endpoint.secrets() if endpoint else [])
+        wiring = _live(chosen, endpoint, path, network, partial(_notify, notices, quiet), sdk, trace, sent_as)
+    wire, url, key, built = wiring
+    client = openai.OpenAI(api_key=key, base_url=url, http_client=openai.DefaultHttpxClient(transport=wire), **sdk)
+    traits = _model_traits(built["model"], built.pop("traits_of", built["provider"]))
+    access = ModelAccess(client, **built, **traits, **sdk, mode=chosen, recording_path=path, notices=notices,
+                         quiet=quiet, trace=trace, key_env=endpoint.key_env if endpoint else DEFAULT_KEY_ENV,
+                         secrets=endpoint.secrets() if endpoint else [])
     access.label += why
     explain_in_notebooks(str(access.client.base_url), access.explain)  # a notebook's own SDK calls explain errors
     if not quiet:

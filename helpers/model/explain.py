@@ -1,37 +1,23 @@
-"""An SDK error turned into the project's error: what happened and what to do next, in one paragraph, with the
-facts as fields and every secret scrubbed; and, in IPython, a notebook's own SDK errors shown the same way.
-
-One table, ``_CASES``, says per kind of failure its reason, its words and the setting to change.
-"""
+"""An SDK error turned into the project's error: what happened and what to do, in one paragraph, with the facts as
+fields and every secret scrubbed (one table, ``_CASES``, gives each kind of failure its reason, words and setting);
+and, in IPython, a notebook's own SDK errors shown the same way."""
 from __future__ import annotations
 
 import re
 import sys
 from collections.abc import Callable
 from types import TracebackType
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import openai
 
 from helpers.base.errors import Explained, short_traceback
 from helpers.base.text import duration
 from helpers.model.errors import ContextOverflow, ModelAccessError, ModelUnavailable, Reason
-from helpers.model.responses import CallTrace
 from helpers.model.secrets import configured_secrets, public_url, scrub_text
 
-
-class ModelAccess(Protocol):
-    """What an explanation reads of the client that made the call (``helpers.model.connect.ModelAccess``)."""
-
-    endpoint: str
-    model: str
-    provider: str
-    key_env: str
-    max_retries: int
-    timeout: float
-    trace: CallTrace
-    secrets: list[str]
-
+if TYPE_CHECKING:  # connect.py imports this module
+    from helpers.model.connect import ModelAccess
 
 FALLBACK = "or run without the network: LLM_MODE=replay (recorded answers) or LLM_MODE=offline (the stand-in)"
 # How servers word "the request does not fit my context" (llama-cpp-python, vLLM, llama.cpp, OpenAI, Groq, LM Studio)
@@ -61,14 +47,10 @@ def _status(error: BaseException) -> int | None:
     return error.status_code if isinstance(error, openai.APIStatusError) else None
 
 
-def is_context_overflow(error: BaseException) -> bool:
-    """True for a server's answer that the request is longer than its context."""
-    return _status(error) in (400, 413, 422, 500) and bool(_OVERFLOW.search(_said_in_full(error)))
-
-
-def _sentence(text: str) -> str:
-    text = text.strip()
-    return text if text.endswith((".", "!", "?")) else text + "."
+def _said(words: str) -> str:
+    """The server's words as a sentence after "The server said:", or nothing when it said nothing."""
+    words = words.strip()
+    return f" The server said: {words if words.endswith(('.', '!', '?')) else words + '.'}" if words else ""
 
 
 def _said_in_full(error: BaseException) -> str:
@@ -108,11 +90,10 @@ def _first_number(patterns: tuple[str, ...], text: str) -> int | None:
 def rejected_key(where: str, status: int | None, said: str, key_env: str, *, key_set: bool = True,
                  **facts: Any) -> ModelUnavailable:
     """The error for a key the server refused (401 or 403), on a chat call or on its list of models alike."""
-    detail = f" The server said: {_sentence(said)}" if said else ""
     check = (f"Check {key_env} in the .env file at the repository root (see .env.example) or in your environment"
              if key_set else f"It wants a key and {key_env} is not set: put {key_env}=... in the .env file at the "
              "repository root (see .env.example) or in your environment")
-    return ModelUnavailable(f"{where} rejected the API key ({status}).{detail} {check}, then restart the kernel; "
+    return ModelUnavailable(f"{where} rejected the API key ({status}).{_said(said)} {check}, then restart the kernel; "
                             f"{FALLBACK}.", reason=Reason.REJECTED_KEY, status=status, setting=key_env,
                             retry_can_help=False, **facts)
 
@@ -129,48 +110,39 @@ def _fit(said: str) -> str:
             "reply cannot help:")
 
 
-def _is(kind: type[BaseException], *statuses: int, at_least: int | None = None) -> Callable[[BaseException], bool]:
-    def test(error: BaseException) -> bool:
-        if not isinstance(error, kind):
-            return False
-        if at_least is not None:
-            return (_status(error) or 0) >= at_least
-        return not statuses or _status(error) in statuses
-    return test
-
-
-# (which errors, reason, what happened and what to do, setting to change, whether a retry can help); the first
-# row an error matches decides (a context overflow is a 400 too, so it comes first)
-_CASES: tuple[tuple[Callable[[BaseException], bool], Reason, str, str, bool], ...] = (
-    (_is(openai.APITimeoutError), Reason.TIMEOUT,
+# (which errors, the statuses among them (None: any), reason, what happened and what to do, setting to change,
+# whether a retry can help); the first row an error matches decides (a context overflow is a 400 too, so it comes
+# first, and only when the server's words say so)
+_CASES: tuple[tuple[type[BaseException], tuple[int, ...] | range | None, Reason, str, str, bool], ...] = (
+    (openai.APITimeoutError, None, Reason.TIMEOUT,
      "{where} sent no complete answer within LLM_TIMEOUT={timeout:g} seconds ({tries}). A slow server needs a larger "
      "LLM_TIMEOUT (a local model on a CPU can take minutes for a long reply): set e.g. LLM_TIMEOUT=300 in .env or "
      "your environment and restart the kernel; a slow server also keeps working on a request the client gave up "
      "on, so set LLM_MAX_RETRIES=0 for one. If the server should be fast, check the network or the server, then "
      "run the cell again; {fallback}.", "LLM_TIMEOUT", True),
-    (_is(openai.APIConnectionError), Reason.NO_CONNECTION,
+    (openai.APIConnectionError, None, Reason.NO_CONNECTION,
      "Could not reach {where}{cause} after {tries}: no network, or the server is not running at that address "
      "(check LLM_BASE_URL). Connect and run the cell again; {fallback}.", "{url_setting}", True),
-    (is_context_overflow, Reason.CONTEXT_OVERFLOW,
+    (openai.APIStatusError, (400, 413, 422, 500), Reason.CONTEXT_OVERFLOW,
      "{where} rejected the request as too long for the server's context ({status}).{detail}{fit} start the server "
      "with a larger context (llama.cpp and llama-cpp-python: --n_ctx, e.g. --n_ctx 8192), or keep the requests "
      "smaller (a smaller max_buffer_tokens or max_turns_before_summary for the memory). Sending the same request "
      "again cannot work. Replay and offline still work: LLM_MODE=replay (recorded answers) or LLM_MODE=offline "
      "(the stand-in).", "--n_ctx", False),
-    (_is(openai.APIStatusError, 429), Reason.RATE_LIMIT,
+    (openai.APIStatusError, (429,), Reason.RATE_LIMIT,
      "{where} answered 429 Too Many Requests (rate limit) after {tries}.{detail}{asked_rate} Free tiers limit tokens "
      "per minute: wait {how_long} and run the cell again; {fallback}.", "", True),
-    (_is(openai.APIStatusError, 404), Reason.NOT_FOUND,
+    (openai.APIStatusError, (404,), Reason.NOT_FOUND,
      "{where} answered 404: the model or the URL does not exist there.{detail} Check LLM_MODEL and LLM_BASE_URL; "
      "{fallback}.", "LLM_MODEL", False),
-    (_is(openai.APIStatusError, 400), Reason.REJECTED_REQUEST,
+    (openai.APIStatusError, (400,), Reason.REJECTED_REQUEST,
      "{where} rejected the request (400).{detail}{reasoning_hint}", "{reasoning_setting}", False),
-    (_is(openai.APIStatusError, at_least=500), Reason.SERVER_ERROR,
+    (openai.APIStatusError, range(500, 1000), Reason.SERVER_ERROR,
      "{where} answered {status} (a server error on their side) after {tries}.{detail}{asked_server} Wait and run the "
      "cell again; {fallback}.", "", True),
-    (_is(openai.APIStatusError), Reason.HTTP_ERROR,
+    (openai.APIStatusError, None, Reason.HTTP_ERROR,
      "{where} answered {status}.{detail} Run the cell again; {fallback}.", "", True),
-    (_is(BaseException), Reason.SDK_ERROR,
+    (BaseException, None, Reason.SDK_ERROR,
      "The call to {where} failed: {error_type}: {error}. Run the cell again; {fallback}.", "", True),
 )
 
@@ -190,14 +162,17 @@ def _error_for(error: BaseException, access: ModelAccess) -> ModelUnavailable:
     text = dict(
         where=where, status=status, timeout=access.timeout, fallback=FALLBACK, error_type=type(error).__name__,
         error=error, tries="1 attempt" if made == 1 else f"{made} attempts, the SDK retrying with backoff",
-        detail=f" The server said: {_sentence(words)}" if words else "", asked_rate=asked_rate,
+        detail=_said(words), asked_rate=asked_rate,
         cause=f" ({type(error.__cause__).__name__})" if error.__cause__ else "",
         how_long=duration(named) if named and named > 60 else "a minute",
         asked_server=f" It asked to wait {duration(named)} (Retry-After)." if named else "",
         url_setting="LLM_BASE_URL" if access.provider == "custom" else "",
         reasoning_hint=" This endpoint may not accept reasoning_effort: set LLM_REASONING_EFFORT=off." if reasoning
         else "", reasoning_setting="LLM_REASONING_EFFORT" if reasoning else "")
-    _, reason, words_for, setting, retry = next(case for case in _CASES if case[0](error))
+    overflow = bool(_OVERFLOW.search(_said_in_full(error)))
+    _, _, reason, words_for, setting, retry = next(
+        case for case in _CASES if isinstance(error, case[0]) and (case[1] is None or status in case[1])
+        and (overflow or case[2] is not Reason.CONTEXT_OVERFLOW))
     if reason is Reason.CONTEXT_OVERFLOW:
         said = _said_in_full(error)
         return ContextOverflow(words_for.format(**text, fit=_fit(said)), setting=setting, **facts,

@@ -63,21 +63,6 @@ def env(name: str) -> str | None:
     return os.environ.get(name, "").strip() or None
 
 
-def _setting(argument: str, given: Any, variable: str, default: Any, read: Callable[[Any], Any], wanted: str) -> Any:
-    """``given``, else env ``variable``, else ``default``, read by ``read`` (None when refused: ``SettingError``)."""
-    source, value = (argument, given) if given is not None else (variable, env(variable))
-    if value is None:
-        return default
-    try:
-        result = None if isinstance(value, bool) else read(value)
-    except (TypeError, ValueError, OverflowError):
-        result = None
-    if result is None:
-        raise SettingError(source, value, f"{source} must be {wanted}, got {value!r}. Fix {variable} in .env or your "
-                           f"environment (or the {argument}= argument) and run again.")
-    return result
-
-
 def _seconds(value: Any) -> float | None:
     seconds = float(value)
     return seconds if math.isfinite(seconds) and seconds > 0 else None
@@ -92,23 +77,31 @@ def _mode(value: str) -> str | None:
     return value.lower() if value.lower() in SYSTEM_MESSAGE_MODES else None
 
 
-def timeout_seconds(timeout: float | None = None) -> float:
-    """The bound on one whole answer: ``timeout``, else env ``LLM_TIMEOUT``, else 60 (a positive, finite number)."""
-    return _setting("timeout", timeout, "LLM_TIMEOUT", DEFAULT_TIMEOUT, _seconds,
-                    "a positive number of seconds, such as 60 (the default) or 300 for a slow local server")
+# argument -> (its variable, default, parser returning None for a value it refuses, what a good value is)
+_SETTINGS: dict[str, tuple[str, Any, Callable[[Any], Any], str]] = {
+    "timeout": ("LLM_TIMEOUT", DEFAULT_TIMEOUT, _seconds,
+                "a positive number of seconds, such as 60 (the default) or 300 for a slow local server"),
+    "max_retries": ("LLM_MAX_RETRIES", DEFAULT_MAX_RETRIES, _count,
+                    "a whole number of retries, 0 or more (2 is the default, 0 suits a slow local server)"),
+    "system_messages": ("LLM_SYSTEM_MESSAGES", SYSTEM_MESSAGE_MODES[0], _mode,
+                        f"one of {', '.join(SYSTEM_MESSAGE_MODES)}: 'merge' joins every system message into the "
+                        "first (for a chat format that keeps only the first), 'user' puts their text at the start of "
+                        "the first user message (for a chat format with no system role); see docs/local_servers.md"),
+}
 
 
-def max_retries(retries: int | None = None) -> int:
-    """How often the SDK tries a failed call again: ``retries``, else env ``LLM_MAX_RETRIES``, else 2; 0 suits a slow
-    local server, which keeps working on a request the client gave up on."""
-    return _setting("max_retries", retries, "LLM_MAX_RETRIES", DEFAULT_MAX_RETRIES, _count,
-                    "a whole number of retries, 0 or more (2 is the default, 0 suits a slow local server)")
-
-
-def system_message_mode(mode: str | None = None) -> str:
-    """How system messages are sent: ``mode``, else env ``LLM_SYSTEM_MESSAGES``, else "as-written"."""
-    return _setting("system_messages", mode, "LLM_SYSTEM_MESSAGES", SYSTEM_MESSAGE_MODES[0],
-                    _mode,
-                    f"one of {', '.join(SYSTEM_MESSAGE_MODES)}: 'merge' joins every system message into the first "
-                    "(for a chat format that keeps only the first), 'user' puts their text at the start of the first "
-                    "user message (for a chat format with no system role); see docs/local_servers.md")
+def setting(argument: str, given: Any = None) -> Any:
+    """``given``, else the argument's ``LLM_*`` variable, else its default, checked: a refused value raises
+    ``SettingError`` naming where it came from (the argument or the variable)."""
+    variable, default, read, wanted = _SETTINGS[argument]
+    source, value = (argument, given) if given is not None else (variable, env(variable))
+    if value is None:
+        return default
+    try:
+        result = None if isinstance(value, bool) else read(value)
+    except (TypeError, ValueError, OverflowError):
+        result = None
+    if result is None:
+        raise SettingError(source, value, f"{source} must be {wanted}, got {value!r}. Fix {variable} in .env or your "
+                           f"environment (or the {argument}= argument) and run again.")
+    return result
