@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
+from urllib.request import getproxies_environment, proxy_bypass_environment
 
 import httpx2
 import openai
@@ -27,7 +28,7 @@ from helpers.model.offline.server import OfflineTransport
 from helpers.model.recordings import Recording, RecordingTransport, display_path, recording_path
 from helpers.model.responses import CallTrace, CheckedTransport
 from helpers.model.secrets import configured_secrets, public_url, url_credentials
-from helpers.model.served import MODELS_TIMEOUT, ModelFileTransport, listed_models, served_model
+from helpers.model.served import MODELS_TIMEOUT, listed_models, served_model
 from helpers.model.settings import (CUSTOM_KEY_ENV, DEFAULT_MAX_RETRIES, DEFAULT_PROVIDER, DEFAULT_TIMEOUT, PROVIDERS,
                                     default_provider, env, setting)
 
@@ -98,21 +99,10 @@ def _model_traits(model: str, provider: str) -> dict[str, Any]:
 
 def _proxy_for(url: str) -> str | None:
     """The proxy the environment sets for this URL (our own transports do not read it themselves)."""
-    host = httpx2.URL(url).host
-    if host in ("localhost", "::1") or host.startswith("127."):
+    parsed, proxies = httpx2.URL(url), getproxies_environment()
+    if parsed.host in ("localhost", "::1") or parsed.host.startswith("127."):
         return None
-    no_proxy = [h.strip().lstrip(".") for h in (env("NO_PROXY") or env("no_proxy") or "").split(",") if h.strip()]
-    if "*" in no_proxy or any(host == h or host.endswith("." + h) for h in no_proxy):
-        return None
-    scheme = httpx2.URL(url).scheme
-    return env(f"{scheme.upper()}_PROXY") or env(f"{scheme}_proxy") or env("ALL_PROXY") or env("all_proxy")
-
-
-def _reply(response: ChatCompletion) -> tuple[str, str | None]:
-    """The reply's text and its finish reason (an answer with no choices has neither)."""
-    if not response.choices:
-        return "", None
-    return response.choices[0].message.content or "", response.choices[0].finish_reason
+    return None if proxy_bypass_environment(parsed.host, proxies) else proxies.get(parsed.scheme) or proxies.get("all")
 
 
 def _notify(notices: list[str], quiet: bool, line: str) -> None:
@@ -143,7 +133,6 @@ class ModelAccess:
     trace: CallTrace = field(default_factory=CallTrace)  # what the transports saw during the last call
     secrets: list[str] = field(default_factory=list, repr=False)  # scrubbed from every message
     warned: set[str] = field(default_factory=set)  # plain-words warnings already given once
-    system_messages: str = "as-written"  # how system messages are sent to a live server (LLM_SYSTEM_MESSAGES)
 
     def warn_once(self, topic: str, line: str) -> None:
         """``notify`` a warning the first time ``topic`` comes up for this client."""
@@ -171,9 +160,10 @@ class ModelAccess:
         cut at the token limit (gpt-oss reasons inside ``max_tokens``) is retried once with twice the limit."""
         for limit in (max_tokens, max_tokens * 2):
             response = self._create(messages, limit, temperature=temperature, reasoning_effort=reasoning_effort)
-            text, finish = _reply(response)
-            if text.strip():
+            choice = response.choices[0] if response.choices else None
+            if choice and (choice.message.content or "").strip():
                 return response
+            finish = choice.finish_reason if choice else None
             if finish != "length":
                 raise EmptyReply(f"The model returned an empty {purpose} (finish_reason={finish!r}). "
                                  "Run the cell again, or switch to LLM_MODE=replay / LLM_MODE=offline.")
@@ -195,24 +185,17 @@ class ModelAccess:
         except openai.APIError as error:
             raise model_error(error, self) from error
 
-    def explain(self, error: BaseException) -> str:
-        """What a failed call means and what to do about it, in one paragraph (never the key)."""
-        return explain_error(error, self)
-
     def close(self) -> None:
         self.client.close()
 
 
-def load_env_file(path: str | Path | None = None) -> bool:
-    """Load ``.env`` (the repository's by default) into the environment, never overriding a value that is set
-    (one exported empty counts as unset); True if the file set anything."""
+def load_env_file(path: str | Path | None = None) -> None:
+    """Load ``.env`` (the repository's by default) into the environment, never overriding a value that is set (one
+    exported empty counts as unset)."""
     file = Path(path) if path else ENV_FILE
-    if not file.is_file():
-        return False
-    unset = {name: value for name, value in dotenv_values(file).items()
-             if value is not None and not os.environ.get(name, "").strip()}
-    os.environ.update(unset)
-    return bool(unset)
+    if file.is_file():
+        os.environ.update({name: value for name, value in dotenv_values(file).items()
+                           if value is not None and not os.environ.get(name, "").strip()})
 
 
 def _needs_recording(mode: str, path: Path | None) -> Path:
@@ -266,12 +249,9 @@ def _live(mode: str, endpoint: _Endpoint, path: Path | None, network: httpx2.Bas
     if endpoint.provider == "custom":  # a custom server's model is known once it has listed its models
         lister = CheckedTransport(network, timeout=min(sdk["timeout"], MODELS_TIMEOUT), secrets=endpoint.secrets,
                                   where=f"{endpoint.public_url} (its list of models)")
-        served = served_model(endpoint.model, listed_models(endpoint.base_url, lister, endpoint.key,
-                                                            key_env=endpoint.key_env, where=endpoint.public_url),
-                              endpoint.public_url)
-        model, shown = served.name, served.label
-        if served.wire != served.name:  # a model file's path: sent, but never held above this transport
-            network = ModelFileTransport(network, served.name, served.wire)
+        listed = listed_models(endpoint.base_url, lister, endpoint.key, key_env=endpoint.key_env,
+                               where=endpoint.public_url)
+        model, shown, network = served_model(endpoint.model, listed, endpoint.public_url, network)
     checked = partial(CheckedTransport, network, where=f"{endpoint.public_url} (model {model})",
                       secrets=endpoint.secrets, timeout=sdk["timeout"])
     key_text = f"key from {endpoint.key_source}" if endpoint.key_source != "no key needed" else "no key"
@@ -290,7 +270,7 @@ def _live(mode: str, endpoint: _Endpoint, path: Path | None, network: httpx2.Bas
                                      notify=notify)
         label += f" | a failed call is answered from {display_path(path)}"
     return wrapped, endpoint.base_url, endpoint.api_key, dict(
-        model=model, label=label, endpoint=endpoint.public_url, provider=endpoint.provider, system_messages=sent_as)
+        model=model, label=label, endpoint=endpoint.public_url, provider=endpoint.provider)
 
 
 def _chosen_mode(mode: str | None, endpoint: _Endpoint | None, path: Path | None) -> tuple[str, str]:
@@ -345,7 +325,7 @@ def connect(mode: str | None = None, *, provider: str | None = None, base_url: s
                          quiet=quiet, trace=trace, key_env=endpoint.key_env if endpoint else DEFAULT_KEY_ENV,
                          secrets=endpoint.secrets() if endpoint else [])
     access.label += why
-    explain_in_notebooks(str(access.client.base_url), access.explain)  # a notebook's own SDK calls explain errors
+    explain_in_notebooks(str(client.base_url), partial(explain_error, access=access))  # a notebook's own SDK calls
     if not quiet:
         print(access.label, flush=True)
     return access
