@@ -53,15 +53,6 @@ def _said(words: str) -> str:
     return f" The server said: {words if words.endswith(('.', '!', '?')) else words + '.'}" if words else ""
 
 
-def _said_in_full(error: BaseException) -> str:
-    """The server's words and its error fields (code, type, n_ctx, n_prompt_tokens), where numbers are found."""
-    body = getattr(error, "body", None)
-    inner = body.get("error", body) if isinstance(body, dict) else None
-    codes = " ".join(f"{key} {value}" for key, value in inner.items()
-                     if key in ("code", "type", "n_ctx", "n_prompt_tokens")) if isinstance(inner, dict) else ""
-    return _server_words(error, limit=2000) + " " + codes
-
-
 def server_said(body: Any, limit: int = 300) -> str:
     """The server's own words in an error body (``{"error": {"message": ...}}``, ``{"detail": ...}``), shortened."""
     inner = body.get("error", body) if isinstance(body, dict) else body
@@ -70,16 +61,21 @@ def server_said(body: Any, limit: int = 300) -> str:
     return " ".join(inner.split())[:limit] if isinstance(inner, str) else ""
 
 
-def _server_words(error: BaseException, limit: int = 300) -> str:
-    """What the server said in an error answer: its error message, else its text, else the SDK's message."""
-    if said := server_said(getattr(error, "body", None), limit):
-        return said
-    response = getattr(error, "response", None)
-    try:
-        text = response.text if response is not None else ""
-    except Exception:  # noqa: BLE001 (an unread stream: nothing more to quote)
-        text = ""
-    return " ".join(text.split())[:limit] or str(getattr(error, "message", "") or "")[:limit]
+def _server_words(error: BaseException, limit: int = 300, *, fields: bool = False) -> str:
+    """What the server said in an error answer: its error message, else its text, else the SDK's message; with
+    ``fields`` (to find numbers in), its error fields code, type, n_ctx and n_prompt_tokens too."""
+    body = getattr(error, "body", None)
+    inner = body.get("error", body) if isinstance(body, dict) else None
+    named = ("code", "type", "n_ctx", "n_prompt_tokens") if fields and isinstance(inner, dict) else ()
+    codes = [f"{key} {inner[key]}" for key in named if key in inner]
+    if not (said := server_said(body, limit)):
+        response = getattr(error, "response", None)
+        try:
+            text = response.text if response is not None else ""
+        except Exception:  # noqa: BLE001 (an unread stream: nothing more to quote)
+            text = ""
+        said = " ".join(text.split())[:limit] or str(getattr(error, "message", "") or "")[:limit]
+    return " ".join([said, *codes])
 
 
 def _first_number(patterns: tuple[str, ...], text: str) -> int | None:
@@ -169,12 +165,11 @@ def _error_for(error: BaseException, access: ModelAccess) -> ModelUnavailable:
         url_setting="LLM_BASE_URL" if access.provider == "custom" else "",
         reasoning_hint=" This endpoint may not accept reasoning_effort: set LLM_REASONING_EFFORT=off." if reasoning
         else "", reasoning_setting="LLM_REASONING_EFFORT" if reasoning else "")
-    overflow = bool(_OVERFLOW.search(_said_in_full(error)))
+    said = _server_words(error, 2000, fields=True)
     _, _, reason, words_for, setting, retry = next(
         case for case in _CASES if isinstance(error, case[0]) and (case[1] is None or status in case[1])
-        and (overflow or case[2] is not Reason.CONTEXT_OVERFLOW))
+        and (case[2] is not Reason.CONTEXT_OVERFLOW or _OVERFLOW.search(said)))
     if reason is Reason.CONTEXT_OVERFLOW:
-        said = _said_in_full(error)
         return ContextOverflow(words_for.format(**text, fit=_fit(said)), setting=setting, **facts,
                                context_tokens=_first_number(_CONTEXT_NUMBERS, said),
                                prompt_tokens=_first_number(_PROMPT_NUMBERS, said))
