@@ -1,7 +1,6 @@
-"""Every environment variable model access reads, in one place: the providers and their keys, the other
-secrets, and the settings, each read and checked here. ``secret_variables()`` is the one list of secret
-names: scrubbing (``secrets.py``) and the tests' clean environment (``conftest.py``) both read it.
-"""
+"""Every environment variable model access reads, in one place: the providers and their keys, the other secrets,
+and the settings, each read and checked here. ``secret_variables()`` is the one list of secret names: scrubbing
+(``secrets.py``) and the tests' clean environment (``conftest.py``) both read it."""
 from __future__ import annotations
 
 import math
@@ -35,17 +34,14 @@ SETTING_VARIABLES = ("LLM_MODE", "LLM_PROVIDER", "LLM_BASE_URL", "LLM_MODEL", "L
                      "LLM_REASONING_EFFORT", "LLM_RECORDINGS_DIR", "LLM_SYSTEM_MESSAGES")
 DEFAULT_MAX_RETRIES = 2  # the SDK's own default
 DEFAULT_TIMEOUT = 60.0  # seconds for one answer: the SDK's 600 looks like a frozen notebook in a live demo
-# LLM_SYSTEM_MESSAGES: as the notebook wrote them, joined into the first system message (for chat formats that
-# keep only the first), or put at the start of the first user message (for chat formats with no system role)
 SYSTEM_MESSAGE_MODES = ("as-written", "merge", "user")
 
 
 def default_provider(key_passed: bool) -> str:
     """The lessons' provider (Groq), unless its key is unset and exactly one other provider's key is set."""
-    if key_passed or env(PROVIDERS[DEFAULT_PROVIDER].key_env):
-        return DEFAULT_PROVIDER
     others = [name for name, provider in PROVIDERS.items() if name != DEFAULT_PROVIDER and env(provider.key_env)]
-    return others[0] if len(others) == 1 else DEFAULT_PROVIDER
+    keep_default = key_passed or env(PROVIDERS[DEFAULT_PROVIDER].key_env) or len(others) != 1
+    return DEFAULT_PROVIDER if keep_default else others[0]
 
 
 def secret_variables() -> tuple[str, ...]:
