@@ -39,6 +39,9 @@ MODES = ("live", "record", "replay", "offline")
 ENV_FILE = REPO_ROOT / ".env"
 _NO_KEY_NEEDED = "no-key-needed"  # the SDK insists on a key; local servers ignore it
 DEFAULT_KEY_ENV = PROVIDERS[DEFAULT_PROVIDER].key_env  # the key a replay or offline client would name
+_OFFLINE_LABEL = ("Model: offline | a deterministic stand-in, not a language model: its summaries copy sentences, its "
+                  "replies (marked [offline stand-in]) take facts only from the request, and to the course's own "
+                  f"conversations add replies written for this project | {OFFLINE_MODEL} | no network")
 
 
 @dataclass(frozen=True)
@@ -135,14 +138,10 @@ class ModelAccess:
     warned: set[str] = field(default_factory=set)  # plain-words warnings already given once
 
     def warn_once(self, topic: str, line: str) -> None:
-        """``notify`` a warning the first time ``topic`` comes up for this client."""
+        """Print (unless quiet) and keep in ``notices`` a warning the first time ``topic`` comes up for this client."""
         if topic not in self.warned:
             self.warned.add(topic)
-            self.notify(line)
-
-    def notify(self, line: str) -> None:
-        """Print a one-line notice (unless quiet) and keep it in ``notices``."""
-        _notify(self.notices, self.quiet, line)
+            _notify(self.notices, self.quiet, line)
 
     def request_options(self, messages: list[dict[str, Any]], *, max_tokens: int, temperature: float | None = 0,
                         reasoning_effort: str | None = None) -> dict[str, Any]:
@@ -159,7 +158,14 @@ class ModelAccess:
         """One chat completion with a non-empty reply, or the project's error saying what to do; an empty reply
         cut at the token limit (gpt-oss reasons inside ``max_tokens``) is retried once with twice the limit."""
         for limit in (max_tokens, max_tokens * 2):
-            response = self._create(messages, limit, temperature=temperature, reasoning_effort=reasoning_effort)
+            self.trace.reset()
+            try:
+                response = self.client.chat.completions.create(**self.request_options(
+                    messages, max_tokens=limit, temperature=temperature, reasoning_effort=reasoning_effort))
+            except ModelAccessError:
+                raise
+            except openai.APIError as error:
+                raise model_error(error, self) from error
             choice = response.choices[0] if response.choices else None
             if choice and (choice.message.content or "").strip():
                 return response
@@ -168,22 +174,14 @@ class ModelAccess:
                 raise EmptyReply(f"The model returned an empty {purpose} (finish_reason={finish!r}). "
                                  "Run the cell again, or switch to LLM_MODE=replay / LLM_MODE=offline.")
             if limit == max_tokens:
-                self.notify(f"empty {purpose} (finish_reason='length': the model spent {self.token_limit_parameter}="
-                            f"{max_tokens} before writing); retrying once with {max_tokens * 2}")
+                _notify(self.notices, self.quiet, f"empty {purpose} (finish_reason='length': the model spent "
+                        f"{self.token_limit_parameter}={max_tokens} before writing); retrying once with "
+                        f"{max_tokens * 2}")
         raise EmptyReply(
             f"The model returned an empty {purpose} twice (finish_reason='length' at {self.token_limit_parameter}="
             f"{max_tokens} and {max_tokens * 2}): a reasoning model such as gpt-oss spent the whole limit on hidden "
             "reasoning. Raise max_tokens, lower reasoning_effort, or switch to LLM_MODE=replay / LLM_MODE=offline.",
             reason=Reason.EMPTY_REPLY_CUT, attempts=2, setting=self.token_limit_parameter, retry_can_help=False)
-
-    def _create(self, messages: list[dict[str, Any]], limit: int, **options: Any) -> ChatCompletion:
-        self.trace.reset()
-        try:
-            return self.client.chat.completions.create(**self.request_options(messages, max_tokens=limit, **options))
-        except ModelAccessError:
-            raise
-        except openai.APIError as error:
-            raise model_error(error, self) from error
 
     def close(self) -> None:
         self.client.close()
@@ -198,29 +196,12 @@ def load_env_file(path: str | Path | None = None) -> None:
                            if value is not None and not os.environ.get(name, "").strip()})
 
 
-def _needs_recording(mode: str, path: Path | None) -> Path:
-    if path is None:
-        verb = "reads" if mode == "replay" else "writes"
-        message = (f"{mode} mode needs the name of a recording: connect('{mode}', recording='02_summary_memory_run')"
-                   f" {verb} data/recordings/02_summary_memory_run.json")
-        raise RecordingMissing(message) if mode == "replay" else SettingError("recording", None, message)
-    return path
-
-
 # Each mode's wiring: (the transport under the SDK, the base URL and key the SDK is given, ModelAccess's fields)
 _Wiring = tuple[httpx2.BaseTransport, str, str, dict[str, Any]]
 
 
-def _offline() -> _Wiring:
-    label = (f"Model: offline | a deterministic stand-in, not a language model: its summaries copy sentences, its "
-             f"replies (marked [offline stand-in]) take facts only from the request, and to the course's own "
-             f"conversations add replies written for this project | {OFFLINE_MODEL} | no network")
-    return OfflineTransport(), "http://offline-stand-in.invalid/v1", "offline-stand-in", dict(
-        model=OFFLINE_MODEL, label=label, endpoint="in-process stand-in", provider="offline")
-
-
-def _replay(path: Path | None, model: str | None, sdk: dict[str, Any], trace: CallTrace) -> _Wiring:
-    saved, where = Recording.load(_needs_recording("replay", path)), display_path(path)
+def _replay(path: Path, model: str | None, sdk: dict[str, Any], trace: CallTrace) -> _Wiring:
+    saved, where = Recording.load(path), display_path(path)
     # the recorded model wins over LLM_MODEL (which may name a local server's model)
     model = model or (saved.models[0] if saved.models else None) or PROVIDERS[DEFAULT_PROVIDER].default_model
     checked = CheckedTransport(RecordingTransport(saved, "replay"), timeout=sdk["timeout"], where=where, trace=trace)
@@ -235,16 +216,6 @@ def _replay(path: Path | None, model: str | None, sdk: dict[str, Any], trace: Ca
 def _live(mode: str, endpoint: _Endpoint, path: Path | None, network: httpx2.BaseTransport,
           notify: Callable[[str], None], sdk: dict[str, Any], trace: CallTrace, sent_as: str) -> _Wiring:
     """Live or record: the real endpoint, wrapped to record, or to fall back on the recording."""
-    if endpoint.api_key is None:
-        raise MissingKey(
-            f"{mode} mode needs an API key for {endpoint.name}, and {endpoint.key_env} is not set. Put "
-            f"{endpoint.key_env}=... in a file named .env at the repository root (copy .env.example; .env is "
-            "git-ignored) or export it in your shell, then run the cell again. For a local server (Ollama, vLLM, LM "
-            "Studio) set LLM_BASE_URL instead (and LLM_MODEL if it serves several models). Or run without a key: "
-            "LLM_MODE=replay (recorded answers) or LLM_MODE=offline (the deterministic stand-in).",
-            setting=endpoint.key_env)
-    if mode == "record":
-        _needs_recording(mode, path)
     model = shown = endpoint.model or "?"
     if endpoint.provider == "custom":  # a custom server's model is known once it has listed its models
         lister = CheckedTransport(network, timeout=min(sdk["timeout"], MODELS_TIMEOUT), secrets=endpoint.secrets,
@@ -311,8 +282,21 @@ def connect(mode: str | None = None, *, provider: str | None = None, base_url: s
         raise endpoint_error
     sdk: dict[str, Any] = {"max_retries": setting("max_retries", max_retries), "timeout": setting("timeout", timeout)}
     sent_as, trace, notices = setting("system_messages", system_messages), CallTrace(), []
+    if chosen in ("live", "record") and endpoint.api_key is None:
+        raise MissingKey(
+            f"{chosen} mode needs an API key for {endpoint.name}, and {endpoint.key_env} is not set. Put "
+            f"{endpoint.key_env}=... in a file named .env at the repository root (copy .env.example; .env is "
+            "git-ignored) or export it in your shell, then run the cell again. For a local server (Ollama, vLLM, LM "
+            "Studio) set LLM_BASE_URL instead (and LLM_MODEL if it serves several models). Or run without a key: "
+            "LLM_MODE=replay (recorded answers) or LLM_MODE=offline (the deterministic stand-in).",
+            setting=endpoint.key_env)
+    if chosen in ("replay", "record") and path is None:
+        message = (f"{chosen} mode needs the name of a recording: connect('{chosen}', recording='02_summary_memory_"
+                   f"run') {'reads' if chosen == 'replay' else 'writes'} data/recordings/02_summary_memory_run.json")
+        raise RecordingMissing(message) if chosen == "replay" else SettingError("recording", None, message)
     if chosen == "offline":
-        wiring = _offline()
+        wiring = OfflineTransport(), "http://offline-stand-in.invalid/v1", "offline-stand-in", dict(
+            model=OFFLINE_MODEL, label=_OFFLINE_LABEL, endpoint="in-process stand-in", provider="offline")
     elif chosen == "replay":
         wiring = _replay(path, model, sdk, trace)
     else:
