@@ -13,21 +13,19 @@ from helpers.model.explain import rejected_key, server_said
 from helpers.model.responses import json_of, read_decoded, rebuilt, request_json, with_body
 
 MODELS_TIMEOUT = 10.0  # seconds for the server's list of models; a server that takes longer is not asked
-MODEL_FILE_SUFFIXES = (".gguf", ".ggml", ".bin", ".safetensors")
+_MODEL_FILE = re.compile(r"\.(?:gguf|ggml|bin|safetensors)\Z", re.IGNORECASE)  # a model file's extension
 _ABSOLUTE = re.compile(r"^(?:/|~|\\\\|[A-Za-z]:[\\/]|\.{1,2}[\\/])")
 
 
 def is_file_path(model_id: str) -> bool:
     """True for a model id that is a file or folder path, not a name such as ``meta-llama/Llama-3.1-8B``."""
     has_folder = "/" in model_id or "\\" in model_id
-    return bool(_ABSOLUTE.match(model_id)) or (has_folder and model_id.lower().endswith(MODEL_FILE_SUFFIXES))
+    return bool(_ABSOLUTE.match(model_id)) or (has_folder and bool(_MODEL_FILE.search(model_id)))
 
 
 def file_name(model_id: str) -> str:
     """What a model id that is a path is called here: its last part, without a model file's extension."""
-    last = model_id.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
-    suffix = next((s for s in MODEL_FILE_SUFFIXES if last.lower().endswith(s)), "")
-    return last[:len(last) - len(suffix)]
+    return _MODEL_FILE.sub("", model_id.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1])
 
 
 def shown(model_id: str) -> str:
@@ -57,11 +55,8 @@ def listed_models(base_url: str, transport: httpx2.BaseTransport, api_key: str |
 
 def _served_as(model: str, listed: tuple[str, ...]) -> str | None:
     """The listed id that ``model`` names: the same id, without Ollama's ``:latest``, or a model file's name."""
-    for name in listed:
-        last = name.replace("\\", "/").rsplit("/", 1)[-1]
-        if model in (name, name.removesuffix(":latest"), last, file_name(name)):
-            return name
-    return None
+    return next((name for name in listed if model in (name, name.removesuffix(":latest"), file_name(name),
+                                                      name.replace("\\", "/").rsplit("/", 1)[-1])), None)
 
 
 def served_model(wanted: str | None, listed: tuple[str, ...] | None, where: str,
