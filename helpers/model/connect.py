@@ -30,7 +30,7 @@ from helpers.model.responses import CallTrace, CheckedTransport
 from helpers.model.secrets import configured_secrets, public_url, url_credentials
 from helpers.model.served import MODELS_TIMEOUT, listed_models, served_model
 from helpers.model.settings import (CUSTOM_KEY_ENV, DEFAULT_MAX_RETRIES, DEFAULT_PROVIDER, DEFAULT_TIMEOUT, PROVIDERS,
-                                    default_provider, env, setting)
+                                    env, setting)
 
 __all__ = ["MODES", "ModelAccess", "connect", "BadResponse", "ContextOverflow", "EmptyReply", "MissingKey",
            "ModelAccessError", "ModelUnavailable", "RecordingMissing", "UnknownModel"]
@@ -81,7 +81,10 @@ def _resolve_endpoint(provider: str | None, base_url: str | None, model: str | N
         source = "argument" if api_key else (CUSTOM_KEY_ENV if key else "no key needed")
         return _Endpoint("custom", "OpenAI-compatible server", base_url.rstrip("/"), model,
                          key or _NO_KEY_NEEDED, source, CUSTOM_KEY_ENV)
-    provider = provider or default_provider(key_passed=bool(api_key))
+    if provider is None:  # the lessons' provider, unless its key is unset and exactly one other provider's key is set
+        others = [name for name, known in PROVIDERS.items() if name != DEFAULT_PROVIDER and env(known.key_env)]
+        keep = api_key or env(PROVIDERS[DEFAULT_PROVIDER].key_env) or len(others) != 1
+        provider = DEFAULT_PROVIDER if keep else others[0]
     known = PROVIDERS[provider]
     return _Endpoint(provider, known.name, (base_url or known.base_url).rstrip("/"), model or known.default_model,
                      api_key or env(known.key_env), "argument" if api_key else known.key_env, known.key_env)
@@ -206,8 +209,8 @@ def _replay(path: Path, model: str | None, sdk: dict[str, Any], trace: CallTrace
     model = model or (saved.models[0] if saved.models else None) or PROVIDERS[DEFAULT_PROVIDER].default_model
     checked = CheckedTransport(RecordingTransport(saved, "replay"), timeout=sdk["timeout"], where=where, trace=trace)
     origin = f", recorded from {saved.endpoint}" if saved.endpoint else ""
-    known = [name for name, known in PROVIDERS.items() if (saved.endpoint or "").rstrip("/") == known.base_url]
-    provider = known[0] if known else ("custom" if saved.endpoint else DEFAULT_PROVIDER)  # what was recorded
+    provider = next((name for name, known in PROVIDERS.items() if (saved.endpoint or "").rstrip("/") == known.base_url),
+                    "custom" if saved.endpoint else DEFAULT_PROVIDER)  # what was recorded
     return checked, "http://replay.invalid/v1", "replay", dict(
         model=model, endpoint=where, provider="replay", traits_of=provider,
         label=f"Model: replay | {where} ({len(saved.exchanges)} exchanges{origin}) | {model} | no network")

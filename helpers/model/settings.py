@@ -37,13 +37,6 @@ DEFAULT_TIMEOUT = 60.0  # seconds for one answer: the SDK's 600 looks like a fro
 SYSTEM_MESSAGE_MODES = ("as-written", "merge", "user")
 
 
-def default_provider(key_passed: bool) -> str:
-    """The lessons' provider (Groq), unless its key is unset and exactly one other provider's key is set."""
-    others = [name for name, provider in PROVIDERS.items() if name != DEFAULT_PROVIDER and env(provider.key_env)]
-    keep_default = key_passed or env(PROVIDERS[DEFAULT_PROVIDER].key_env) or len(others) != 1
-    return DEFAULT_PROVIDER if keep_default else others[0]
-
-
 def secret_variables() -> tuple[str, ...]:
     """The names of every variable that holds a secret: each provider's key, a custom server's key, the signing key."""
     return tuple(dict.fromkeys([*(p.key_env for p in PROVIDERS.values()), CUSTOM_KEY_ENV, SIGNING_KEY_ENV]))
