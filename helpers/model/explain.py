@@ -43,10 +43,6 @@ def explain_error(error: BaseException, access: ModelAccess) -> str:
     return str(model_error(error, access))
 
 
-def _status(error: BaseException) -> int | None:
-    return error.status_code if isinstance(error, openai.APIStatusError) else None
-
-
 def _said(words: str) -> str:
     """The server's words as a sentence after "The server said:", or nothing when it said nothing."""
     words = words.strip()
@@ -145,7 +141,8 @@ _CASES: tuple[tuple[type[BaseException], tuple[int, ...] | range | None, Reason,
 
 def _error_for(error: BaseException, access: ModelAccess) -> ModelUnavailable:
     made, wait = access.trace.attempts or access.max_retries + 1, access.trace.retry_after
-    status, where = _status(error), f"{access.endpoint} (model {access.model})"
+    status = error.status_code if isinstance(error, openai.APIStatusError) else None
+    where = f"{access.endpoint} (model {access.model})"
     facts = {"status": status, "attempts": made, "retry_after": wait}
     if status in (401, 403):
         return rejected_key(where, status, _server_words(error), access.key_env, attempts=made, retry_after=wait)
