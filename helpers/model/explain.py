@@ -7,17 +7,29 @@ import re
 import sys
 from collections.abc import Callable
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import openai
 
 from helpers.base.errors import Explained, short_traceback
 from helpers.base.text import duration
 from helpers.model.errors import ContextOverflow, ModelAccessError, ModelUnavailable, Reason
+from helpers.model.responses import CallTrace
 from helpers.model.secrets import configured_secrets, public_url, scrub_text
 
-if TYPE_CHECKING:  # connect.py imports this module
-    from helpers.model.connect import ModelAccess
+
+class ModelAccess(Protocol):
+    """What an explanation reads of the client that made the call (``helpers.model.connect.ModelAccess``)."""
+
+    endpoint: str
+    model: str
+    provider: str
+    key_env: str
+    max_retries: int
+    timeout: float
+    trace: CallTrace
+    secrets: list[str]
+
 
 FALLBACK = "or run without the network: LLM_MODE=replay (recorded answers) or LLM_MODE=offline (the stand-in)"
 # How servers word "the request does not fit my context" (llama-cpp-python, vLLM, llama.cpp, OpenAI, Groq, LM Studio)
