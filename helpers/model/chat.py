@@ -34,11 +34,9 @@ def _message_names(request: list[dict[str, str]], summary: str | None) -> dict[s
 def chat(memory: ConversationMemory, user_message: str, access: ModelAccess, *, max_tokens: int = 1024,
          temperature: float | None = 0, watch: str | None = None, watch_label: str | None = None,
          show: bool = False) -> TurnRecord:
-    """Run one turn: store the question, send the memory's request, store the reply; return the record.
-
-    A failed model call propagates and leaves the memory as before. ``watch`` is a text looked for in the verbatim
-    turns (named ``watch_label`` on the turn line); ``show=True`` prints the record's lines, as the lessons do.
-    """
+    """Run one turn (store the question, send the memory's request, store the reply) and return its record; a failed
+    call leaves the memory as before. ``watch`` is a text looked for in the verbatim turns (named ``watch_label`` on
+    the turn line); ``show=True`` prints the record's lines, as the lessons do."""
     notices_before, events_start, notes = len(access.notices), len(memory.fold_events), []
     with memory.transaction():
         _add(memory, "user", user_message, notes)

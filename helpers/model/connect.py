@@ -269,10 +269,8 @@ def connect(mode: str | None = None, *, provider: str | None = None, base_url: s
             timeout: float | None = None, system_messages: str | None = None,
             transport: httpx2.BaseTransport | None = None, load_env: bool | str | Path = True,
             quiet: bool = False) -> ModelAccess:
-    """A real ``openai.OpenAI`` client for the chosen mode, and one printed line saying what it talks to;
-    ``recording`` names the notebook's recording, ``transport`` replaces the network (tests), the rest default
-    to their ``LLM_*`` variables.
-    """
+    """A real ``openai.OpenAI`` client for the chosen mode, and one printed line saying what it talks to; ``recording``
+    names the notebook's recording, ``transport`` replaces the network (tests), the rest default to ``LLM_*``."""
     if load_env:
         load_env_file(None if load_env is True else load_env)
     path = recording_path(recording, recordings_dir) if recording else None
