@@ -9,6 +9,7 @@ from helpers.memory.summary_buffer import SummaryBufferMemory
 from helpers.memory.types import SummariserError
 from helpers.model.connect import ContextOverflow, ModelUnavailable, connect
 from helpers.model.errors import Reason
+from helpers.model.explain import explain_error
 from helpers.base.text import duration
 from tests.support.mock_api import Scripted, status
 
@@ -67,10 +68,10 @@ def test_explaining_an_error_the_project_already_explained_says_it_once(answer, 
         access.complete([{"role": "user", "content": "hi"}], max_tokens=5)
     assert raised.value.reason is reason
     once = str(raised.value)
-    assert access.explain(raised.value) == once and access.explain(raised.value) == once  # no text doubled
+    assert explain_error(raised.value, access) == once == explain_error(raised.value, access)  # no text doubled
     assert " or or " not in once and ".." not in once
     wrapped = SummariserError(f"the summariser raised ModelUnavailable while folding 2 messages: {once}")
-    assert access.explain(wrapped) == str(wrapped)  # the memory's own explanation, not a second one around it
+    assert explain_error(wrapped, access) == str(wrapped)  # the memory's own explanation, not a second one around it
 
 
 def test_a_context_overflow_is_not_told_to_run_again_and_a_wait_of_one_second_is_singular():

@@ -1,11 +1,6 @@
-"""``connect()``: a real ``openai.OpenAI`` client for each mode (live, record, replay, offline), the mode named in
-one printed line, and ``ModelAccess.complete()`` with the project's checks and explanations.
-
-The mode decides the ``httpx2`` transport under the SDK (see docs/architecture.md, Models): the network, the
-network and a recorder, a recording, or the offline stand-in. With no mode given or in ``LLM_MODE``: live if a
-key (or ``LLM_BASE_URL``) is set, else replay if the recording exists, else offline. Keys come from the
-environment or the repository's ``.env``, never from a prompt, and are never printed or stored.
-"""
+"""``connect()``: a real ``openai.OpenAI`` client in each mode (live, record, replay, offline) over the ``httpx2``
+transport the mode chooses (docs/architecture.md, Models), named in one printed line. Keys come from the environment
+or the repository's ``.env``, never from a prompt, and are never printed or stored."""
 from __future__ import annotations
 
 import os
@@ -15,6 +10,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
+from urllib.request import getproxies_environment, proxy_bypass_environment
 
 import httpx2
 import openai
@@ -31,10 +27,9 @@ from helpers.model.offline.server import OfflineTransport
 from helpers.model.recordings import Recording, RecordingTransport, display_path, recording_path
 from helpers.model.responses import ADAPTED, CallTrace, CheckedTransport, DeliveryTransport
 from helpers.model.secrets import configured_secrets, public_url, url_credentials
-from helpers.model.served import MODELS_TIMEOUT, ModelFileTransport, listed_models, served_model
+from helpers.model.served import MODELS_TIMEOUT, listed_models, served_model
 from helpers.model.settings import (CUSTOM_KEY_ENV, DEFAULT_MAX_RETRIES, DEFAULT_PROVIDER, DEFAULT_TIMEOUT, PROVIDERS,
-                                    default_provider, env, max_retries as max_retries_setting, system_message_mode,
-                                    timeout_seconds)
+                                    env, setting)
 
 __all__ = ["MODES", "ModelAccess", "connect", "BadResponse", "ContextOverflow", "EmptyReply", "MissingKey",
            "ModelAccessError", "ModelUnavailable", "RecordingMissing", "UnknownModel"]
@@ -43,6 +38,9 @@ MODES = ("live", "record", "replay", "offline")
 ENV_FILE = REPO_ROOT / ".env"
 _NO_KEY_NEEDED = "no-key-needed"  # the SDK insists on a key; local servers ignore it
 DEFAULT_KEY_ENV = PROVIDERS[DEFAULT_PROVIDER].key_env  # the key a replay or offline client would name
+_OFFLINE_LABEL = ("Model: offline | a deterministic stand-in, not a language model: its summaries copy sentences, its "
+                  "replies (marked [offline stand-in]) take facts only from the request, and to the course's own "
+                  f"conversations add replies written for this project | {OFFLINE_MODEL} | no network")
 
 
 @dataclass(frozen=True)
@@ -82,42 +80,34 @@ def _resolve_endpoint(provider: str | None, base_url: str | None, model: str | N
         source = "argument" if api_key else (CUSTOM_KEY_ENV if key else "no key needed")
         return _Endpoint("custom", "OpenAI-compatible server", base_url.rstrip("/"), model,
                          key or _NO_KEY_NEEDED, source, CUSTOM_KEY_ENV)
-    provider = provider or default_provider(key_passed=bool(api_key))
+    if provider is None:  # the lessons' provider, unless its key is unset and exactly one other provider's key is set
+        others = [name for name, known in PROVIDERS.items() if name != DEFAULT_PROVIDER and env(known.key_env)]
+        keep = api_key or env(PROVIDERS[DEFAULT_PROVIDER].key_env) or len(others) != 1
+        provider = DEFAULT_PROVIDER if keep else others[0]
     known = PROVIDERS[provider]
     return _Endpoint(provider, known.name, (base_url or known.base_url).rstrip("/"), model or known.default_model,
                      api_key or env(known.key_env), "argument" if api_key else known.key_env, known.key_env)
 
 
-def _model_traits(model: str, provider: str) -> tuple[bool, str, bool]:
-    """(accepts reasoning_effort, the token-limit parameter, accepts temperature), decided by endpoint first: only
-    OpenAI's API has ``max_completion_tokens`` and refuses a temperature for its reasoning models."""
+def _model_traits(model: str, provider: str) -> dict[str, Any]:
+    """What the endpoint accepts, decided by endpoint first: only OpenAI's API has ``max_completion_tokens`` and
+    refuses a temperature for its reasoning models; ``LLM_REASONING_EFFORT`` on/off overrides the guess."""
     short = model.rsplit("/", 1)[-1].lower()
     openai_reasoning = provider == "openai" and bool(re.match(r"(o\d|gpt-5)", short))
     reasoning = ("gpt-oss" in short and provider != "custom") or openai_reasoning
     override = (env("LLM_REASONING_EFFORT") or "").lower()
     if override in ("off", "no", "false", "0", "on", "yes", "true", "1"):
         reasoning = override in ("on", "yes", "true", "1")
-    return reasoning, ("max_completion_tokens" if openai_reasoning else "max_tokens"), not openai_reasoning
+    return dict(accepts_reasoning_effort=reasoning, accepts_temperature=not openai_reasoning,
+                token_limit_parameter="max_completion_tokens" if openai_reasoning else "max_tokens")
 
 
 def _proxy_for(url: str) -> str | None:
     """The proxy the environment sets for this URL (our own transports do not read it themselves)."""
-    host = httpx2.URL(url).host
-    if host in ("localhost", "::1") or host.startswith("127."):
+    parsed, proxies = httpx2.URL(url), getproxies_environment()
+    if parsed.host in ("localhost", "::1") or parsed.host.startswith("127."):
         return None
-    no_proxy = [h.strip().lstrip(".") for h in (env("NO_PROXY") or env("no_proxy") or "").split(",") if h.strip()]
-    if "*" in no_proxy or any(host == h or host.endswith("." + h) for h in no_proxy):
-        return None
-    scheme = httpx2.URL(url).scheme
-    return env(f"{scheme.upper()}_PROXY") or env(f"{scheme}_proxy") or env("ALL_PROXY") or env("all_proxy")
-
-
-def _text(response: ChatCompletion) -> str:
-    return (response.choices[0].message.content or "") if response.choices else ""
-
-
-def _finish(response: ChatCompletion) -> str | None:
-    return response.choices[0].finish_reason if response.choices else None
+    return None if proxy_bypass_environment(parsed.host, proxies) else proxies.get(parsed.scheme) or proxies.get("all")
 
 
 def _notify(notices: list[str], quiet: bool, line: str) -> None:
@@ -148,17 +138,12 @@ class ModelAccess:
     trace: CallTrace = field(default_factory=CallTrace)  # what the transports saw during the last call
     secrets: list[str] = field(default_factory=list, repr=False)  # scrubbed from every message
     warned: set[str] = field(default_factory=set)  # plain-words warnings already given once
-    system_messages: str = "as-written"  # how system messages are sent to a live server (LLM_SYSTEM_MESSAGES)
 
     def warn_once(self, topic: str, line: str) -> None:
-        """``notify`` a warning the first time ``topic`` comes up for this client."""
+        """Print (unless quiet) and keep in ``notices`` a warning the first time ``topic`` comes up for this client."""
         if topic not in self.warned:
             self.warned.add(topic)
-            self.notify(line)
-
-    def notify(self, line: str) -> None:
-        """Print a one-line notice (unless quiet) and keep it in ``notices``."""
-        _notify(self.notices, self.quiet, line)
+            _notify(self.notices, self.quiet, line)
 
     def request_options(self, messages: list[dict[str, Any]], *, max_tokens: int, temperature: float | None = 0,
                         reasoning_effort: str | None = None) -> dict[str, Any]:
@@ -174,114 +159,72 @@ class ModelAccess:
                  reasoning_effort: str | None = None, purpose: str = "reply") -> ChatCompletion:
         """One chat completion with a non-empty reply, or the project's error saying what to do; an empty reply
         cut at the token limit (gpt-oss reasons inside ``max_tokens``) is retried once with twice the limit."""
-        options = dict(temperature=temperature, reasoning_effort=reasoning_effort)
-        response = self._create(messages, max_tokens, **options)
-        if not _text(response).strip() and _finish(response) == "length":
-            self.notify(f"empty {purpose} (finish_reason='length': the model spent {self.token_limit_parameter}="
-                        f"{max_tokens} before writing); retrying once with {max_tokens * 2}")
-            response = self._create(messages, max_tokens * 2, **options)
-            if not _text(response).strip() and _finish(response) == "length":
-                raise EmptyReply(
-                    f"The model returned an empty {purpose} twice (finish_reason='length' at "
-                    f"{self.token_limit_parameter}={max_tokens} and {max_tokens * 2}): a reasoning model such as "
-                    "gpt-oss spent the whole limit on hidden reasoning. Raise max_tokens, lower "
-                    "reasoning_effort, or switch to LLM_MODE=replay / LLM_MODE=offline.",
-                    reason=Reason.EMPTY_REPLY_CUT, attempts=2, setting=self.token_limit_parameter, retry_can_help=False)
-        if not _text(response).strip():
-            raise EmptyReply(f"The model returned an empty {purpose} (finish_reason={_finish(response)!r}). "
-                             "Run the cell again, or switch to LLM_MODE=replay / LLM_MODE=offline.")
-        return response
-
-    def _create(self, messages: list[dict[str, Any]], limit: int, **options: Any) -> ChatCompletion:
-        self.trace.reset()
-        try:
-            return self.client.chat.completions.create(**self.request_options(messages, max_tokens=limit, **options))
-        except ModelAccessError:
-            raise
-        except openai.APIError as error:
-            raise model_error(error, self) from error
-
-    def explain(self, error: BaseException) -> str:
-        """What a failed call means and what to do about it, in one paragraph (never the key)."""
-        return explain_error(error, self)
+        for limit in (max_tokens, max_tokens * 2):
+            self.trace.reset()
+            try:
+                response = self.client.chat.completions.create(**self.request_options(
+                    messages, max_tokens=limit, temperature=temperature, reasoning_effort=reasoning_effort))
+            except ModelAccessError:
+                raise
+            except openai.APIError as error:
+                raise model_error(error, self) from error
+            choice = response.choices[0] if response.choices else None
+            if choice and (choice.message.content or "").strip():
+                return response
+            finish = choice.finish_reason if choice else None
+            if finish != "length":
+                raise EmptyReply(f"The model returned an empty {purpose} (finish_reason={finish!r}). "
+                                 "Run the cell again, or switch to LLM_MODE=replay / LLM_MODE=offline.")
+            if limit == max_tokens:
+                _notify(self.notices, self.quiet, f"empty {purpose} (finish_reason='length': the model spent "
+                        f"{self.token_limit_parameter}={max_tokens} before writing); retrying once with "
+                        f"{max_tokens * 2}")
+        raise EmptyReply(
+            f"The model returned an empty {purpose} twice (finish_reason='length' at {self.token_limit_parameter}="
+            f"{max_tokens} and {max_tokens * 2}): a reasoning model such as gpt-oss spent the whole limit on hidden "
+            "reasoning. Raise max_tokens, lower reasoning_effort, or switch to LLM_MODE=replay / LLM_MODE=offline.",
+            reason=Reason.EMPTY_REPLY_CUT, attempts=2, setting=self.token_limit_parameter, retry_can_help=False)
 
     def close(self) -> None:
         self.client.close()
 
 
-def load_env_file(path: str | Path | None = None) -> bool:
-    """Load ``.env`` (the repository's by default) into the environment, never overriding a value that is set
-    (one exported empty counts as unset); True if the file set anything."""
+def load_env_file(path: str | Path | None = None) -> None:
+    """Load ``.env`` (the repository's by default) into the environment, never overriding a value that is set (one
+    exported empty counts as unset)."""
     file = Path(path) if path else ENV_FILE
-    if not file.is_file():
-        return False
-    unset = {name: value for name, value in dotenv_values(file).items()
-             if value is not None and not os.environ.get(name, "").strip()}
-    os.environ.update(unset)
-    return bool(unset)
+    if file.is_file():
+        os.environ.update({name: value for name, value in dotenv_values(file).items()
+                           if value is not None and not os.environ.get(name, "").strip()})
 
 
-def _missing_key(endpoint: _Endpoint, mode: str) -> MissingKey:
-    return MissingKey(
-        f"{mode} mode needs an API key for {endpoint.name}, and {endpoint.key_env} is not set. Put "
-        f"{endpoint.key_env}=... in a file named .env at the repository root (copy .env.example; .env is "
-        "git-ignored) or export it in your shell, then run the cell again. For a local server (Ollama, vLLM, "
-        "LM Studio) set LLM_BASE_URL instead (and LLM_MODEL if it serves several models). Or run without a key: "
-        "LLM_MODE=replay (recorded answers) or LLM_MODE=offline (the deterministic stand-in).",
-        setting=endpoint.key_env)
+# Each mode's wiring: (the transport under the SDK, the base URL and key the SDK is given, ModelAccess's fields)
+_Wiring = tuple[httpx2.BaseTransport, str, str, dict[str, Any]]
 
 
-def _needs_recording(mode: str, path: Path | None) -> Path:
-    if path is None:
-        verb = "reads" if mode == "replay" else "writes"
-        message = (f"{mode} mode needs the name of a recording: connect('{mode}', recording='02_summary_memory_run')"
-                   f" {verb} data/recordings/02_summary_memory_run.json")
-        raise RecordingMissing(message) if mode == "replay" else SettingError("recording", None, message)
-    return path
-
-
-def _client(transport: httpx2.BaseTransport, base_url: str, key: str | None, sdk: dict[str, Any]) -> openai.OpenAI:
-    return openai.OpenAI(api_key=key, base_url=base_url, http_client=httpx2.Client(transport=transport), **sdk)
-
-
-def _offline(sdk: dict[str, Any]) -> dict[str, Any]:
-    label = (f"Model: offline | a deterministic stand-in, not a language model: its summaries copy sentences, its "
-             f"replies (marked [offline stand-in]) take facts only from the request, and to the course's own "
-             f"conversations add replies written for this project | {OFFLINE_MODEL} | no network")
-    return dict(client=_client(OfflineTransport(), "http://offline-stand-in.invalid/v1", "offline-stand-in", sdk),
-                model=OFFLINE_MODEL, label=label, endpoint="in-process stand-in", provider="offline")
-
-
-def _replay(path: Path | None, model: str | None, sdk: dict[str, Any], trace: CallTrace) -> dict[str, Any]:
-    saved, where = Recording.load(_needs_recording("replay", path)), display_path(path)
+def _replay(path: Path, model: str | None, sdk: dict[str, Any], trace: CallTrace) -> _Wiring:
+    saved, where = Recording.load(path), display_path(path)
     # the recorded model wins over LLM_MODEL (which may name a local server's model)
     model = model or (saved.models[0] if saved.models else None) or PROVIDERS[DEFAULT_PROVIDER].default_model
     checked = CheckedTransport(RecordingTransport(saved, "replay"), timeout=sdk["timeout"], where=where, trace=trace)
     origin = f", recorded from {saved.endpoint}" if saved.endpoint else ""
-    known = [name for name, known in PROVIDERS.items() if (saved.endpoint or "").rstrip("/") == known.base_url]
-    provider = known[0] if known else ("custom" if saved.endpoint else DEFAULT_PROVIDER)  # what was recorded
-    return dict(client=_client(checked, "http://replay.invalid/v1", "replay", sdk), model=model, endpoint=where,
-                label=f"Model: replay | {where} ({len(saved.exchanges)} exchanges{origin}) | {model} | no network",
-                provider="replay", traits_of=provider)
+    provider = next((name for name, known in PROVIDERS.items() if (saved.endpoint or "").rstrip("/") == known.base_url),
+                    "custom" if saved.endpoint else DEFAULT_PROVIDER)  # what was recorded
+    return checked, "http://replay.invalid/v1", "replay", dict(
+        model=model, endpoint=where, provider="replay", traits_of=provider,
+        label=f"Model: replay | {where} ({len(saved.exchanges)} exchanges{origin}) | {model} | no network")
 
 
 def _live(mode: str, endpoint: _Endpoint, path: Path | None, network: httpx2.BaseTransport,
-          notify: Callable[[str], None], sdk: dict[str, Any], trace: CallTrace, sent_as: str) -> dict[str, Any]:
+          notify: Callable[[str], None], sdk: dict[str, Any], trace: CallTrace, sent_as: str) -> _Wiring:
     """Live or record: the real endpoint, wrapped to record, or to fall back on the recording."""
-    if endpoint.api_key is None:
-        raise _missing_key(endpoint, mode)
-    if mode == "record":
-        _needs_recording(mode, path)
     model = shown = endpoint.model or "?"
     if endpoint.provider == "custom":  # a custom server's model is known once it has listed its models
         lister = CheckedTransport(network, timeout=min(sdk["timeout"], MODELS_TIMEOUT), secrets=endpoint.secrets,
                                   where=f"{endpoint.public_url} (its list of models)")
-        served = served_model(endpoint.model, listed_models(endpoint.base_url, lister, endpoint.key,
-                                                            key_env=endpoint.key_env, where=endpoint.public_url),
-                              endpoint.public_url)
-        model, shown = served.name, served.label
-        if served.wire != served.name:  # a model file's path: sent, but never held above this transport
-            network = ModelFileTransport(network, served.name, served.wire)
+        listed = listed_models(endpoint.base_url, lister, endpoint.key, key_env=endpoint.key_env,
+                               where=endpoint.public_url)
+        model, shown, network = served_model(endpoint.model, listed, endpoint.public_url, network)
     checked = partial(CheckedTransport, network, where=f"{endpoint.public_url} (model {model})",
                       secrets=endpoint.secrets, timeout=sdk["timeout"])
     key_text = f"key from {endpoint.key_source}" if endpoint.key_source != "no key needed" else "no key"
@@ -299,10 +242,8 @@ def _live(mode: str, endpoint: _Endpoint, path: Path | None, network: httpx2.Bas
         wrapped = RecordingTransport(Recording.load(path), "fallback", wrapped, max_retries=sdk["max_retries"],
                                      notify=notify)
         label += f" | a failed call is answered from {display_path(path)}"
-    client = openai.OpenAI(api_key=endpoint.api_key, base_url=endpoint.base_url, **sdk,
-                           http_client=openai.DefaultHttpxClient(transport=wrapped))
-    return dict(client=client, model=model, label=label, endpoint=endpoint.public_url, provider=endpoint.provider,
-                system_messages=sent_as)
+    return wrapped, endpoint.base_url, endpoint.api_key, dict(
+        model=model, label=label, endpoint=endpoint.public_url, provider=endpoint.provider)
 
 
 def _chosen_mode(mode: str | None, endpoint: _Endpoint | None, path: Path | None) -> tuple[str, str]:
@@ -327,10 +268,8 @@ def connect(mode: str | None = None, *, provider: str | None = None, base_url: s
             timeout: float | None = None, system_messages: str | None = None,
             transport: httpx2.BaseTransport | None = None, load_env: bool | str | Path = True,
             quiet: bool = False) -> ModelAccess:
-    """A real ``openai.OpenAI`` client for the chosen mode, and one printed line saying what it talks to;
-    ``recording`` names the notebook's recording, ``transport`` replaces the network (tests), the rest default
-    to their ``LLM_*`` variables.
-    """
+    """A real ``openai.OpenAI`` client for the chosen mode, and one printed line saying what it talks to; ``recording``
+    names the notebook's recording, ``transport`` replaces the network (tests), the rest default to ``LLM_*``."""
     if load_env:
         load_env_file(None if load_env is True else load_env)
     path = recording_path(recording, recordings_dir) if recording else None
@@ -341,22 +280,36 @@ def connect(mode: str | None = None, *, provider: str | None = None, base_url: s
     chosen, why = _chosen_mode(mode, endpoint, path)
     if endpoint is None and chosen not in ("offline", "replay"):
         raise endpoint_error
-    sdk: dict[str, Any] = {"max_retries": max_retries_setting(max_retries), "timeout": timeout_seconds(timeout)}
-    sent_as, trace, notices = system_message_mode(system_messages), CallTrace(), []
+    sdk: dict[str, Any] = {"max_retries": setting("max_retries", max_retries), "timeout": setting("timeout", timeout)}
+    sent_as, trace, notices = setting("system_messages", system_messages), CallTrace(), []
+    if chosen in ("live", "record") and endpoint.api_key is None:
+        raise MissingKey(
+            f"{chosen} mode needs an API key for {endpoint.name}, and {endpoint.key_env} is not set. Put "
+            f"{endpoint.key_env}=... in a file named .env at the repository root (copy .env.example; .env is "
+            "git-ignored) or export it in your shell, then run the cell again. For a local server (Ollama, vLLM, LM "
+            "Studio) set LLM_BASE_URL instead (and LLM_MODEL if it serves several models). Or run without a key: "
+            "LLM_MODE=replay (recorded answers) or LLM_MODE=offline (the deterministic stand-in).",
+            setting=endpoint.key_env)
+    if chosen in ("replay", "record") and path is None:
+        message = (f"{chosen} mode needs the name of a recording: connect('{chosen}', recording='02_summary_memory_"
+                   f"run') {'reads' if chosen == 'replay' else 'writes'} data/recordings/02_summary_memory_run.json")
+        raise RecordingMissing(message) if chosen == "replay" else SettingError("recording", None, message)
     if chosen == "offline":
-        built = _offline(sdk)
+        wiring = OfflineTransport(), "http://offline-stand-in.invalid/v1", "offline-stand-in", dict(
+            model=OFFLINE_MODEL, label=_OFFLINE_LABEL, endpoint="in-process stand-in", provider="offline")
     elif chosen == "replay":
-        built = _replay(path, model, sdk, trace)
+        wiring = _replay(path, model, sdk, trace)
     else:
         network = transport or httpx2.HTTPTransport(proxy=_proxy_for(endpoint.base_url))
-        built = _live(chosen, endpoint, path, network, partial(_notify, notices, quiet), sdk, trace, sent_as)
-    reasoning, limit, temperature = _model_traits(built["model"], built.pop("traits_of", built["provider"]))
-    access = ModelAccess(**built, mode=chosen, recording_path=path, accepts_reasoning_effort=reasoning,
-                         token_limit_parameter=limit, accepts_temperature=temperature, notices=notices, quiet=quiet,
-                         max_retries=sdk["max_retries"], key_env=endpoint.key_env if endpoint else DEFAULT_KEY_ENV,
-                         timeout=sdk["timeout"], trace=trace, secrets=endpoint.secrets() if endpoint else [])
+        wiring = _live(chosen, endpoint, path, network, partial(_notify, notices, quiet), sdk, trace, sent_as)
+    wire, url, key, built = wiring
+    client = openai.OpenAI(api_key=key, base_url=url, http_client=openai.DefaultHttpxClient(transport=wire), **sdk)
+    traits = _model_traits(built["model"], built.pop("traits_of", built["provider"]))
+    access = ModelAccess(client, **built, **traits, **sdk, mode=chosen, recording_path=path, notices=notices,
+                         quiet=quiet, trace=trace, key_env=endpoint.key_env if endpoint else DEFAULT_KEY_ENV,
+                         secrets=endpoint.secrets() if endpoint else [])
     access.label += why
-    explain_in_notebooks(str(access.client.base_url), access.explain)  # a notebook's own SDK calls explain errors
+    explain_in_notebooks(str(client.base_url), partial(explain_error, access=access))  # a notebook's own SDK calls
     if not quiet:
         print(access.label, flush=True)
     return access

@@ -1,7 +1,6 @@
-"""Errors of model access: a message saying what happened and what to do, and the same facts as fields
-(``reason`` from the closed set ``Reason``, ``status``, ``attempts``, ``retry_after``, ``setting``,
-``retry_can_help``). They subclass ``openai.OpenAIError``, so one raised in a transport passes the SDK unchanged.
-"""
+"""Errors of model access: a message saying what happened and what to do, and the same facts as fields (``reason``
+from the closed set ``Reason``, ``status``, ``attempts``, ``retry_after``, ``setting``, ``retry_can_help``). They
+subclass ``openai.OpenAIError``, so one raised in a transport passes the SDK unchanged."""
 from __future__ import annotations
 
 from enum import StrEnum
@@ -37,19 +36,24 @@ class Reason(StrEnum):
 
 class ModelAccessError(Explained, openai.OpenAIError):
     """Base of every model-access error: ``status`` is None when no answer came, ``attempts`` counts the SDK's
-    retries, ``retry_can_help`` says whether the same request sent again may work.
-    """
+    retries, ``retry_can_help`` says whether the same request sent again may work; a subclass's own fields are
+    class attributes holding their defaults, given by keyword."""
 
     default_reason: ClassVar[Reason] = Reason.FAILED
     default_retry_can_help: ClassVar[bool] = True
+    default_setting: ClassVar[str | None] = None
 
     def __init__(self, message: str, *, reason: Reason | None = None, status: int | None = None,
                  attempts: int | None = None, retry_after: float | None = None, setting: str | None = None,
-                 retry_can_help: bool | None = None) -> None:
+                 retry_can_help: bool | None = None, **fields: object) -> None:
         super().__init__(message)
         self.reason = Reason(reason) if reason else self.default_reason
-        self.status, self.attempts, self.retry_after, self.setting = status, attempts, retry_after, setting
+        self.status, self.attempts, self.retry_after = status, attempts, retry_after
+        self.setting = setting or self.default_setting
         self.retry_can_help = self.default_retry_can_help if retry_can_help is None else retry_can_help
+        if unknown := [name for name in fields if not hasattr(type(self), name)]:
+            raise TypeError(f"{type(self).__name__} has no field {', '.join(unknown)}")
+        vars(self).update(fields)
 
 
 class ModelUnavailable(ModelAccessError):
@@ -63,11 +67,8 @@ class ContextOverflow(ModelUnavailable):
 
     default_reason = Reason.CONTEXT_OVERFLOW
     default_retry_can_help = False
-
-    def __init__(self, message: str, *, context_tokens: int | None = None, prompt_tokens: int | None = None,
-                 **fields: object) -> None:
-        super().__init__(message, **fields)  # type: ignore[arg-type]
-        self.context_tokens, self.prompt_tokens = context_tokens, prompt_tokens
+    context_tokens: int | None = None
+    prompt_tokens: int | None = None
 
 
 class BadResponse(ModelUnavailable):
@@ -88,11 +89,8 @@ class UnknownModel(ModelAccessError):
 
     default_reason = Reason.UNKNOWN_MODEL
     default_retry_can_help = False
-
-    def __init__(self, message: str, *, listed: tuple[str, ...] = (), **fields: object) -> None:
-        fields.setdefault("setting", "LLM_MODEL")
-        super().__init__(message, **fields)  # type: ignore[arg-type]
-        self.listed = listed
+    default_setting = "LLM_MODEL"
+    listed: tuple[str, ...] = ()
 
 
 class RecordingMissing(ModelAccessError):

@@ -1,8 +1,6 @@
-"""An SDK error turned into the project's error: what happened and what to do next, in one paragraph, with the
-facts as fields and every secret scrubbed; and, in IPython, a notebook's own SDK errors shown the same way.
-
-One table, ``_CASES``, says per kind of failure its reason, its words and the setting to change.
-"""
+"""An SDK error turned into the project's error: what happened and what to do, in one paragraph, with the facts as
+fields and every secret scrubbed (one table, ``_CASES``, gives each kind of failure its reason, words and setting);
+and, in IPython, a notebook's own SDK errors shown the same way."""
 from __future__ import annotations
 
 import re
@@ -57,27 +55,10 @@ def explain_error(error: BaseException, access: ModelAccess) -> str:
     return str(model_error(error, access))
 
 
-def _status(error: BaseException) -> int | None:
-    return error.status_code if isinstance(error, openai.APIStatusError) else None
-
-
-def is_context_overflow(error: BaseException) -> bool:
-    """True for a server's answer that the request is longer than its context."""
-    return _status(error) in (400, 413, 422, 500) and bool(_OVERFLOW.search(_said_in_full(error)))
-
-
-def _sentence(text: str) -> str:
-    text = text.strip()
-    return text if text.endswith((".", "!", "?")) else text + "."
-
-
-def _said_in_full(error: BaseException) -> str:
-    """The server's words and its error fields (code, type, n_ctx, n_prompt_tokens), where numbers are found."""
-    body = getattr(error, "body", None)
-    inner = body.get("error", body) if isinstance(body, dict) else None
-    codes = " ".join(f"{key} {value}" for key, value in inner.items()
-                     if key in ("code", "type", "n_ctx", "n_prompt_tokens")) if isinstance(inner, dict) else ""
-    return _server_words(error, limit=2000) + " " + codes
+def _said(words: str) -> str:
+    """The server's words as a sentence after "The server said:", or nothing when it said nothing."""
+    words = words.strip()
+    return f" The server said: {words if words.endswith(('.', '!', '?')) else words + '.'}" if words else ""
 
 
 def server_said(body: Any, limit: int = 300) -> str:
@@ -88,16 +69,21 @@ def server_said(body: Any, limit: int = 300) -> str:
     return " ".join(inner.split())[:limit] if isinstance(inner, str) else ""
 
 
-def _server_words(error: BaseException, limit: int = 300) -> str:
-    """What the server said in an error answer: its error message, else its text, else the SDK's message."""
-    if said := server_said(getattr(error, "body", None), limit):
-        return said
-    response = getattr(error, "response", None)
-    try:
-        text = response.text if response is not None else ""
-    except Exception:  # noqa: BLE001 (an unread stream: nothing more to quote)
-        text = ""
-    return " ".join(text.split())[:limit] or str(getattr(error, "message", "") or "")[:limit]
+def _server_words(error: BaseException, limit: int = 300, *, fields: bool = False) -> str:
+    """What the server said in an error answer: its error message, else its text, else the SDK's message; with
+    ``fields`` (to find numbers in), its error fields code, type, n_ctx and n_prompt_tokens too."""
+    body = getattr(error, "body", None)
+    inner = body.get("error", body) if isinstance(body, dict) else None
+    named = ("code", "type", "n_ctx", "n_prompt_tokens") if fields and isinstance(inner, dict) else ()
+    codes = [f"{key} {inner[key]}" for key in named if key in inner]
+    if not (said := server_said(body, limit)):
+        response = getattr(error, "response", None)
+        try:
+            text = response.text if response is not None else ""
+        except Exception:  # noqa: BLE001 (an unread stream: nothing more to quote)
+            text = ""
+        said = " ".join(text.split())[:limit] or str(getattr(error, "message", "") or "")[:limit]
+    return " ".join([said, *codes])
 
 
 def _first_number(patterns: tuple[str, ...], text: str) -> int | None:
@@ -108,11 +94,10 @@ def _first_number(patterns: tuple[str, ...], text: str) -> int | None:
 def rejected_key(where: str, status: int | None, said: str, key_env: str, *, key_set: bool = True,
                  **facts: Any) -> ModelUnavailable:
     """The error for a key the server refused (401 or 403), on a chat call or on its list of models alike."""
-    detail = f" The server said: {_sentence(said)}" if said else ""
     check = (f"Check {key_env} in the .env file at the repository root (see .env.example) or in your environment"
              if key_set else f"It wants a key and {key_env} is not set: put {key_env}=... in the .env file at the "
              "repository root (see .env.example) or in your environment")
-    return ModelUnavailable(f"{where} rejected the API key ({status}).{detail} {check}, then restart the kernel; "
+    return ModelUnavailable(f"{where} rejected the API key ({status}).{_said(said)} {check}, then restart the kernel; "
                             f"{FALLBACK}.", reason=Reason.REJECTED_KEY, status=status, setting=key_env,
                             retry_can_help=False, **facts)
 
@@ -129,55 +114,47 @@ def _fit(said: str) -> str:
             "reply cannot help:")
 
 
-def _is(kind: type[BaseException], *statuses: int, at_least: int | None = None) -> Callable[[BaseException], bool]:
-    def test(error: BaseException) -> bool:
-        if not isinstance(error, kind):
-            return False
-        if at_least is not None:
-            return (_status(error) or 0) >= at_least
-        return not statuses or _status(error) in statuses
-    return test
-
-
-# (which errors, reason, what happened and what to do, setting to change, whether a retry can help); the first
-# row an error matches decides (a context overflow is a 400 too, so it comes first)
-_CASES: tuple[tuple[Callable[[BaseException], bool], Reason, str, str, bool], ...] = (
-    (_is(openai.APITimeoutError), Reason.TIMEOUT,
+# (which errors, the statuses among them (None: any), reason, what happened and what to do, setting to change,
+# whether a retry can help); the first row an error matches decides (a context overflow is a 400 too, so it comes
+# first, and only when the server's words say so)
+_CASES: tuple[tuple[type[BaseException], tuple[int, ...] | range | None, Reason, str, str, bool], ...] = (
+    (openai.APITimeoutError, None, Reason.TIMEOUT,
      "{where} sent no complete answer within LLM_TIMEOUT={timeout:g} seconds ({tries}). A slow server needs a larger "
      "LLM_TIMEOUT (a local model on a CPU can take minutes for a long reply): set e.g. LLM_TIMEOUT=300 in .env or "
      "your environment and restart the kernel; a slow server also keeps working on a request the client gave up "
      "on, so set LLM_MAX_RETRIES=0 for one. If the server should be fast, check the network or the server, then "
      "run the cell again; {fallback}.", "LLM_TIMEOUT", True),
-    (_is(openai.APIConnectionError), Reason.NO_CONNECTION,
+    (openai.APIConnectionError, None, Reason.NO_CONNECTION,
      "Could not reach {where}{cause} after {tries}: no network, or the server is not running at that address "
      "(check LLM_BASE_URL). Connect and run the cell again; {fallback}.", "{url_setting}", True),
-    (is_context_overflow, Reason.CONTEXT_OVERFLOW,
+    (openai.APIStatusError, (400, 413, 422, 500), Reason.CONTEXT_OVERFLOW,
      "{where} rejected the request as too long for the server's context ({status}).{detail}{fit} start the server "
      "with a larger context (llama.cpp and llama-cpp-python: --n_ctx, e.g. --n_ctx 8192), or keep the requests "
      "smaller (a smaller max_buffer_tokens or max_turns_before_summary for the memory). Sending the same request "
      "again cannot work. Replay and offline still work: LLM_MODE=replay (recorded answers) or LLM_MODE=offline "
      "(the stand-in).", "--n_ctx", False),
-    (_is(openai.APIStatusError, 429), Reason.RATE_LIMIT,
+    (openai.APIStatusError, (429,), Reason.RATE_LIMIT,
      "{where} answered 429 Too Many Requests (rate limit) after {tries}.{detail}{asked_rate} Free tiers limit tokens "
      "per minute: wait {how_long} and run the cell again; {fallback}.", "", True),
-    (_is(openai.APIStatusError, 404), Reason.NOT_FOUND,
+    (openai.APIStatusError, (404,), Reason.NOT_FOUND,
      "{where} answered 404: the model or the URL does not exist there.{detail} Check LLM_MODEL and LLM_BASE_URL; "
      "{fallback}.", "LLM_MODEL", False),
-    (_is(openai.APIStatusError, 400), Reason.REJECTED_REQUEST,
+    (openai.APIStatusError, (400,), Reason.REJECTED_REQUEST,
      "{where} rejected the request (400).{detail}{reasoning_hint}", "{reasoning_setting}", False),
-    (_is(openai.APIStatusError, at_least=500), Reason.SERVER_ERROR,
+    (openai.APIStatusError, range(500, 1000), Reason.SERVER_ERROR,
      "{where} answered {status} (a server error on their side) after {tries}.{detail}{asked_server} Wait and run the "
      "cell again; {fallback}.", "", True),
-    (_is(openai.APIStatusError), Reason.HTTP_ERROR,
+    (openai.APIStatusError, None, Reason.HTTP_ERROR,
      "{where} answered {status}.{detail} Run the cell again; {fallback}.", "", True),
-    (_is(BaseException), Reason.SDK_ERROR,
+    (BaseException, None, Reason.SDK_ERROR,
      "The call to {where} failed: {error_type}: {error}. Run the cell again; {fallback}.", "", True),
 )
 
 
 def _error_for(error: BaseException, access: ModelAccess) -> ModelUnavailable:
     made, wait = access.trace.attempts or access.max_retries + 1, access.trace.retry_after
-    status, where = _status(error), f"{access.endpoint} (model {access.model})"
+    status = error.status_code if isinstance(error, openai.APIStatusError) else None
+    where = f"{access.endpoint} (model {access.model})"
     facts = {"status": status, "attempts": made, "retry_after": wait}
     if status in (401, 403):
         return rejected_key(where, status, _server_words(error), access.key_env, attempts=made, retry_after=wait)
@@ -190,16 +167,18 @@ def _error_for(error: BaseException, access: ModelAccess) -> ModelUnavailable:
     text = dict(
         where=where, status=status, timeout=access.timeout, fallback=FALLBACK, error_type=type(error).__name__,
         error=error, tries="1 attempt" if made == 1 else f"{made} attempts, the SDK retrying with backoff",
-        detail=f" The server said: {_sentence(words)}" if words else "", asked_rate=asked_rate,
+        detail=_said(words), asked_rate=asked_rate,
         cause=f" ({type(error.__cause__).__name__})" if error.__cause__ else "",
         how_long=duration(named) if named and named > 60 else "a minute",
         asked_server=f" It asked to wait {duration(named)} (Retry-After)." if named else "",
         url_setting="LLM_BASE_URL" if access.provider == "custom" else "",
         reasoning_hint=" This endpoint may not accept reasoning_effort: set LLM_REASONING_EFFORT=off." if reasoning
         else "", reasoning_setting="LLM_REASONING_EFFORT" if reasoning else "")
-    _, reason, words_for, setting, retry = next(case for case in _CASES if case[0](error))
+    said = _server_words(error, 2000, fields=True)
+    _, _, reason, words_for, setting, retry = next(
+        case for case in _CASES if isinstance(error, case[0]) and (case[1] is None or status in case[1])
+        and (case[2] is not Reason.CONTEXT_OVERFLOW or _OVERFLOW.search(said)))
     if reason is Reason.CONTEXT_OVERFLOW:
-        said = _said_in_full(error)
         return ContextOverflow(words_for.format(**text, fit=_fit(said)), setting=setting, **facts,
                                context_tokens=_first_number(_CONTEXT_NUMBERS, said),
                                prompt_tokens=_first_number(_PROMPT_NUMBERS, said))

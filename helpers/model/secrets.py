@@ -1,9 +1,6 @@
-r"""Keeping secrets out of every text the project shows or stores: server messages, labels, recordings.
-
-``scrub_text`` is the one scrubber: it finds each secret (the values of ``settings.secret_variables()`` and the
-credentials in ``LLM_BASE_URL``) as written, in any case when 8 characters or longer, JSON-escaped or
-percent-encoded, and replaces it whole.
-"""
+r"""Keeping secrets out of every text the project shows or stores: ``scrub_text`` finds each secret (the values of
+``settings.secret_variables()``, the credentials in ``LLM_BASE_URL``) as written, in any case when 8 characters or
+longer, JSON-escaped or percent-encoded, and replaces it whole."""
 from __future__ import annotations
 
 import base64
@@ -12,7 +9,7 @@ import os
 import re
 import unicodedata
 from collections.abc import Iterable
-from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.parse import unquote
 
 from helpers.model.settings import secret_variables
 
@@ -39,15 +36,11 @@ def _hex(value: int, width: int) -> str:
 def _char_forms(ch: str, any_case: bool) -> str:
     r"""A pattern for one character of a secret: itself (in either case), JSON-escaped or percent-encoded."""
     cases = {ch, ch.lower(), ch.upper()} if any_case and len(ch.lower()) == len(ch.upper()) == 1 else {ch}
-    forms = {re.escape(code) for code in cases}
+    forms = {r"\\" + re.escape(ch)} if ch in "/\\\"" else {r"\+"} if ch == " " else set()
     for code in cases:
+        forms |= {re.escape(code), "".join("%" + _hex(byte, 2) for byte in code.encode("utf-8"))}
         if ord(code) <= 0xFFFF:
             forms.add(r"\\u" + _hex(ord(code), 4))
-        forms.add("".join("%" + _hex(byte, 2) for byte in code.encode("utf-8")))
-    if ch in "/\\\"":
-        forms.add(r"\\" + re.escape(ch))
-    if ch == " ":
-        forms.add(r"\+")
     return "(?:" + "|".join(sorted(forms, key=len, reverse=True)) + ")"
 
 
@@ -66,48 +59,30 @@ def scrub_text(text: str, secrets: Iterable[str]) -> str:
     return KEY_SHAPES.sub(REDACTED, text)
 
 
-def _authority(url: str) -> tuple[str, str, str] | None:
-    """(scheme and ``//``, authority, the rest) of a URL, read by hand for one ``urlsplit`` cannot parse."""
+def _userinfo(url: str) -> tuple[str, str, str] | None:
+    """(scheme and ``//``, the credentials, the host and the rest) of a URL with credentials, else None; read by hand,
+    since ``urlsplit`` refuses some (the last ``@`` ends them, or a character NFKC reads as one, such as ``＠``)."""
     found = re.match(r"([A-Za-z][A-Za-z0-9+.-]*:)?//([^/?#]*)(.*)\Z", url.strip(), re.DOTALL)
-    return (f"{found.group(1) or ''}//", found.group(2), found.group(3)) if found else None
-
-
-def _last_at(authority: str) -> int:
-    """Where the userinfo of ``authority`` ends: its last ``@``, or a character NFKC reads as one (``＠``)."""
-    return max((i for i, ch in enumerate(authority) if unicodedata.normalize("NFKC", ch) == "@"), default=-1)
+    authority = found.group(2) if found else ""
+    at = max((i for i, ch in enumerate(authority) if unicodedata.normalize("NFKC", ch) == "@"), default=-1)
+    if at < 0:
+        return None
+    return f"{found.group(1) or ''}//", authority[:at], authority[at + 1:] + found.group(3)
 
 
 def url_credentials(url: str) -> list[str]:
-    """The user name and password written into a URL, as written, percent-decoded and as the Basic token a server
-    may echo (read by hand from a URL ``urlsplit`` refuses, such as one with a full-width ``＠``)."""
-    try:
-        parts = urlsplit(url)
-        written = [value for value in (parts.username, parts.password) if value]
-    except ValueError:
-        split = _authority(url)
-        at = _last_at(split[1]) if split else -1
-        if at < 0:
-            return []
-        user, _, password = split[1][:at].partition(":")  # type: ignore[index]
-        written = [value for value in (user, password) if value]
-        parts = None
-    decoded = [unquote(value) for value in written]
-    pair = (parts.username, parts.password) if parts is not None else tuple(written + ["", ""])[:2]
-    token = base64.b64encode(":".join(unquote(v or "") for v in pair).encode()).decode()
-    return [*dict.fromkeys(written + decoded), *([token] if written else [])]
+    """The user name and password written into a URL: as written, percent-decoded, and as the Basic token a server
+    may echo."""
+    split = _userinfo(url)
+    user, _, password = split[1].partition(":") if split else ("", "", "")
+    written = [value for value in (user, password) if value]
+    if not written:
+        return []
+    token = base64.b64encode(f"{unquote(user)}:{unquote(password)}".encode()).decode()
+    return [*dict.fromkeys(written + [unquote(value) for value in written]), token]
 
 
 def public_url(url: str) -> str:
     """``url`` without the credentials written into it: what may be printed or stored."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        split = _authority(url)
-        if split is None:
-            return "[an LLM_BASE_URL that cannot be read as a URL]"
-        at = _last_at(split[1])
-        return split[0] + split[1][at + 1:] + split[2] if at >= 0 else url
-    if "@" not in parts.netloc:
-        return url
-    host = parts.netloc.rsplit("@", 1)[1]
-    return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
+    split = _userinfo(url)
+    return split[0] + split[2] if split else url

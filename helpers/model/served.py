@@ -1,12 +1,10 @@
-"""Which model a server at ``LLM_BASE_URL`` serves: its list at ``/models``, ``LLM_MODEL`` checked against it,
-and model ids that are file paths (llama-cpp-python lists its GGUF by path) named by their file name. A path
-names a machine, so only ``ModelFileTransport``, next to the network, ever holds it.
-"""
+"""Which model a server at ``LLM_BASE_URL`` serves: its list at ``/models``, ``LLM_MODEL`` checked against it, and
+model ids that are file paths (llama-cpp-python lists its GGUF by path) named by their file name. A path names a
+machine, so only ``ModelFileTransport``, next to the network, ever holds it."""
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 
 import httpx2
 
@@ -15,21 +13,19 @@ from helpers.model.explain import rejected_key, server_said
 from helpers.model.responses import json_of, read_decoded, rebuilt, request_json, with_body
 
 MODELS_TIMEOUT = 10.0  # seconds for the server's list of models; a server that takes longer is not asked
-MODEL_FILE_SUFFIXES = (".gguf", ".ggml", ".bin", ".safetensors")
+_MODEL_FILE = re.compile(r"\.(?:gguf|ggml|bin|safetensors)\Z", re.IGNORECASE)  # a model file's extension
 _ABSOLUTE = re.compile(r"^(?:/|~|\\\\|[A-Za-z]:[\\/]|\.{1,2}[\\/])")
 
 
 def is_file_path(model_id: str) -> bool:
     """True for a model id that is a file or folder path, not a name such as ``meta-llama/Llama-3.1-8B``."""
     has_folder = "/" in model_id or "\\" in model_id
-    return bool(_ABSOLUTE.match(model_id)) or (has_folder and model_id.lower().endswith(MODEL_FILE_SUFFIXES))
+    return bool(_ABSOLUTE.match(model_id)) or (has_folder and bool(_MODEL_FILE.search(model_id)))
 
 
 def file_name(model_id: str) -> str:
     """What a model id that is a path is called here: its last part, without a model file's extension."""
-    last = model_id.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
-    suffix = next((s for s in MODEL_FILE_SUFFIXES if last.lower().endswith(s)), "")
-    return last[:len(last) - len(suffix)]
+    return _MODEL_FILE.sub("", model_id.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1])
 
 
 def shown(model_id: str) -> str:
@@ -59,48 +55,39 @@ def listed_models(base_url: str, transport: httpx2.BaseTransport, api_key: str |
 
 def _served_as(model: str, listed: tuple[str, ...]) -> str | None:
     """The listed id that ``model`` names: the same id, without Ollama's ``:latest``, or a model file's name."""
-    for name in listed:
-        last = name.replace("\\", "/").rsplit("/", 1)[-1]
-        if model in (name, name.removesuffix(":latest"), last, file_name(name)):
-            return name
-    return None
+    return next((name for name in listed if model in (name, name.removesuffix(":latest"), file_name(name),
+                                                      name.replace("\\", "/").rsplit("/", 1)[-1])), None)
 
 
-@dataclass(frozen=True)
-class ServedModel:
-    """The model to ask for: ``name`` as outputs and recordings say it, ``wire`` as the server wants it (they
-    differ only for a path), and how the mode line names it."""
-
-    name: str
-    wire: str
-    label: str
-
-
-def served_model(wanted: str | None, listed: tuple[str, ...] | None, where: str) -> ServedModel:
-    """``LLM_MODEL`` if the server lists it (or lists nothing), else its only model when none is named, else
-    ``UnknownModel`` with the names it lists."""
-    if wanted and listed is None:
-        return ServedModel(shown(wanted), wanted, shown(wanted))
+def served_model(wanted: str | None, listed: tuple[str, ...] | None, where: str,
+                 network: httpx2.BaseTransport) -> tuple[str, str, httpx2.BaseTransport]:
+    """The model to ask for (as outputs and recordings name it), as the mode line names it, and the transport to
+    send it through: ``LLM_MODEL`` if the server lists it (or lists nothing), else its only model when none is
+    named, else ``UnknownModel`` with the names it lists."""
     served = _served_as(wanted, listed) if wanted and listed else None
-    if wanted and served:
+    if wanted and (served or listed is None):
         name = shown(wanted)
-        wire = served if is_file_path(served) else wanted  # a path is sent whole: vLLM accepts no other name
-        same = served in (wanted, wire) or shown(served) == name
-        return ServedModel(name, wire, name if same else f"{name} (served as {shown(served)})")
-    if not wanted and listed and len(listed) == 1:
+        wire = served if served and is_file_path(served) else wanted  # a path is sent whole: vLLM accepts no other name
+        same = served in (None, wanted, wire) or shown(served) == name
+        label = name if same else f"{name} (served as {shown(served)})"
+    elif not wanted and listed and len(listed) == 1:
         how = "the one model the server lists" + (", named by its file" if is_file_path(listed[0]) else "")
-        return ServedModel(shown(listed[0]), listed[0], f"{shown(listed[0])} ({how})")
-    names = tuple(shown(name) for name in listed or ())
-    said = ", ".join(repr(name) for name in names[:12]) + (" ..." if len(names) > 12 else "")
-    if not wanted:
-        found = (f"; it lists {said}" if listed else f"; it listed none at {where}/models (no such path, or no "
-                 f"answer within {MODELS_TIMEOUT:g} seconds: a busy local server may still be working on a request)")
-        raise UnknownModel(f"name the model your server at {where} serves: set LLM_MODEL (e.g. LLM_MODEL=llama3.2 for "
-                           f"Ollama) or pass model={found}", listed=names)
-    raise UnknownModel(f"the server at {where} does not serve LLM_MODEL={shown(wanted)!r}: it lists {said}. Set "
-                       "LLM_MODEL to one of those (in .env or your environment, then restart the kernel); a server "
-                       "that answers any name would otherwise label every reply with the name you typed.",
-                       listed=names)
+        name, wire, label = shown(listed[0]), listed[0], f"{shown(listed[0])} ({how})"
+    else:
+        names = tuple(shown(name) for name in listed or ())
+        said = ", ".join(repr(name) for name in names[:12]) + (" ..." if len(names) > 12 else "")
+        if not wanted:
+            found = (f"; it lists {said}" if listed else f"; it listed none at {where}/models (no such path, or no "
+                     f"answer within {MODELS_TIMEOUT:g} seconds: a busy local server may still be working on a "
+                     "request)")
+            raise UnknownModel(f"name the model your server at {where} serves: set LLM_MODEL (e.g. LLM_MODEL=llama3.2 "
+                               f"for Ollama) or pass model={found}", listed=names)
+        raise UnknownModel(f"the server at {where} does not serve LLM_MODEL={shown(wanted)!r}: it lists {said}. Set "
+                           "LLM_MODEL to one of those (in .env or your environment, then restart the kernel); a server "
+                           "that answers any name would otherwise label every reply with the name you typed.",
+                           listed=names)
+    # a model file's path is sent, but never held above the transport next to the network
+    return name, label, network if wire == name else ModelFileTransport(network, name, wire)
 
 
 class ModelFileTransport(httpx2.BaseTransport):

@@ -1,7 +1,6 @@
-"""Every environment variable model access reads, in one place: the providers and their keys, the other
-secrets, and the settings, each read and checked here. ``secret_variables()`` is the one list of secret
-names: scrubbing (``secrets.py``) and the tests' clean environment (``conftest.py``) both read it.
-"""
+"""Every environment variable model access reads, in one place: the providers and their keys, the other secrets,
+and the settings, each read and checked here. ``secret_variables()`` is the one list of secret names: scrubbing
+(``secrets.py``) and the tests' clean environment (``conftest.py``) both read it."""
 from __future__ import annotations
 
 import math
@@ -35,17 +34,7 @@ SETTING_VARIABLES = ("LLM_MODE", "LLM_PROVIDER", "LLM_BASE_URL", "LLM_MODEL", "L
                      "LLM_REASONING_EFFORT", "LLM_RECORDINGS_DIR", "LLM_SYSTEM_MESSAGES")
 DEFAULT_MAX_RETRIES = 2  # the SDK's own default
 DEFAULT_TIMEOUT = 60.0  # seconds for one answer: the SDK's 600 looks like a frozen notebook in a live demo
-# LLM_SYSTEM_MESSAGES: as the notebook wrote them, joined into the first system message (for chat formats that
-# keep only the first), or put at the start of the first user message (for chat formats with no system role)
 SYSTEM_MESSAGE_MODES = ("as-written", "merge", "user")
-
-
-def default_provider(key_passed: bool) -> str:
-    """The lessons' provider (Groq), unless its key is unset and exactly one other provider's key is set."""
-    if key_passed or env(PROVIDERS[DEFAULT_PROVIDER].key_env):
-        return DEFAULT_PROVIDER
-    others = [name for name, provider in PROVIDERS.items() if name != DEFAULT_PROVIDER and env(provider.key_env)]
-    return others[0] if len(others) == 1 else DEFAULT_PROVIDER
 
 
 def secret_variables() -> tuple[str, ...]:
@@ -63,21 +52,6 @@ def env(name: str) -> str | None:
     return os.environ.get(name, "").strip() or None
 
 
-def _setting(argument: str, given: Any, variable: str, default: Any, read: Callable[[Any], Any], wanted: str) -> Any:
-    """``given``, else env ``variable``, else ``default``, read by ``read`` (None when refused: ``SettingError``)."""
-    source, value = (argument, given) if given is not None else (variable, env(variable))
-    if value is None:
-        return default
-    try:
-        result = None if isinstance(value, bool) else read(value)
-    except (TypeError, ValueError, OverflowError):
-        result = None
-    if result is None:
-        raise SettingError(source, value, f"{source} must be {wanted}, got {value!r}. Fix {variable} in .env or your "
-                           f"environment (or the {argument}= argument) and run again.")
-    return result
-
-
 def _seconds(value: Any) -> float | None:
     seconds = float(value)
     return seconds if math.isfinite(seconds) and seconds > 0 else None
@@ -92,23 +66,31 @@ def _mode(value: str) -> str | None:
     return value.lower() if value.lower() in SYSTEM_MESSAGE_MODES else None
 
 
-def timeout_seconds(timeout: float | None = None) -> float:
-    """The bound on one whole answer: ``timeout``, else env ``LLM_TIMEOUT``, else 60 (a positive, finite number)."""
-    return _setting("timeout", timeout, "LLM_TIMEOUT", DEFAULT_TIMEOUT, _seconds,
-                    "a positive number of seconds, such as 60 (the default) or 300 for a slow local server")
+# argument -> (its variable, default, parser returning None for a value it refuses, what a good value is)
+_SETTINGS: dict[str, tuple[str, Any, Callable[[Any], Any], str]] = {
+    "timeout": ("LLM_TIMEOUT", DEFAULT_TIMEOUT, _seconds,
+                "a positive number of seconds, such as 60 (the default) or 300 for a slow local server"),
+    "max_retries": ("LLM_MAX_RETRIES", DEFAULT_MAX_RETRIES, _count,
+                    "a whole number of retries, 0 or more (2 is the default, 0 suits a slow local server)"),
+    "system_messages": ("LLM_SYSTEM_MESSAGES", SYSTEM_MESSAGE_MODES[0], _mode,
+                        f"one of {', '.join(SYSTEM_MESSAGE_MODES)}: 'merge' joins every system message into the "
+                        "first (for a chat format that keeps only the first), 'user' puts their text at the start of "
+                        "the first user message (for a chat format with no system role); see docs/local_servers.md"),
+}
 
 
-def max_retries(retries: int | None = None) -> int:
-    """How often the SDK tries a failed call again: ``retries``, else env ``LLM_MAX_RETRIES``, else 2; 0 suits a slow
-    local server, which keeps working on a request the client gave up on."""
-    return _setting("max_retries", retries, "LLM_MAX_RETRIES", DEFAULT_MAX_RETRIES, _count,
-                    "a whole number of retries, 0 or more (2 is the default, 0 suits a slow local server)")
-
-
-def system_message_mode(mode: str | None = None) -> str:
-    """How system messages are sent: ``mode``, else env ``LLM_SYSTEM_MESSAGES``, else "as-written"."""
-    return _setting("system_messages", mode, "LLM_SYSTEM_MESSAGES", SYSTEM_MESSAGE_MODES[0],
-                    _mode,
-                    f"one of {', '.join(SYSTEM_MESSAGE_MODES)}: 'merge' joins every system message into the first "
-                    "(for a chat format that keeps only the first), 'user' puts their text at the start of the first "
-                    "user message (for a chat format with no system role); see docs/local_servers.md")
+def setting(argument: str, given: Any = None) -> Any:
+    """``given``, else the argument's ``LLM_*`` variable, else its default, checked: a refused value raises
+    ``SettingError`` naming where it came from (the argument or the variable)."""
+    variable, default, read, wanted = _SETTINGS[argument]
+    source, value = (argument, given) if given is not None else (variable, env(variable))
+    if value is None:
+        return default
+    try:
+        result = None if isinstance(value, bool) else read(value)
+    except (TypeError, ValueError, OverflowError):
+        result = None
+    if result is None:
+        raise SettingError(source, value, f"{source} must be {wanted}, got {value!r}. Fix {variable} in .env or your "
+                           f"environment (or the {argument}= argument) and run again.")
+    return result
