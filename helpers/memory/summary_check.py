@@ -9,8 +9,10 @@ measures the catch rate on held-out attacks and the false alarms on ordinary tal
 from __future__ import annotations
 
 import functools
+import itertools
 import re
-from collections.abc import Iterable, Iterator
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from helpers.base.errors import SettingError
@@ -74,7 +76,10 @@ _ORDER = (r" (?:(?:must|shall|has to|is required to|is instructed to|is authori[
 def _instruction(names: tuple[str, ...]) -> re.Pattern[str]:
     """The instruction phrases, with orders given to the assistant under any of its ``names``."""
     addressed = "|".join(["you", "the assistant", "assistant", *(re.escape(name.lower()) for name in names)])
-    return re.compile(r"\b(?:" + _phrases(*_INSTRUCTION_PHRASES, f"(?:{addressed}){_ORDER}") + r")")
+    phrases = _phrases(*_INSTRUCTION_PHRASES, f"(?:{addressed}){_ORDER}")
+    # each alternative's first letter, looked at first: most places start none (a superset is all it must be)
+    first = sorted(set(re.findall(r"(?:^|(?<=\(\?:)|(?<=\|))\\?(.)", phrases)) | {name[:1].lower() for name in names if name})
+    return re.compile(r"\b(?=[" + re.escape("".join(first)) + r"])(?:" + phrases + r")")
 
 
 def assistant_names(system_prompt: str) -> tuple[str, ...]:
@@ -159,11 +164,11 @@ _SPACES = re.compile(r"[^\S\n]{2,}")
 _LEADING_MARKDOWN = re.compile(r"^[" + _MARKDOWN + r"(\[{]+(?=\w)")  # what _SENTENCE_START took before a word
 
 
-def _spans(patterns: _Patterns, text: str, lowered: str) -> Iterator[tuple[int, int]]:
-    """The spans ``patterns`` match as one alternation would, left to right, in ``text`` or its lower-case copy."""
+def _matches(patterns: _Patterns, text: str, lowered: str) -> Iterable[str]:
+    """What ``patterns`` match as one alternation would, left to right, in ``text`` or its lower-case copy."""
     texts = [lowered if low else text for _, low in patterns]
     ahead: list[tuple[int, int] | None] = [(-1, -1)] * len(patterns)  # each pattern's next match; None: no more
-    position = 0
+    position, merged = 0, []
     while True:
         for index, (pattern, _) in enumerate(patterns):
             span = ahead[index]
@@ -171,14 +176,11 @@ def _spans(patterns: _Patterns, text: str, lowered: str) -> Iterator[tuple[int, 
                 match = pattern.search(texts[index], position)
                 ahead[index] = match.span() if match else None
         found = [(span[0], index, span[1]) for index, span in enumerate(ahead) if span is not None]
-        if len(found) == 1:  # one pattern left: the engine reads on alone
-            index = found[0][1]
-            yield from (match.span() for match in patterns[index][0].finditer(texts[index], found[0][0]))
-            return
-        if not found:
-            return
+        if len(found) <= 1:  # one pattern left: the engine reads on alone, and each match is cut from the text
+            matches = patterns[found[0][1]][0].finditer(texts[found[0][1]], found[0][0]) if found else ()
+            return itertools.chain(merged, map(text.__getitem__, itertools.starmap(slice, map(re.Match.span, matches))))
         start, _, position = min(found)  # the leftmost; at one place, the first in order, as in an alternation
-        yield start, position
+        merged.append(text[start:position])
 
 
 def check_summary(summary: str, *, headings: Iterable[str] | None = None, names: Iterable[str] = ()) -> SummaryCheck:
@@ -194,10 +196,7 @@ def check_summary(summary: str, *, headings: Iterable[str] | None = None, names:
     counted: dict[tuple[str, str], int] = {}
     for kind, patterns in (("instruction", ((_instruction(tuple(names)), True),)), ("role marker", _ROLE_MARKER),
                            ("template token", ((_TEMPLATE_TOKEN, True),)), ("forged header", forged)):
-        written: dict[str, int] = {}  # each text as matched, tidied below once however often it was found
-        for start, end in _spans(patterns, text, lowered):
-            written[text[start:end]] = written.get(text[start:end], 0) + 1
-        for raw, count in written.items():
+        for raw, count in Counter(_matches(patterns, text, lowered)).items():  # each text tidied once
             found = _LEADING_MARKDOWN.sub("", " ".join(raw.split()))
             key = (kind, found.rstrip(": ") if kind == "forged header" else found)
             counted[key] = counted.get(key, 0) + count
