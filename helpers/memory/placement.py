@@ -34,10 +34,10 @@ def _character_class(ranges: Iterable[tuple[int, int]]) -> str:
 
 
 def _finder(ranges: Iterable[tuple[int, int]]) -> re.Pattern[str]:
-    """A pattern that finds a character in ``ranges``, or any past the BMP: a class of ranges past it, or of thousands
-    of single characters, is read at a hundredth of the speed (a search for this one first tells whether to translate)."""
+    """A pattern finding a character in ``ranges`` or any past the BMP (a search telling whether to translate): a
+    class with ranges past the BMP, or of thousands of single characters, is read a hundred times slower."""
     points = sorted({point for first, last in ranges for point in range(first, min(last, 0xFFFF) + 1)})
-    runs = [list(run) for _, run in itertools.groupby(points, lambda point, count=itertools.count(): point - next(count))]
+    runs = [list(run) for _, run in itertools.groupby(points, lambda point, n=itertools.count(): point - next(n))]
     return re.compile(_character_class([*((run[0], run[-1]) for run in runs), (0x10000, 0x10FFFF)]))
 
 
@@ -48,8 +48,13 @@ _INVISIBLE = re.compile(_character_class((*DEFAULT_IGNORABLE, *FORMAT)))
 _ANGLE = _character_class((ord(ch), ord(ch)) for ch in sorted(ANGLES))
 _MARK = _character_class(MARKS)  # drawn on the character before them: "<" with a mark is still a bracket
 _NO_MARKS = dict.fromkeys(point for first, last in MARKS for point in range(first, last + 1))  # a fast str.translate
-_UNIT = re.compile(f"{_ANGLE}{_MARK}*")
-_RUN = re.compile(f"(?:{_ANGLE}{_MARK}*)+")
+_MANY = "".join(sorted(ch for ch, reading in ANGLE_READINGS.items() if len(reading) > 1))  # "≪" reads as "<<"
+_MANY_FOUND = re.compile(f"[{re.escape(_MANY)}]")
+_MARKS_ON_MANY = re.compile(f"(?<=[{re.escape(_MANY)}]){_MARK}+")
+_MANY_SPACED = str.maketrans({ch: " ".join(ANGLE_READINGS[ch]) for ch in _MANY})
+_UNIT_BEFORE_ANGLE = re.compile(f"({_ANGLE}{_MARK}*)(?={_ANGLE})")
+_MARKED_ANGLE = re.compile(f"{_ANGLE}{_MARK}")
+_BETWEEN_ANGLES = re.compile(f"(?<={_ANGLE})(?={_ANGLE})")  # a template with no group is filled in by the engine
 
 
 def strip_invisible(text: str) -> str:
@@ -62,17 +67,16 @@ def shows_nothing(text: str) -> bool:
     return not strip_invisible(text).strip()
 
 
-def _spaced(run: re.Match[str]) -> str:
-    units = _UNIT.findall(run.group(0))
-    if len(units) == 1 and len(ANGLE_READINGS[units[0][0]]) == 1:
-        return run.group(0)  # one bracket alone can open or close nothing
-    return " ".join(" ".join(ANGLE_READINGS[unit[0]]) if len(ANGLE_READINGS[unit[0]]) > 1 else unit for unit in units)
-
-
 def escape_markers(text: str) -> str:
     """The text without invisible characters and with every run of angle brackets or look-alikes spaced out
     (``<<<`` as ``< < <``, ``≪`` as ``< <``), so it can neither open nor close a data block."""
-    return _RUN.sub(_spaced, strip_invisible(text))
+    text = strip_invisible(text)
+    if not text.isascii():
+        if _MANY_FOUND.search(text):  # a bracket that reads as several: spaced, its marks dropped
+            text = _MARKS_ON_MANY.sub("", text).translate(_MANY_SPACED)
+        if _MARKED_ANGLE.search(text):  # a bracket and the marks drawn on it, then a space, before another
+            return _UNIT_BEFORE_ANGLE.sub(lambda unit: unit.group(1) + " ", text)
+    return _BETWEEN_ANGLES.sub(" ", text)
 
 
 def memory_message(heading: str, body: str, placement: str, *, note: str = DATA_NOTE) -> dict[str, str]:
@@ -94,8 +98,8 @@ SMALL_CAPITALS = {chr(point): found.group(1)
 LETTER_READINGS = {**LATIN_READINGS, **SMALL_CAPITALS}
 # one str.translate: the tag characters (which spell ASCII invisibly, "ASCII smuggling") as the ASCII a model may read,
 # every other invisible character dropped, the line breaks past ASCII (str.splitlines) as "\n"
-_TAGS_AS_ASCII = {**dict.fromkeys(map(ord, INVISIBLE)), **{point: point - 0xE0000 for point in range(0xE0020, 0xE007F)},
-                  **dict.fromkeys(map(ord, "\x85\u2028\u2029"), "\n")}
+_TAGS_AS_ASCII = {**dict.fromkeys(map(ord, INVISIBLE)), **dict.fromkeys(map(ord, "\x85\u2028\u2029"), "\n"),
+                  **{point: point - 0xE0000 for point in range(0xE0020, 0xE007F)}}
 _TAGGED = _finder((*DEFAULT_IGNORABLE, *FORMAT, (0x85, 0x85), (0x2028, 0x2029)))
 # invisible characters dropped, bracket and colon look-alikes read as brackets and colons (one str.translate)
 _PUNCTUATION_READINGS = {**dict.fromkeys(map(ord, INVISIBLE)),
@@ -149,7 +153,7 @@ _IN_WORD = "(?:[^\\W_]|\ue000)"
 _TO_READ = (f"(?:(?=[0-9\ue000]*?\ue000)[0-9\ue000]*+(?!{_IN_WORD})"
             f"|(?={_IN_WORD}*?[A-Za-z])(?={_IN_WORD}*?\ue000){_IN_WORD}*+)")
 _WORDS = re.compile(f"(?<![^\\W_])(?<!\ue000)({_TO_READ})")
-_LEFT_AS_WRITTEN = re.compile(f"(?<![^\\W_])(?<!\ue000)(?!{_TO_READ})(?={_IN_WORD}*?\ue000)")  # a word like "Система"
+_LEFT_AS_WRITTEN = re.compile(f"(?<![^\\W_])(?<!\ue000)(?!{_TO_READ})(?={_IN_WORD}*?\ue000)")  # as "Система"
 _READINGS = str.maketrans(LETTER_READINGS)
 
 
@@ -163,8 +167,7 @@ def latin_reading(text: str) -> str:
     read = text.translate(_READINGS)
     if not _LEFT_AS_WRITTEN.search(shadow):
         return read  # only the look-alikes differ, and every one is in a word to read
-    pieces = _WORDS.split(shadow)  # every other piece a word to read: "ignоre" (a Cyrillic o), "ЅУЅТЕМ" (every letter)
+    pieces = _WORDS.split(shadow)  # every other piece a word to read: "ignоre" (a Cyrillic o), "ЅУЅТЕМ" (all)
     ends = list(itertools.accumulate(map(len, pieces)))
     # each reading is one letter, so the text read whole lines up with the text: each piece is cut from one of them
-    return "".join(map(operator.getitem, itertools.cycle((text, read)),
-                       map(slice, [0, *ends[:-1]], ends)))
+    return "".join(map(operator.getitem, itertools.cycle((text, read)), map(slice, [0, *ends[:-1]], ends)))

@@ -1,10 +1,6 @@
-"""A check of every new summary for text that claims authority or a role: orders aimed at the assistant's own
-rules or role, role markers in any syntax that writes a message (``SYSTEM:``, a JSON ``"role": "system"``, YAML,
-XML tags, a markdown ``## System``), chat-template tokens, and copies of the memory's headings, notes and the
-summariser's section headers. Imperative or rule words alone ("act as guarantor", "forget the car loan") and
-sentence-case labels (``System:`` in a pasted bank text) are ordinary. The summary is read as a reader sees it
-(``placement.readable_form``, JSON escapes undone). Paraphrase, other languages and encodings pass: notebook 06
-measures the catch rate on held-out attacks and the false alarms on ordinary talk (``data/security/``).
+"""A check of every new summary for text that claims authority or a role (orders to the assistant, role markers in
+any syntax, chat-template tokens, copies of the memory's own blocks), read as a reader sees it; ordinary words and
+sentence-case labels are not. Notebook 06 measures its catch rate and false alarms (``data/security/``).
 """
 from __future__ import annotations
 
@@ -78,8 +74,8 @@ def _instruction(names: tuple[str, ...]) -> re.Pattern[str]:
     addressed = "|".join(["you", "the assistant", "assistant", *(re.escape(name.lower()) for name in names)])
     phrases = _phrases(*_INSTRUCTION_PHRASES, f"(?:{addressed}){_ORDER}")
     # each alternative's first letter, looked at first: most places start none (a superset is all it must be)
-    first = sorted(set(re.findall(r"(?:^|(?<=\(\?:)|(?<=\|))\\?(.)", phrases)) | {name[:1].lower() for name in names if name})
-    return re.compile(r"\b(?=[" + re.escape("".join(first)) + r"])(?:" + phrases + r")")
+    first = {*re.findall(r"(?:^|(?<=\(\?:)|(?<=\|))\\?(.)", phrases), *(name[:1].lower() for name in names if name)}
+    return re.compile(r"\b(?=[" + re.escape("".join(sorted(first))) + r"])(?:" + phrases + r")")
 
 
 def assistant_names(system_prompt: str) -> tuple[str, ...]:
@@ -101,8 +97,7 @@ _ROLE_MARKER = ((re.compile(
     r"[*_]*[ \t]*(?::|$)|(?:new[ \t]+|updated[ \t]+)?instructions?[ \t]*:?[ \t]*$)", re.MULTILINE), True))
 
 _TEMPLATE_TOKEN = re.compile(
-    r"<\|\s*[\w.\-]{1,40}\s*\|>"  # gpt-oss/harmony <|start|> <|message|> <|channel|> <|end|>, Llama 3
-                                   # <|start_header_id|> <|eot_id|>, ChatML <|im_start|>, Phi <|system|>
+    r"<\|\s*[\w.\-]{1,40}\s*\|>"  # harmony <|start|>, Llama 3 <|eot_id|>, ChatML <|im_start|>, Phi <|system|>
     r"|</?\s*(?:start_of_turn|end_of_turn|bos|eos)\s*>"  # Gemma
     r"|\[\s*/?\s*(?:inst|system_prompt|available_tools|tool_calls|tool_results|tool_content)\s*\]"  # Mistral
     r"|<<\s*/?\s*sys\s*>>")  # Llama 2 (its <s> is also markdown's strike-through: its [INST] is the token to see)
@@ -193,13 +188,13 @@ def check_summary(summary: str, *, headings: Iterable[str] | None = None, names:
     # whitespace with a line break as one line break, other runs as one space: no long run is read again and again
     text = _SPACES.sub(" ", _BLANK_LINES.sub("\n", text))
     lowered = text.lower()  # as long as text: its one longer lower case ("İ") is no longer there (NFKD)
-    counted: dict[tuple[str, str], int] = {}
+    counted: Counter[tuple[str, str]] = Counter()
     for kind, patterns in (("instruction", ((_instruction(tuple(names)), True),)), ("role marker", _ROLE_MARKER),
                            ("template token", ((_TEMPLATE_TOKEN, True),)), ("forged header", forged)):
         for raw, count in Counter(_matches(patterns, text, lowered)).items():  # each text tidied once
             found = _LEADING_MARKDOWN.sub("", " ".join(raw.split()))
             key = (kind, found.rstrip(": ") if kind == "forged header" else found)
-            counted[key] = counted.get(key, 0) + count
+            counted[key] += count
     return SummaryCheck(tuple(counted), tuple(counted.values()))
 
 
