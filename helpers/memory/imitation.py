@@ -29,11 +29,16 @@ def note_clauses(texts: Iterable[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
+def alternation(texts: Iterable[str], space: str = r"\s+") -> str:
+    """A pattern of any of ``texts``, the longest first, each space between their words matching ``space``."""
+    unique = sorted(dict.fromkeys(" ".join(t.split()) for t in texts if t.strip()), key=len, reverse=True)
+    return "|".join(space.join(map(re.escape, text.split())) for text in unique)
+
+
 @functools.lru_cache(maxsize=16)
 def _imitation(headings: tuple[str, ...]) -> re.Pattern[str]:
     texts = note_clauses(t for t in (*headings, *BLOCK_TEXTS) if not t.startswith("<<<"))
-    words = [r"\s+".join(map(re.escape, text.split())) for text in sorted(texts, key=len, reverse=True)]
-    return re.compile("|".join(words), re.IGNORECASE)
+    return re.compile(alternation(texts), re.IGNORECASE)
 
 
 _read_one = functools.lru_cache(maxsize=1 << 16)(readable_form)  # each character's reading, read once

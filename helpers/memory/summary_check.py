@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from helpers.base.errors import SettingError
-from helpers.memory.imitation import BLOCK_TEXTS, note_clauses
+from helpers.memory.imitation import BLOCK_TEXTS, alternation, note_clauses
 from helpers.memory.pinned import PINNED_HEADING
 from helpers.memory.placement import readable_form
 from helpers.memory.registry import headings as kind_headings
@@ -109,11 +109,6 @@ SUMMARISER_HEADERS = ("EXISTING SUMMARY", "CONVERSATION TURNS TO SUMMARISE", "NE
                       "MESSAGES TO SUMMARISE", "NEW MESSAGES TO INCORPORATE", "SUMMARY TO SHORTEN")
 
 
-def _alternation(texts: Iterable[str]) -> str:
-    unique = sorted({" ".join(t.split()) for t in texts if t.strip()}, key=len, reverse=True)
-    return _phrases(*(re.escape(t).replace(r"\ ", " ") for t in unique))
-
-
 @functools.lru_cache(maxsize=32)
 def _forged_header(headings: tuple[str, ...]) -> _Patterns:
     """A kind's whole heading, a note or clause of one, anywhere; their titles (the words before "(" or ":") in
@@ -123,10 +118,10 @@ def _forged_header(headings: tuple[str, ...]) -> _Patterns:
     shaped = (*AUTHORITY_HEADERS, *SUMMARISER_HEADERS, titles[-1])
     capitals = (*shaped, *titles[:-1], *(t for t in notes if t.isupper()))
     whole = (*headings, *(t for t in notes if not t.isupper() or "(" in t))
-    return ((re.compile(_alternation(t.lower() for t in whole)), True),
-            (re.compile(r"\b(?:" + _alternation(t.upper() for t in capitals) + r")\b"), False),
-            (re.compile(_SENTENCE_START + r"(?:" + _alternation(t.lower() for t in shaped) + r")(?![^\W_])[*_]*\s*"
-                        r"(?:\([^)\n]{0,80}\)[*_]*\s*)?:|<<<|>>>", re.MULTILINE), True))
+    return ((re.compile(alternation((t.lower() for t in whole), r"\s*")), True),
+            (re.compile(r"\b(?:" + alternation((t.upper() for t in capitals), r"\s*") + r")\b"), False),
+            (re.compile(_SENTENCE_START + r"(?:" + alternation((t.lower() for t in shaped), r"\s*") + r")(?![^\W_])"
+                        r"[*_]*\s*(?:\([^)\n]{0,80}\)[*_]*\s*)?:|<<<|>>>", re.MULTILINE), True))
 
 
 @dataclass(frozen=True)
