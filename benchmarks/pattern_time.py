@@ -19,6 +19,7 @@ from collections.abc import Callable
 
 from helpers.base.redaction import iban_valid, luhn_valid, redact, redact_messages
 from helpers.measure.audit import audit_summary, cut_figure, figures
+from helpers.memory.imitation import escape_imitations
 from helpers.memory.summary_check import assistant_names, check_summary
 
 # the repeated unit of each input: digits and dots, other scripts' digits, spaces, look-alikes, markers, role words,
@@ -35,6 +36,7 @@ FUNCTIONS: dict[str, Callable[[str], object]] = {
     "redact": redact, "redact_messages": lambda text: redact_messages([{"role": "user", "content": text}]),
     "luhn_valid": lambda text: luhn_valid(re.sub(r"\D", "", text)), "iban_valid": iban_valid,
     "check_summary": lambda text: check_summary(text, names=("FinCoach",)), "assistant_names": assistant_names,
+    "escape_imitations": lambda text: escape_imitations(text, ["CONVERSATION SUMMARY (earlier turns):"]),
 }
 
 
@@ -57,12 +59,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=1_000_000, help="characters of each input (default 1,000,000)")
     parser.add_argument("--verbose", action="store_true", help="print the time of every input, not only the worst")
+    parser.add_argument("--only", nargs="+", choices=FUNCTIONS, default=list(FUNCTIONS), help="time only these")
     options = parser.parse_args()
     baseline = cpu_seconds(lambda: re.findall(r"\d", "1" * options.size))
     print(f"baseline: re.findall(r'\\d') over {options.size:,} digits takes {baseline:.2f} s CPU on this machine")
     texts = inputs(options.size)
     print(f"{len(texts)} inputs of {options.size:,} characters; worst CPU time per function:")
-    for name, function in FUNCTIONS.items():
+    for name in options.only:
+        function = FUNCTIONS[name]
         times = {shape: cpu_seconds(lambda text=text: function(text)) for shape, text in texts.items()}
         if options.verbose:
             print("  " + ", ".join(f"{shape!r} {seconds:.2f}" for shape, seconds in times.items()))

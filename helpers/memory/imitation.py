@@ -5,6 +5,7 @@ and each copy, found as a reader reads it (any case, spacing or look-alike lette
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from collections.abc import Iterable
 
@@ -28,23 +29,27 @@ def note_clauses(texts: Iterable[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
+def alternation(texts: Iterable[str], space: str = r"\s+") -> str:
+    """A pattern of any of ``texts``, the longest first, each space between their words matching ``space``."""
+    unique = sorted(dict.fromkeys(" ".join(t.split()) for t in texts if t.strip()), key=len, reverse=True)
+    return "|".join(space.join(map(re.escape, text.split())) for text in unique)
+
+
 @functools.lru_cache(maxsize=16)
 def _imitation(headings: tuple[str, ...]) -> re.Pattern[str]:
     texts = note_clauses(t for t in (*headings, *BLOCK_TEXTS) if not t.startswith("<<<"))
-    words = [r"\s+".join(map(re.escape, text.split())) for text in sorted(texts, key=len, reverse=True)]
-    return re.compile("|".join(words), re.IGNORECASE)
+    return re.compile(alternation(texts), re.IGNORECASE)
+
+
+_read_one = functools.lru_cache(maxsize=1 << 16)(readable_form)  # each character's reading, read once
 
 
 def _reading_with_origin(text: str) -> tuple[str, list[int] | range]:
     """``text`` read character by character (``readable_form``), with the index in ``text`` of each character read."""
     if text.isascii() and "\r\n" not in text:  # no ASCII character reads as another length: one for one
         return readable_form(text), range(len(text))
-    read, origin = [], []
-    for index, ch in enumerate(text):
-        for out in readable_form(ch):
-            read.append(out)
-            origin.append(index)
-    return "".join(read), origin
+    read = list(map(_read_one, text))
+    return "".join(read), list(itertools.chain.from_iterable(map(itertools.repeat, range(len(text)), map(len, read))))
 
 
 def escape_imitations(text: str, headings: Iterable[str] = ()) -> str:

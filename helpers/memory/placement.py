@@ -4,6 +4,8 @@ the summary check and the escaping share (docs/architecture.md: Defences).
 """
 from __future__ import annotations
 
+import itertools
+import operator
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -31,6 +33,14 @@ def _character_class(ranges: Iterable[tuple[int, int]]) -> str:
                          for first, last in ranges) + "]"
 
 
+def _finder(ranges: Iterable[tuple[int, int]]) -> re.Pattern[str]:
+    """A pattern finding a character in ``ranges`` or any past the BMP (a search telling whether to translate): a
+    class with ranges past the BMP, or of thousands of single characters, is read a hundred times slower."""
+    points = sorted({point for first, last in ranges for point in range(first, min(last, 0xFFFF) + 1)})
+    runs = [list(run) for _, run in itertools.groupby(points, lambda point, n=itertools.count(): point - next(n))]
+    return re.compile(_character_class([*((run[0], run[-1]) for run in runs), (0x10000, 0x10FFFF)]))
+
+
 # what renderers do not show (Default_Ignorable_Code_Point, format characters), and what reads as angle brackets
 INVISIBLE = frozenset(chr(point) for first, last in (*DEFAULT_IGNORABLE, *FORMAT) for point in range(first, last + 1))
 ANGLES = frozenset(ANGLE_READINGS)
@@ -38,8 +48,13 @@ _INVISIBLE = re.compile(_character_class((*DEFAULT_IGNORABLE, *FORMAT)))
 _ANGLE = _character_class((ord(ch), ord(ch)) for ch in sorted(ANGLES))
 _MARK = _character_class(MARKS)  # drawn on the character before them: "<" with a mark is still a bracket
 _NO_MARKS = dict.fromkeys(point for first, last in MARKS for point in range(first, last + 1))  # a fast str.translate
-_UNIT = re.compile(f"{_ANGLE}{_MARK}*")
-_RUN = re.compile(f"(?:{_ANGLE}{_MARK}*)+")
+_MANY = "".join(sorted(ch for ch, reading in ANGLE_READINGS.items() if len(reading) > 1))  # "≪" reads as "<<"
+_MANY_FOUND = re.compile(f"[{re.escape(_MANY)}]")
+_MARKS_ON_MANY = re.compile(f"(?<=[{re.escape(_MANY)}]){_MARK}+")
+_MANY_SPACED = str.maketrans({ch: " ".join(ANGLE_READINGS[ch]) for ch in _MANY})
+_UNIT_BEFORE_ANGLE = re.compile(f"({_ANGLE}{_MARK}*)(?={_ANGLE})")
+_MARKED_ANGLE = re.compile(f"{_ANGLE}{_MARK}")
+_BETWEEN_ANGLES = re.compile(f"(?<={_ANGLE})(?={_ANGLE})")  # a template with no group is filled in by the engine
 
 
 def strip_invisible(text: str) -> str:
@@ -52,23 +67,16 @@ def shows_nothing(text: str) -> bool:
     return not strip_invisible(text).strip()
 
 
-def strip_marks(text: str) -> str:
-    """``text`` without its combining marks (Mn, Me), which are drawn on the character before them: a mark
-    on a letter ("S\u0301YSTEM") leaves the word a reader and a model still read."""
-    return text.translate(_NO_MARKS)
-
-
-def _spaced(run: re.Match[str]) -> str:
-    units = _UNIT.findall(run.group(0))
-    if len(units) == 1 and len(ANGLE_READINGS[units[0][0]]) == 1:
-        return run.group(0)  # one bracket alone can open or close nothing
-    return " ".join(" ".join(ANGLE_READINGS[unit[0]]) if len(ANGLE_READINGS[unit[0]]) > 1 else unit for unit in units)
-
-
 def escape_markers(text: str) -> str:
     """The text without invisible characters and with every run of angle brackets or look-alikes spaced out
     (``<<<`` as ``< < <``, ``≪`` as ``< <``), so it can neither open nor close a data block."""
-    return _RUN.sub(_spaced, strip_invisible(text))
+    text = strip_invisible(text)
+    if not text.isascii():
+        if _MANY_FOUND.search(text):  # a bracket that reads as several: spaced, its marks dropped
+            text = _MARKS_ON_MANY.sub("", text).translate(_MANY_SPACED)
+        if _MARKED_ANGLE.search(text):  # a bracket and the marks drawn on it, then a space, before another
+            return _UNIT_BEFORE_ANGLE.sub(lambda unit: unit.group(1) + " ", text)
+    return _BETWEEN_ANGLES.sub(" ", text)
 
 
 def memory_message(heading: str, body: str, placement: str, *, note: str = DATA_NOTE) -> dict[str, str]:
@@ -88,14 +96,20 @@ SMALL_CAPITALS = {chr(point): found.group(1)
                   for first, last in _SMALL_CAPITAL_BLOCKS for point in range(first, last + 1)
                   if (found := re.fullmatch(r"LATIN LETTER SMALL CAPITAL ([A-Z])", unicodedata.name(chr(point), "")))}
 LETTER_READINGS = {**LATIN_READINGS, **SMALL_CAPITALS}
-# the tag characters spell ASCII invisibly ("ASCII smuggling"): read them as the letters a model may read; every
-# other invisible character dropped (one str.translate for both)
-_TAGS_AS_ASCII = {**dict.fromkeys(map(ord, INVISIBLE)), **{point: point - 0xE0000 for point in range(0xE0020, 0xE007F)}}
-# every other character that ends a line (str.splitlines): a line starts after it as after "\n"
-_LINE_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+# one str.translate: the tag characters (which spell ASCII invisibly, "ASCII smuggling") as the ASCII a model may read,
+# every other invisible character dropped, the line breaks past ASCII (str.splitlines) as "\n"
+_TAGS_AS_ASCII = {**dict.fromkeys(map(ord, INVISIBLE)), **dict.fromkeys(map(ord, "\x85\u2028\u2029"), "\n"),
+                  **{point: point - 0xE0000 for point in range(0xE0020, 0xE007F)}}
+_TAGGED = _finder((*DEFAULT_IGNORABLE, *FORMAT, (0x85, 0x85), (0x2028, 0x2029)))
 # invisible characters dropped, bracket and colon look-alikes read as brackets and colons (one str.translate)
 _PUNCTUATION_READINGS = {**dict.fromkeys(map(ord, INVISIBLE)),
                          **str.maketrans({**ANGLE_READINGS, **dict.fromkeys(COLON_LOOKALIKES, ":")})}
+_PUNCTUATION = _finder((point, point) for point in _PUNCTUATION_READINGS if point > 0x7F)
+_MARKED = _finder(MARKS)
+# a run of ASCII with nine spaces or controls or more, from one to another (or a NUL): as these characters are never
+# read as anything, nor composed or looked up with a neighbour, the text between the runs is read alone, all of it at
+# once, each piece joined to the next by a NUL (which no reading writes); the runs are read as themselves
+_ASCII_RUNS = re.compile(r"([\x00-\x20](?:(?<=\x00)|(?:[\x21-\x7f]*+[\x00-\x20]){8,}))")
 
 
 def readable_form(text: str) -> str:
@@ -103,12 +117,27 @@ def readable_form(text: str) -> str:
     every line break as a newline, combining marks dropped ("S\u0301YSTEM" as "SYSTEM"), compatibility forms as
     their plain letters (NFKC: full-width "ｍｕｓｔ" as "must"), bracket and colon look-alikes as brackets and
     colons, and Latin look-alikes and small capitals as Latin letters (``latin_reading``)."""
-    text = text.translate(_TAGS_AS_ASCII).replace("\r\n", "\n")
-    for line_break in _LINE_BREAKS:  # str.replace reads the text far faster than str.translate
+    text = text.replace("\r\n", "\n")
+    for line_break in "\r\x0b\x0c\x1c\x1d\x1e":  # str.replace reads the text far faster than str.translate
         text = text.replace(line_break, "\n")
+    if text.isascii():
+        return text
+    pieces = _ASCII_RUNS.split(text)
+    pieces[::2] = _read("\x00".join(pieces[::2])).split("\x00")
+    return "".join(pieces)
+
+
+def _read(text: str) -> str:
+    """``readable_form`` of text past ASCII; each pass is skipped where it would find nothing to change."""
+    if _TAGGED.search(text):
+        text = text.translate(_TAGS_AS_ASCII)
     read = latin_reading(text)  # before NFKD, which would make a look-alike "˛" a space and a mark
-    text = unicodedata.normalize("NFKC", strip_marks(unicodedata.normalize("NFKD", read)))
-    text = text.translate(_PUNCTUATION_READINGS)
+    text = unicodedata.normalize("NFKD", read)
+    if _MARKED.search(text):
+        text = text.translate(_NO_MARKS)
+    text = unicodedata.normalize("NFKC", text)
+    if _PUNCTUATION.search(text):
+        text = text.translate(_PUNCTUATION_READINGS)
     # and again after it, where it changed the text (a reading of a reading is the same): a letter with a mark ("ё")
     # is a look-alike ("е") only once the mark is gone
     return text if text == read else latin_reading(text)
@@ -121,8 +150,10 @@ def readable_form(text: str) -> str:
 _AS_ONE = {**{point: "0" for point in range(0x80, 0x20000) if chr(point).isdigit()},
            **dict.fromkeys(map(ord, LETTER_READINGS), "\ue000"), 0xE000: " "}
 _IN_WORD = "(?:[^\\W_]|\ue000)"
-_WORD = re.compile(f"(?<![^\\W_])(?<!\ue000)(?:(?=[0-9\ue000]*?\ue000)[0-9\ue000]*+(?!{_IN_WORD})"
-                   f"|(?={_IN_WORD}*?[A-Za-z])(?={_IN_WORD}*?\ue000){_IN_WORD}*+)")
+_TO_READ = (f"(?:(?=[0-9\ue000]*?\ue000)[0-9\ue000]*+(?!{_IN_WORD})"
+            f"|(?={_IN_WORD}*?[A-Za-z])(?={_IN_WORD}*?\ue000){_IN_WORD}*+)")
+_WORDS = re.compile(f"(?<![^\\W_])(?<!\ue000)({_TO_READ})")
+_LEFT_AS_WRITTEN = re.compile(f"(?<![^\\W_])(?<!\ue000)(?!{_TO_READ})(?={_IN_WORD}*?\ue000)")  # as "Система"
 _READINGS = str.maketrans(LETTER_READINGS)
 
 
@@ -133,8 +164,10 @@ def latin_reading(text: str) -> str:
     shadow = text.translate(_AS_ONE)
     if "\ue000" not in shadow:
         return text
-    pieces, last = [], 0
-    for match in _WORD.finditer(shadow):  # "ignоre" (a Cyrillic o), "ЅУЅТЕМ" (every letter)
-        pieces += [text[last:match.start()], text[match.start():match.end()].translate(_READINGS)]
-        last = match.end()
-    return "".join(pieces) + text[last:] if pieces else text
+    read = text.translate(_READINGS)
+    if not _LEFT_AS_WRITTEN.search(shadow):
+        return read  # only the look-alikes differ, and every one is in a word to read
+    pieces = _WORDS.split(shadow)  # every other piece a word to read: "ignоre" (a Cyrillic o), "ЅУЅТЕМ" (all)
+    ends = list(itertools.accumulate(map(len, pieces)))
+    # each reading is one letter, so the text read whole lines up with the text: each piece is cut from one of them
+    return "".join(map(operator.getitem, itertools.cycle((text, read)), map(slice, [0, *ends[:-1]], ends)))

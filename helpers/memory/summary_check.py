@@ -1,20 +1,18 @@
-"""A check of every new summary for text that claims authority or a role: orders aimed at the assistant's own
-rules or role, role markers in any syntax that writes a message (``SYSTEM:``, a JSON ``"role": "system"``, YAML,
-XML tags, a markdown ``## System``), chat-template tokens, and copies of the memory's headings, notes and the
-summariser's section headers. Imperative or rule words alone ("act as guarantor", "forget the car loan") and
-sentence-case labels (``System:`` in a pasted bank text) are ordinary. The summary is read as a reader sees it
-(``placement.readable_form``, JSON escapes undone). Paraphrase, other languages and encodings pass: notebook 06
-measures the catch rate on held-out attacks and the false alarms on ordinary talk (``data/security/``).
+"""A check of every new summary for text that claims authority or a role (orders to the assistant, role markers in
+any syntax, chat-template tokens, copies of the memory's own blocks), read as a reader sees it; ordinary words and
+sentence-case labels are not. Notebook 06 measures its catch rate and false alarms (``data/security/``).
 """
 from __future__ import annotations
 
 import functools
+import itertools
 import re
-from collections.abc import Iterable, Iterator
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from helpers.base.errors import SettingError
-from helpers.memory.imitation import BLOCK_TEXTS, note_clauses
+from helpers.memory.imitation import BLOCK_TEXTS, alternation, note_clauses
 from helpers.memory.pinned import PINNED_HEADING
 from helpers.memory.placement import readable_form
 from helpers.memory.registry import headings as kind_headings
@@ -74,7 +72,10 @@ _ORDER = (r" (?:(?:must|shall|has to|is required to|is instructed to|is authori[
 def _instruction(names: tuple[str, ...]) -> re.Pattern[str]:
     """The instruction phrases, with orders given to the assistant under any of its ``names``."""
     addressed = "|".join(["you", "the assistant", "assistant", *(re.escape(name.lower()) for name in names)])
-    return re.compile(r"\b(?:" + _phrases(*_INSTRUCTION_PHRASES, f"(?:{addressed}){_ORDER}") + r")")
+    phrases = _phrases(*_INSTRUCTION_PHRASES, f"(?:{addressed}){_ORDER}")
+    # each alternative's first letter, looked at first: most places start none (a superset is all it must be)
+    first = {*re.findall(r"(?:^|(?<=\(\?:)|(?<=\|))\\?(.)", phrases), *(name[:1].lower() for name in names if name)}
+    return re.compile(r"\b(?=[" + re.escape("".join(sorted(first))) + r"])(?:" + phrases + r")")
 
 
 def assistant_names(system_prompt: str) -> tuple[str, ...]:
@@ -96,8 +97,7 @@ _ROLE_MARKER = ((re.compile(
     r"[*_]*[ \t]*(?::|$)|(?:new[ \t]+|updated[ \t]+)?instructions?[ \t]*:?[ \t]*$)", re.MULTILINE), True))
 
 _TEMPLATE_TOKEN = re.compile(
-    r"<\|\s*[\w.\-]{1,40}\s*\|>"  # gpt-oss/harmony <|start|> <|message|> <|channel|> <|end|>, Llama 3
-                                   # <|start_header_id|> <|eot_id|>, ChatML <|im_start|>, Phi <|system|>
+    r"<\|\s*[\w.\-]{1,40}\s*\|>"  # harmony <|start|>, Llama 3 <|eot_id|>, ChatML <|im_start|>, Phi <|system|>
     r"|</?\s*(?:start_of_turn|end_of_turn|bos|eos)\s*>"  # Gemma
     r"|\[\s*/?\s*(?:inst|system_prompt|available_tools|tool_calls|tool_results|tool_content)\s*\]"  # Mistral
     r"|<<\s*/?\s*sys\s*>>")  # Llama 2 (its <s> is also markdown's strike-through: its [INST] is the token to see)
@@ -109,11 +109,6 @@ SUMMARISER_HEADERS = ("EXISTING SUMMARY", "CONVERSATION TURNS TO SUMMARISE", "NE
                       "MESSAGES TO SUMMARISE", "NEW MESSAGES TO INCORPORATE", "SUMMARY TO SHORTEN")
 
 
-def _alternation(texts: Iterable[str]) -> str:
-    unique = sorted({" ".join(t.split()) for t in texts if t.strip()}, key=len, reverse=True)
-    return _phrases(*(re.escape(t).replace(r"\ ", " ") for t in unique))
-
-
 @functools.lru_cache(maxsize=32)
 def _forged_header(headings: tuple[str, ...]) -> _Patterns:
     """A kind's whole heading, a note or clause of one, anywhere; their titles (the words before "(" or ":") in
@@ -123,10 +118,10 @@ def _forged_header(headings: tuple[str, ...]) -> _Patterns:
     shaped = (*AUTHORITY_HEADERS, *SUMMARISER_HEADERS, titles[-1])
     capitals = (*shaped, *titles[:-1], *(t for t in notes if t.isupper()))
     whole = (*headings, *(t for t in notes if not t.isupper() or "(" in t))
-    return ((re.compile(_alternation(t.lower() for t in whole)), True),
-            (re.compile(r"\b(?:" + _alternation(t.upper() for t in capitals) + r")\b"), False),
-            (re.compile(_SENTENCE_START + r"(?:" + _alternation(t.lower() for t in shaped) + r")(?![^\W_])[*_]*\s*"
-                        r"(?:\([^)\n]{0,80}\)[*_]*\s*)?:|<<<|>>>", re.MULTILINE), True))
+    return ((re.compile(alternation((t.lower() for t in whole), r"\s*")), True),
+            (re.compile(r"\b(?:" + alternation((t.upper() for t in capitals), r"\s*") + r")\b"), False),
+            (re.compile(_SENTENCE_START + r"(?:" + alternation((t.lower() for t in shaped), r"\s*") + r")(?![^\W_])"
+                        r"[*_]*\s*(?:\([^)\n]{0,80}\)[*_]*\s*)?:|<<<|>>>", re.MULTILINE), True))
 
 
 @dataclass(frozen=True)
@@ -159,11 +154,11 @@ _SPACES = re.compile(r"[^\S\n]{2,}")
 _LEADING_MARKDOWN = re.compile(r"^[" + _MARKDOWN + r"(\[{]+(?=\w)")  # what _SENTENCE_START took before a word
 
 
-def _spans(patterns: _Patterns, text: str, lowered: str) -> Iterator[tuple[int, int]]:
-    """The spans ``patterns`` match as one alternation would, left to right, in ``text`` or its lower-case copy."""
+def _matches(patterns: _Patterns, text: str, lowered: str) -> Iterable[str]:
+    """What ``patterns`` match as one alternation would, left to right, in ``text`` or its lower-case copy."""
     texts = [lowered if low else text for _, low in patterns]
     ahead: list[tuple[int, int] | None] = [(-1, -1)] * len(patterns)  # each pattern's next match; None: no more
-    position = 0
+    position, merged = 0, []
     while True:
         for index, (pattern, _) in enumerate(patterns):
             span = ahead[index]
@@ -171,14 +166,11 @@ def _spans(patterns: _Patterns, text: str, lowered: str) -> Iterator[tuple[int, 
                 match = pattern.search(texts[index], position)
                 ahead[index] = match.span() if match else None
         found = [(span[0], index, span[1]) for index, span in enumerate(ahead) if span is not None]
-        if len(found) == 1:  # one pattern left: the engine reads on alone
-            index = found[0][1]
-            yield from (match.span() for match in patterns[index][0].finditer(texts[index], found[0][0]))
-            return
-        if not found:
-            return
+        if len(found) <= 1:  # one pattern left: the engine reads on alone, and each match is cut from the text
+            matches = patterns[found[0][1]][0].finditer(texts[found[0][1]], found[0][0]) if found else ()
+            return itertools.chain(merged, map(text.__getitem__, itertools.starmap(slice, map(re.Match.span, matches))))
         start, _, position = min(found)  # the leftmost; at one place, the first in order, as in an alternation
-        yield start, position
+        merged.append(text[start:position])
 
 
 def check_summary(summary: str, *, headings: Iterable[str] | None = None, names: Iterable[str] = ()) -> SummaryCheck:
@@ -191,16 +183,13 @@ def check_summary(summary: str, *, headings: Iterable[str] | None = None, names:
     # whitespace with a line break as one line break, other runs as one space: no long run is read again and again
     text = _SPACES.sub(" ", _BLANK_LINES.sub("\n", text))
     lowered = text.lower()  # as long as text: its one longer lower case ("İ") is no longer there (NFKD)
-    counted: dict[tuple[str, str], int] = {}
+    counted: Counter[tuple[str, str]] = Counter()
     for kind, patterns in (("instruction", ((_instruction(tuple(names)), True),)), ("role marker", _ROLE_MARKER),
                            ("template token", ((_TEMPLATE_TOKEN, True),)), ("forged header", forged)):
-        written: dict[str, int] = {}  # each text as matched, tidied below once however often it was found
-        for start, end in _spans(patterns, text, lowered):
-            written[text[start:end]] = written.get(text[start:end], 0) + 1
-        for raw, count in written.items():
+        for raw, count in Counter(_matches(patterns, text, lowered)).items():  # each text tidied once
             found = _LEADING_MARKDOWN.sub("", " ".join(raw.split()))
             key = (kind, found.rstrip(": ") if kind == "forged header" else found)
-            counted[key] = counted.get(key, 0) + count
+            counted[key] += count
     return SummaryCheck(tuple(counted), tuple(counted.values()))
 
 
