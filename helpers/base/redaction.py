@@ -22,11 +22,12 @@ _RANGE = rf"{_NUMBER}(?:(?P<joint>\s*+(?:[{_DASH}]|to)\s*+{_CURRENCY}?\s*+){_NUM
 # Every pattern reads a copy of the text with ASCII digits in lower case (re.IGNORECASE costs twice as much). Amounts,
 # counts and ages are masked before identifiers; the branches share their look-behinds:
 _AMOUNT = re.compile(
-    rf"(?<!\w)(?:(?P<currency>{_CURRENCY})\s*+|(?<![.,]))(?=\d){_RANGE}(?(currency)(?:\s*+{_UNIT})?|\s*+{_UNIT})"
-    # Rs 70000-80000, ₹15-20 k; 2 crore, 7-7.5 %, 12 months, 15-20 k
+    # Rs 70000-80000, ₹15-20 k (a unit if one follows); 2 crore, 7-7.5 %, 12 months, 15-20 k (a unit must follow)
+    rf"(?=[0-9riu$₹€£g])(?:(?<!\w)(?:(?<![.,])(?=\d)|(?P<currency>{_CURRENCY})\s*+(?=\d))"
+    rf"{_RANGE}(?(currency)(?:\s*+{_UNIT})?|\s*+{_UNIT})"
     r"|(?<![\w.,])(?:\d{1,3}(?:,\d{2,3})+(?:\.\d+)?(?![\w,])"  # 1,20,000 and 1,200,000: grouped for reading, not IDs
     # 70000-80000: a range of round thousands, not a phone; not two groups of a longer number (4000-0000-0000-0002)
-    rf"|(?<![{_DASH}])\d+000(?P<joint_of_thousands>\s*[{_DASH}]\s*)\d+000(?![\w,]|\s*[{_DASH}]\s*\d))")
+    rf"|(?<![{_DASH}])\d+000(?P<joint_of_thousands>\s*[{_DASH}]\s*)\d+000(?![\w,]|\s*[{_DASH}]\s*\d)))")
 
 # a local part starts where a run of its characters starts and is at most 64 characters (RFC 5321), a domain 253
 _EMAIL = re.compile(r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9.-]{1,253}\.[A-Za-z]{2,}\b")
@@ -45,18 +46,18 @@ _ACCOUNT = re.compile(
 _AADHAAR = re.compile(rf"(?=[2-9])(?<![{_DASH}\d+])(?<!\d[{_SPACE}])[2-9][0-9]{{3}}({_SEP}?)[0-9]{{4}}\1[0-9]{{4}}"
                       rf"(?![{_DASH}\d]|[{_SPACE}]\d)")
 _PHONE = re.compile(  # Indian mobile (98765 43210, +91 98765 43210, 987-654-3210), landline, international
-    rf"(?<![\w+])(?:(?:\+91{_SEP}?|91{_SEP}|0)?[6-9]\d{{4}}{_SEP}?\d{{5}}(?![\d])"
+    rf"(?=[0-9+(])(?:(?<![\w+])(?:(?:\+91{_SEP}?|91{_SEP}|0)?[6-9]\d{{4}}{_SEP}?\d{{5}}(?![\d])"
     rf"|(?:\+91{_SEP}?|0)?[6-9]\d{{2}}{_SEP}\d{{3}}{_SEP}\d{{4}}(?![\d])"
     # an STD code (never 00, in brackets or not), then the number whole or in two groups: 022-23456789, 080 2345 678
     rf"|(?<!\()(?<!\d{_SEP})\(?0[1-9]\d{{1,3}}\)?{_SEP}(?:\d{{6,8}}|\d{{3,4}}{_SEP}\d{{3,4}})(?!\d|{_SEP}\d))"
-    rf"|\+[1-9]\d{{0,2}}{_SEP}?\(?\d{{1,4}}\)?(?:{_SEP}?\d){{5,11}}(?![\d])")  # international: +44 20 7946 0958
+    rf"|\+[1-9]\d{{0,2}}{_SEP}?\(?\d{{1,4}}\)?(?:{_SEP}?\d){{5,11}}(?![\d]))")  # international: +44 20 7946 0958
 
 
 # every decimal digit of any script (none lies past plane 1) as its ASCII digit, and "İ" as "I": the one letter whose
 # lower case is two characters, so that the copy the patterns read is as long as the text
 _READ = {**{point: str(unicodedata.digit(chr(point))) for point in range(0x80, 0x20000) if chr(point).isdecimal()},
          0x130: "I"}
-_TO_READ = re.compile(f"[{''.join(map(chr, _READ))}]")
+_OTHER_DIGIT = re.compile(r"[^\D0-9]|\u0130")  # a character _READ changes (sre's \d is str.isdecimal)
 _DOUBLED = bytes.maketrans(b"0123456789", b"0246813579")  # a digit doubled, as the sum of its digits
 
 
@@ -146,7 +147,7 @@ def _masked_amounts(read: str) -> str:
 
 def redact(text: str) -> str:
     """``text`` with each identifier replaced by ``[EMAIL]``, ``[PHONE]``, ``[PAN]`` and so on; amounts kept."""
-    pair = (text, (text.translate(_READ) if _TO_READ.search(text) else text).lower())
+    pair = (text, (text.translate(_READ) if not text.isascii() and _OTHER_DIGIT.search(text) else text).lower())
     written, read = _sub(_IBAN, pair, lambda match: "[IBAN]" if iban_valid(match[0]) else None)
     pair = (written, _masked_amounts(read))  # amounts as NULs: the texts keep their length, so their places agree
     if "@" in read:
