@@ -79,14 +79,14 @@ def iban_valid(text: str) -> bool:
     return int("".join(str(int(ch, 36)) for ch in rearranged)) % 97 == 1
 
 
-def _sub(pattern: re.Pattern[str], pair: tuple[str, str], replace: Callable[[re.Match[str]], str | None],
+def _sub(pattern: re.Pattern[str], pair: tuple[str, str], replace: str | Callable[[re.Match[str]], str | None],
          group: int = 0) -> tuple[str, str]:
     """``pattern`` matched in the copy ``pair[1]`` and each match's ``group`` replaced in both texts of ``pair`` by
-    what ``replace`` gives (None keeps it): the text as written stays where nothing is hidden."""
+    ``replace`` or what it gives (None keeps it): the text as written stays where nothing is hidden."""
     written, read = pair
     kept_w, kept_r, last = [], [], 0
     for match in pattern.finditer(read):
-        new = replace(match)
+        new = replace if isinstance(replace, str) else replace(match)
         if new is None:
             continue
         kept_w += [written[last:match.start(group)], new]
@@ -100,10 +100,6 @@ def _sub(pattern: re.Pattern[str], pair: tuple[str, str], replace: Callable[[re.
 def _card(match: re.Match[str]) -> str | None:
     """``[CARD]`` for a card-shaped match whose Luhn digit holds (its separator is group 1 or 2)."""
     return "[CARD]" if luhn_valid(match[0].replace(match[1] or match[2] or "-", "")) else None
-
-
-def _token(name: str) -> Callable[[re.Match[str]], str]:
-    return lambda match: name
 
 
 # what every phone, card or Aadhaar number starts with: nine digits, each after at most ")" and a separator
@@ -151,13 +147,13 @@ def redact(text: str) -> str:
     written, read = _sub(_IBAN, pair, lambda match: "[IBAN]" if iban_valid(match[0]) else None)
     pair = (written, _masked_amounts(read))  # amounts as NULs: the texts keep their length, so their places agree
     if "@" in read:
-        pair = _sub(_EMAIL, pair, _token("[EMAIL]"))
-    pair = _sub(_PAN, pair, _token("[PAN]"))
+        pair = _sub(_EMAIL, pair, "[EMAIL]")
+    pair = _sub(_PAN, pair, "[PAN]")
     if "ac" in read or "a/c" in read:
-        pair = _sub(_ACCOUNT, pair, _token("[ACCOUNT]"), group=1)
+        pair = _sub(_ACCOUNT, pair, "[ACCOUNT]", group=1)
     pair = _sub(_CARD, pair, _card)
-    pair = _sub(_AADHAAR, pair, _token("[AADHAAR]"))
-    return _sub(_PHONE, pair, _token("[PHONE]"))[0]
+    pair = _sub(_AADHAAR, pair, "[AADHAAR]")
+    return _sub(_PHONE, pair, "[PHONE]")[0]
 
 
 def redact_messages(messages: list[dict[str, str]]) -> list[dict[str, str]]:
