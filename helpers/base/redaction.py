@@ -58,6 +58,7 @@ _PHONE = re.compile(  # Indian mobile (98765 43210, +91 98765 43210, 987-654-321
 _READ = {**{point: str(unicodedata.digit(chr(point))) for point in range(0x80, 0x20000) if chr(point).isdecimal()},
          0x130: "I"}
 _OTHER_DIGIT = re.compile(r"[^\D0-9]|\u0130")  # a character _READ changes (sre's \d is str.isdecimal)
+_LETTER_DIGIT = re.compile("[a-z][0-9]")
 _DOUBLED = bytes.maketrans(b"0123456789", b"0246813579")  # a digit doubled, as the sum of its digits
 
 
@@ -144,11 +145,15 @@ def _masked_amounts(read: str) -> str:
 def redact(text: str) -> str:
     """``text`` with each identifier replaced by ``[EMAIL]``, ``[PHONE]``, ``[PAN]`` and so on; amounts kept."""
     pair = (text, (text.translate(_READ) if not text.isascii() and _OTHER_DIGIT.search(text) else text).lower())
-    written, read = _sub(_IBAN, pair, lambda match: "[IBAN]" if iban_valid(match[0]) else None)
+    letter_digit = _LETTER_DIGIT.search(pair[1])  # every IBAN and PAN holds one; no later pass makes one
+    if letter_digit:
+        pair = _sub(_IBAN, pair, lambda match: "[IBAN]" if iban_valid(match[0]) else None)
+    written, read = pair
     pair = (written, _masked_amounts(read))  # amounts as NULs: the texts keep their length, so their places agree
     if "@" in read:
         pair = _sub(_EMAIL, pair, "[EMAIL]")
-    pair = _sub(_PAN, pair, "[PAN]")
+    if letter_digit:
+        pair = _sub(_PAN, pair, "[PAN]")
     if "ac" in read or "a/c" in read:
         pair = _sub(_ACCOUNT, pair, "[ACCOUNT]", group=1)
     pair = _sub(_CARD, pair, _card)
