@@ -1,17 +1,13 @@
-"""Redaction of personal identifiers (email, phone, PAN, Aadhaar, card, account and IBAN numbers) before text
-reaches a summariser, so a summary never stores them; amounts are kept.
-
-An amount is a figure after a currency or before a unit ("Rs 70000-80000", "₹15-20 k", "2 crore", "12 months") or a
-comma-grouped number. Cards are found in their usual groupings when their Luhn digit holds, IBANs when their mod-97
-check holds, accounts by the words before them, phones by their shape; digits of any script count as the digits they
-are, and the text is kept as written where nothing is hidden. Every pattern runs in time linear in the text
-(``benchmarks/pattern_time.py``). Names, addresses and identifiers in words pass through.
-"""
+"""Personal identifiers (email, phone, PAN, Aadhaar, card, account, IBAN; digits of any script) hidden before text
+reaches a summariser; amounts, counts and ages kept. Cards are Luhn checked, IBANs mod-97 checked, accounts found by
+the words before them. Every pattern runs in time linear in the text (``benchmarks/pattern_time.py``)."""
 from __future__ import annotations
 
 import re
 import unicodedata
 from collections.abc import Callable
+
+from helpers.base.errors import SettingError
 
 _DASH = "-\u2010\u2011\u2012\u2013\u2014"  # hyphen-minus, hyphen, non-breaking hyphen, figure, en and em dash
 _SPACE = " \u00a0\u1680\u2000-\u200a\u202f\u205f\u3000"  # Unicode's spaces (Zs): pasted numbers hold no-break ones
@@ -19,16 +15,19 @@ _SEP = f"[{_DASH}{_SPACE}]"  # what the digits of an identifier are grouped with
 _CURRENCY = r"(?:rs\.?|inr|₹|\$|usd|€|eur|£|gbp)"
 _UNIT = (r"(?=[%pkltcrmbyowdx])(?:%|per\s*cent|percent|k|l|lakhs?|lacs?|cr|crores?|mn|million|bn|billion|thousand|"
          r"rupees?|years?|yrs?|months?|weeks?|days?|tokens?|words?|turns?|messages?|x)(?![A-Za-z])")
-_NUMBER = r"\d[\d,]*(?:\.\d+)?"
-_RANGE = rf"{_NUMBER}(?:\s*(?:[{_DASH}]|to)\s*{_CURRENCY}?\s*{_NUMBER})?"
-# Every pattern reads a copy of the text with ASCII digits in lower case (re.IGNORECASE costs twice as much), and
-# first looks at one character (most places fail there). Amounts, counts and ages are masked before identifiers:
+# a figure; possessive (nothing after one is a digit or comma, so giving some back never makes a match)
+_NUMBER = r"\d[\d,]*+(?:\.\d++)?+"
+# a range; the group ``joint`` holds what joins its figures
+_RANGE = rf"{_NUMBER}(?:(?P<joint>\s*+(?:[{_DASH}]|to)\s*+{_CURRENCY}?\s*+){_NUMBER})?+"
+# Every pattern reads a copy of the text with ASCII digits in lower case (re.IGNORECASE costs twice as much). Amounts,
+# counts and ages are masked before identifiers; the branches share their look-behinds:
 _AMOUNT = re.compile(
-    rf"(?=[0-9riu$₹€£g])(?:(?<![\w]){_CURRENCY}\s*{_RANGE}(?:\s*{_UNIT})?"  # Rs 70000-80000, ₹15-20 k
-    rf"|(?<![\w.,]){_RANGE}\s*{_UNIT}"  # 2 crore, 7-7.5 %, 12 months, 15-20 k
-    r"|(?<![\w.,])\d{1,3}(?:,\d{2,3})+(?:\.\d+)?(?![\w,])"  # 1,20,000 and 1,200,000: grouped for reading, not IDs
+    # Rs 70000-80000, ₹15-20 k (a unit if one follows); 2 crore, 7-7.5 %, 12 months, 15-20 k (a unit must follow)
+    rf"(?=[0-9riu$₹€£g])(?:(?<!\w)(?:(?<![.,])(?=\d)|(?P<currency>{_CURRENCY})\s*+(?=\d))"
+    rf"{_RANGE}(?(currency)(?:\s*+{_UNIT})?|\s*+{_UNIT})"
+    r"|(?<![\w.,])(?:\d{1,3}(?:,\d{2,3})+(?:\.\d+)?(?![\w,])"  # 1,20,000 and 1,200,000: grouped for reading, not IDs
     # 70000-80000: a range of round thousands, not a phone; not two groups of a longer number (4000-0000-0000-0002)
-    rf"|(?<![{_DASH}\w.,])\d+000\s*[{_DASH}]\s*\d+000(?![\w,]|\s*[{_DASH}]\s*\d))")
+    rf"|(?<![{_DASH}])\d+000(?P<joint_of_thousands>\s*[{_DASH}]\s*)\d+000(?![\w,]|\s*[{_DASH}]\s*\d)))")
 
 # a local part starts where a run of its characters starts and is at most 64 characters (RFC 5321), a domain 253
 _EMAIL = re.compile(r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9.-]{1,253}\.[A-Za-z]{2,}\b")
@@ -47,27 +46,29 @@ _ACCOUNT = re.compile(
 _AADHAAR = re.compile(rf"(?=[2-9])(?<![{_DASH}\d+])(?<!\d[{_SPACE}])[2-9][0-9]{{3}}({_SEP}?)[0-9]{{4}}\1[0-9]{{4}}"
                       rf"(?![{_DASH}\d]|[{_SPACE}]\d)")
 _PHONE = re.compile(  # Indian mobile (98765 43210, +91 98765 43210, 987-654-3210), landline, international
-    rf"(?=[0-9+(])(?:(?<![\w+])(?:\+91{_SEP}?|91{_SEP}|0)?[6-9]\d{{4}}{_SEP}?\d{{5}}(?![\d])"
-    rf"|(?<![\w+])(?:\+91{_SEP}?|0)?[6-9]\d{{2}}{_SEP}\d{{3}}{_SEP}\d{{4}}(?![\d])"
+    rf"(?=[0-9+(])(?:(?<![\w+])(?:(?:\+91{_SEP}?|91{_SEP}|0)?[6-9]\d{{4}}{_SEP}?\d{{5}}(?![\d])"
+    rf"|(?:\+91{_SEP}?|0)?[6-9]\d{{2}}{_SEP}\d{{3}}{_SEP}\d{{4}}(?![\d])"
     # an STD code (never 00, in brackets or not), then the number whole or in two groups: 022-23456789, 080 2345 678
-    rf"|(?<![\w+(])(?<!\d{_SEP})\(?0[1-9]\d{{1,3}}\)?{_SEP}(?:\d{{6,8}}|\d{{3,4}}{_SEP}\d{{3,4}})(?!\d|{_SEP}\d)"
+    rf"|(?<!\()(?<!\d{_SEP})\(?0[1-9]\d{{1,3}}\)?{_SEP}(?:\d{{6,8}}|\d{{3,4}}{_SEP}\d{{3,4}})(?!\d|{_SEP}\d))"
     rf"|\+[1-9]\d{{0,2}}{_SEP}?\(?\d{{1,4}}\)?(?:{_SEP}?\d){{5,11}}(?![\d]))")  # international: +44 20 7946 0958
 
 
-_DOUBLED = str.maketrans("0123456789", "0246813579")  # a digit doubled, as the sum of the doubled value's digits
-_NOT_DIGIT = re.compile(r"\D")
+# every decimal digit of any script (none lies past plane 1) as its ASCII digit, and "İ" as "I": the one letter whose
+# lower case is two characters, so that the copy the patterns read is as long as the text
+_READ = {**{point: str(unicodedata.digit(chr(point))) for point in range(0x80, 0x20000) if chr(point).isdecimal()},
+         0x130: "I"}
+_OTHER_DIGIT = re.compile(r"[^\D0-9]|\u0130")  # a character _READ changes (sre's \d is str.isdecimal)
+_LETTER_DIGIT = re.compile("[a-z][0-9]")
+_DOUBLED = bytes.maketrans(b"0123456789", b"0246813579")  # a digit doubled, as the sum of its digits
 
 
 def luhn_valid(digits: str) -> bool:
-    """Whether ``digits`` end in a correct Luhn check digit, as every payment card number does."""
-    if digits.isascii() and digits.isdigit():  # the common case, by string operations (redact checks every run)
-        kept, doubled = digits[::-2], digits[-2::-2].translate(_DOUBLED)
-        return (sum(kept.encode()) + sum(doubled.encode()) - 48 * len(digits)) % 10 == 0
-    total = 0
-    for index, digit in enumerate(reversed(digits)):
-        value = int(digit) * (2 if index % 2 else 1)
-        total += value - 9 if value > 9 else value
-    return total % 10 == 0
+    """Whether ``digits`` (of any script) end in a correct Luhn check digit, as every payment card number does."""
+    ascii_digits = digits if digits.isascii() else digits.translate(_READ)
+    if not (ascii_digits.isascii() and ascii_digits.isdigit() or not digits):
+        raise SettingError("digits", digits, f"luhn_valid reads digits only, got {digits[:40]!r}")
+    data = ascii_digits.encode()
+    return (sum(data[::-2]) + sum(data[-2::-2].translate(_DOUBLED)) - 48 * len(data)) % 10 == 0
 
 
 def iban_valid(text: str) -> bool:
@@ -79,20 +80,14 @@ def iban_valid(text: str) -> bool:
     return int("".join(str(int(ch, 36)) for ch in rearranged)) % 97 == 1
 
 
-# every decimal digit of any script (none lies past plane 1) as its ASCII digit, and "İ" as "I": the one letter whose
-# lower case is two characters, so that the copy the patterns read is as long as the text
-_READ = {**{point: str(unicodedata.digit(chr(point))) for point in range(0x80, 0x20000) if chr(point).isdecimal()},
-         0x130: "I"}
-
-
-def _sub(pattern: re.Pattern[str], pair: tuple[str, str], replace: Callable[[re.Match[str]], str | None],
+def _sub(pattern: re.Pattern[str], pair: tuple[str, str], replace: str | Callable[[re.Match[str]], str | None],
          group: int = 0) -> tuple[str, str]:
     """``pattern`` matched in the copy ``pair[1]`` and each match's ``group`` replaced in both texts of ``pair`` by
-    what ``replace`` gives (None keeps it): the text as written stays where nothing is hidden."""
+    ``replace`` or what it gives (None keeps it): the text as written stays where nothing is hidden."""
     written, read = pair
     kept_w, kept_r, last = [], [], 0
     for match in pattern.finditer(read):
-        new = replace(match)
+        new = replace if isinstance(replace, str) else replace(match)
         if new is None:
             continue
         kept_w += [written[last:match.start(group)], new]
@@ -103,76 +98,67 @@ def _sub(pattern: re.Pattern[str], pair: tuple[str, str], replace: Callable[[re.
     return "".join(kept_w) + written[last:], "".join(kept_r) + read[last:]
 
 
-def _redact_outside_amounts(pair: tuple[str, str]) -> str:
-    """The written text of ``pair`` (written, copy read) with its identifiers replaced."""
-    def token(name: str) -> Callable[[re.Match[str]], str]:
-        return lambda match: name
-    pair = _sub(_EMAIL, pair, token("[EMAIL]"))
-    pair = _sub(_PAN, pair, token("[PAN]"))
-    pair = _sub(_ACCOUNT, pair, token("[ACCOUNT]"), group=1)
-    pair = _sub(_CARD, pair, lambda match: "[CARD]" if luhn_valid(_NOT_DIGIT.sub("", match.group(0))) else None)
-    pair = _sub(_AADHAAR, pair, token("[AADHAAR]"))
-    return _sub(_PHONE, pair, token("[PHONE]"))[0]
+def _card(match: re.Match[str]) -> str | None:
+    """``[CARD]`` for a card-shaped match whose Luhn digit holds (its separator is group 1 or 2)."""
+    return "[CARD]" if luhn_valid(match[0].replace(match[1] or match[2] or "-", "")) else None
 
 
-# where a range's second figure starts: "-", "–" or "to" after a digit, then maybe a currency
-_RANGE_END = re.compile(rf"(?<=\d)\s*(?:[{_DASH}]|to)\s*{_CURRENCY}?\s*(?=\d)")
 # what every phone, card or Aadhaar number starts with: nine digits, each after at most ")" and a separator
 _NINE_DIGITS = re.compile(rf"\d(?:\)?{_SEP}?\d){{8}}")
+_JOINTS = (_AMOUNT.groupindex["joint"], _AMOUNT.groupindex["joint_of_thousands"])
 _LONGEST_IDENTIFIER = 64  # characters: a card of 19 digits or a phone in groups is at most about 30, and a look past it
 
 
-def _identifier_at(text: str, start: int) -> int | None:
+def _identifier_at(read: str, start: int) -> int | None:
     """Where a phone, card (Luhn checked) or Aadhaar number that starts at ``start`` ends; None if none does."""
     end = start + _LONGEST_IDENTIFIER
-    if not _NINE_DIGITS.match(text, start, end):
+    if not _NINE_DIGITS.match(read, start, end):
         return None
-    ends = [match.end() for pattern in (_PHONE, _AADHAAR) if (match := pattern.match(text, start, end))]
-    card = _CARD.match(text, start, end)
-    if card and luhn_valid(_NOT_DIGIT.sub("", card.group(0))):
+    ends = [match.end() for pattern in (_PHONE, _AADHAAR) if (match := pattern.match(read, start, end))]
+    card = _CARD.match(read, start, end)
+    if card and _card(card):
         ends.append(card.end())
     return max(ends, default=None)
 
 
-def _amount_spans(text: str) -> list[tuple[int, int]]:
-    """The spans of the amounts in ``text``; a range ends before a second figure that is an identifier ("Rs 500 to
-    98765 43210" pays a phone number: the amount is "Rs 500")."""
-    spans, position = [], 0
+def _masked_amounts(read: str) -> str:
+    """``read`` with each amount's characters replaced by NUL, which no pattern matches; a range ends before a second
+    figure that is an identifier ("Rs 500 to 98765 43210" pays a phone number: the amount is "Rs 500")."""
+    kept, last, position = [], 0, 0
     while True:
-        for amount in _AMOUNT.finditer(text, position):
+        for amount in _AMOUNT.finditer(read, position):
             start, end = amount.span()
-            joint = _RANGE_END.search(text, start, end)
-            identifier_end = joint and _identifier_at(text, joint.end())
-            if identifier_end:
-                spans.append((start, joint.end()))
-                position = identifier_end  # the identifier is outside every amount
-                break
-            spans.append((start, end))
+            joint = amount.lastindex  # the group of a range's joint, if it is one
+            if joint in _JOINTS and read[amount.start(joint) - 1] != ",":  # a joint after a digit, not a comma
+                second = amount.end(joint)
+                identifier_end = _identifier_at(read, second)
+                if identifier_end:
+                    kept += [read[last:start], "\0" * (second - start), read[second:identifier_end]]
+                    last = position = identifier_end  # the identifier is outside every amount
+                    break
+            kept += [read[last:start], "\0" * (end - start)]
+            last = end
         else:
-            return spans
-
-
-_GAP = "\x00"  # stands for an amount while the identifiers are looked for: no pattern matches it or across it
+            return "".join(kept) + read[last:]
 
 
 def redact(text: str) -> str:
     """``text`` with each identifier replaced by ``[EMAIL]``, ``[PHONE]``, ``[PAN]`` and so on; amounts kept."""
-    pair = (text, text.translate(_READ).lower())
-    written, read = _sub(_IBAN, pair, lambda match: "[IBAN]" if iban_valid(match.group(0)) else None)
-    spans = _amount_spans(read)
-    if _GAP in text:  # the marker is taken: each stretch between amounts is redacted on its own
-        pieces, last = [], 0
-        for start, end in spans:
-            pieces += [_redact_outside_amounts((written[last:start], read[last:start])), written[start:end]]
-            last = end
-        return "".join(pieces) + _redact_outside_amounts((written[last:], read[last:]))
-    # every amount as the marker (no letter, digit or separator, like a text's end): one pass over the stretches
-    cut = [0, *(i for span in spans for i in span), len(read)]
-    between = [(written[a:b], read[a:b]) for a, b in zip(cut[::2], cut[1::2])]
-    hidden = _redact_outside_amounts((_GAP.join(w for w, _ in between), _GAP.join(r for _, r in between)))
-    amounts = [written[start:end] for start, end in spans]
-    parts = hidden.split(_GAP)
-    return "".join(part + (amounts[index] if index < len(amounts) else "") for index, part in enumerate(parts))
+    pair = (text, (text.translate(_READ) if not text.isascii() and _OTHER_DIGIT.search(text) else text).lower())
+    letter_digit = _LETTER_DIGIT.search(pair[1])  # every IBAN and PAN holds one; no later pass makes one
+    if letter_digit:
+        pair = _sub(_IBAN, pair, lambda match: "[IBAN]" if iban_valid(match[0]) else None)
+    written, read = pair
+    pair = (written, _masked_amounts(read))  # amounts as NULs: the texts keep their length, so their places agree
+    if "@" in read:
+        pair = _sub(_EMAIL, pair, "[EMAIL]")
+    if letter_digit:
+        pair = _sub(_PAN, pair, "[PAN]")
+    if "ac" in read or "a/c" in read:
+        pair = _sub(_ACCOUNT, pair, "[ACCOUNT]", group=1)
+    pair = _sub(_CARD, pair, _card)
+    pair = _sub(_AADHAAR, pair, "[AADHAAR]")
+    return _sub(_PHONE, pair, "[PHONE]")[0]
 
 
 def redact_messages(messages: list[dict[str, str]]) -> list[dict[str, str]]:

@@ -98,35 +98,34 @@ def sign_file(path: str | Path) -> Path:
     return sig_path
 
 
-def _check(name: str, sig_path: Path, data: bytes, stored: bytes, key: bytes) -> None:
+_SIGN_AGAIN = "sign it again with helpers.base.signing.sign_file(path)"
+
+
+def _check(name: str, data: bytes, stored: bytes, key: bytes) -> None:
     """Refuse ``data``, read from a file called ``name``, unless it matches the signature ``stored``, saying why."""
     stored = stored.strip()
     if hmac.compare_digest(stored, _signature_file(name, data, key).strip()):
         return  # the whole .sig as it was written: an edit anywhere in it is a mismatch
-    changed = SignatureError("changed", (
-        f"{name} does not match its signature: it was changed after it was saved (or signed with another key). "
-        "It was not loaded. Restore the file, or, if you trust its contents, sign it again with "
-        "helpers.base.signing.sign_file(path)"))
     parts = stored.split(b" ", 2)
     if len(parts) != 3 or parts[0] != SIGNATURE_FORMAT.encode():
-        if not hmac.compare_digest(stored, signature(data, key).encode("ascii")):
-            raise changed
-        raise SignatureError("old format", (
-            f"{name} has a signature in the old format ({sig_path.name} was made before signatures covered the "
-            "file's name as well as its contents), so it is no longer accepted. It was not loaded. If you trust "
-            "the file, sign it again with helpers.base.signing.sign_file(path)"))
-    try:
-        signed_name = json.loads(parts[2].decode("ascii"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        raise changed from None
-    if (isinstance(signed_name, str) and signed_name != name
-            and hmac.compare_digest(parts[1], signature(data, key, signed_name).encode("ascii"))):
-        raise SignatureError("renamed", (
-            f"{name} carries the signature of a file called {signed_name}: a signature covers the file's name as "
-            "well as its contents, so a signed file copied or renamed is refused. It was not loaded. Load it "
-            f"under its own name ({signed_name}), or, if you trust this copy, sign it with "
-            "helpers.base.signing.sign_file(path)"))
-    raise changed
+        if hmac.compare_digest(stored, signature(data, key).encode("ascii")):
+            raise SignatureError("old format", (
+                f"{name} has a signature in the old format (made before signatures covered the file's name as "
+                f"well as its contents), so it is no longer accepted. It was not loaded. If you trust the file, "
+                f"{_SIGN_AGAIN}"))
+    else:
+        with contextlib.suppress(UnicodeDecodeError, json.JSONDecodeError):
+            signed = json.loads(parts[2].decode("ascii"))
+            if (isinstance(signed, str) and signed != name
+                    and hmac.compare_digest(parts[1], signature(data, key, signed).encode("ascii"))):
+                raise SignatureError("renamed", (
+                    f"{name} carries the signature of a file called {signed}: a signature covers the file's name "
+                    "as well as its contents, so a signed file copied or renamed is refused. It was not loaded. Load "
+                    f"it under its own name ({signed}), or, if you trust this copy, sign it with "
+                    "helpers.base.signing.sign_file(path)"))
+    raise SignatureError("changed", (
+        f"{name} does not match its signature: it was changed after it was saved (or signed with another key). "
+        f"It was not loaded. Restore the file, or, if you trust its contents, {_SIGN_AGAIN}"))
 
 
 def read_verified(path: str | Path) -> bytes:
@@ -150,5 +149,5 @@ def read_verified(path: str | Path) -> bytes:
             f"{path.name} has no signature ({sig_path.name}) and {KEY_ENV} is set, so only signed files are "
             "loaded. If you trust it as it is (e.g. saved before the key was set), sign it with "
             "helpers.base.signing.sign_file(path); or unset the key to load unsigned files"))
-    _check(path.name, sig_path, data, stored, key)
+    _check(path.name, data, stored, key)
     return data
