@@ -109,7 +109,7 @@ _MARKED = _finder(MARKS)
 # a run of ASCII with nine spaces or controls or more, from one to another (or a NUL): as these characters are never
 # read as anything, nor composed or looked up with a neighbour, the text between the runs is read alone, all of it at
 # once, each piece joined to the next by a NUL (which no reading writes); the runs are read as themselves
-_ASCII_RUNS = re.compile(r"([\x00-\x20](?:(?<=\x00)|(?:[\x21-\x7f]*+[\x00-\x20]){8,}))")
+_ASCII_RUNS = re.compile(r"([\x00-\x20](?:(?<=\x00)|(?:[\x21-\x7f]*+[\x00-\x20])*+))")
 
 
 def readable_form(text: str) -> str:
