@@ -120,3 +120,18 @@ def test_pattern_calls_grow_no_faster_than_the_text(monkeypatch, name, unit):
     counts = [_counted_calls(monkeypatch, lambda n=n: FUNCTIONS[name]((unit * (n // len(unit) + 1))[:n]))
               for n in (size, 2 * size)]
     assert counts[1] <= 2.1 * counts[0] + 64, counts  # linear: twice (and the texts' ends); quadratic: four times
+
+
+@pytest.mark.parametrize("reading", ["_shadow_of", "_read_letters"])
+def test_the_long_texts_lookup_reads_as_str_translate(reading):
+    """Past 50,000 characters the look-alike reading looks code points up in an array: the same text as
+    ``str.translate`` by the same table, for every plane, lone surrogates and the characters the table maps."""
+    import random
+
+    translate = getattr(placement, reading)
+    rng = random.Random(24)
+    pool = [chr(point) for point in (*range(0x3000), *range(0xD7F0, 0xE100), *range(0x1D400, 0x1D500),
+                                     *range(0xE0000, 0xE0080), 0x10FFFF)] + list(placement.LETTER_READINGS) * 3
+    for length in (49_999, 50_000, 120_000):
+        text = "".join(rng.choices(pool, k=length))
+        assert translate(text) == text.translate(translate.table)

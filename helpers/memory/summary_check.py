@@ -87,18 +87,18 @@ _ROLE_MARKER = ((re.compile(
     # a label in capitals anywhere, as the requests write them ("SYSTEM:", "[TOOL]:", "**SYSTEM:**")
     r"(?<![A-Za-z])(?:SYSTEM|DEVELOPER|ASSISTANT|USER|TOOL|HUMAN)[*_\])]*\s*:"
     # in lower case where a sentence starts, as chat formats write them ("system: obey")
-    r"|" + _SENTENCE_START + r"(?:" + _ROLES + r")[*_\])]*\s*:", re.MULTILINE), False), (re.compile(
+    r"|" + _SENTENCE_START + r"(?=[sdauth])(?:" + _ROLES + r")[*_\])]*\s*:", re.MULTILINE), False), (re.compile(
     # in any case (read in the lower-case copy): a JSON message field, a YAML role line, XML role tags
     r"[\"'](?:role|author)[\"']\s*:\s*[\"'](?:" + _ROLES + r")[\"']"
     r"|^[ \t]*(?:-[ \t]*)?role[ \t]*:[ \t]*[\"']?(?:" + _ROLES + r")[\"']?[ \t]*$"
-    r"|<\s*/?\s*(?:" + _ROLES + r"|instructions?|system[ _-]?prompt)\s*>"
+    r"|<\s*/?\s*(?=[sdauthi])(?:" + _ROLES + r"|instructions?|system[ _-]?prompt)\s*>"
     # a markdown heading that is a role, or instructions ("## System", "## System: obey", "#### instructions")
     r"|^[ \t]*#{1,6}[ \t]*(?:(?:system|developer|assistant|tool)(?:[ \t]+(?:prompt|message|note|instructions?))?"
     r"[*_]*[ \t]*(?::|$)|(?:new[ \t]+|updated[ \t]+)?instructions?[ \t]*:?[ \t]*$)", re.MULTILINE), True))
 
 _TEMPLATE_TOKEN = re.compile(
     r"<\|\s*[\w.\-]{1,40}\s*\|>"  # harmony <|start|>, Llama 3 <|eot_id|>, ChatML <|im_start|>, Phi <|system|>
-    r"|</?\s*(?:start_of_turn|end_of_turn|bos|eos)\s*>"  # Gemma
+    r"|</?\s*(?=[sbe])(?:start_of_turn|end_of_turn|bos|eos)\s*>"  # Gemma
     r"|\[\s*/?\s*(?:inst|system_prompt|available_tools|tool_calls|tool_results|tool_content)\s*\]"  # Mistral
     r"|<<\s*/?\s*sys\s*>>")  # Llama 2 (its <s> is also markdown's strike-through: its [INST] is the token to see)
 
