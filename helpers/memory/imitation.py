@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 import itertools
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from helpers.memory.pinned import PINNED_CLOSE, PINNED_HEADING, PINNED_NOTE, PINNED_OPEN
 from helpers.memory.placement import DATA_CLOSE, DATA_NOTE, DATA_OPEN, escape_markers, readable_form
@@ -48,12 +48,14 @@ def _imitation(headings: tuple[str, ...]) -> re.Pattern[str]:
 _read_one = functools.lru_cache(maxsize=1 << 16)(readable_form)  # each character's reading, read once
 
 
-def _reading_with_origin(text: str) -> tuple[str, list[int] | range]:
-    """``text`` read character by character (``readable_form``), with the index in ``text`` of each character read."""
+def _reading_with_origin(text: str) -> tuple[str, Callable[[], Sequence[int]]]:
+    """``text`` read character by character (``readable_form``), and a function giving the index in ``text`` of each
+    character read (made only when a match needs it: on a megabyte it takes longer than the reading)."""
     if text.isascii() and "\r\n" not in text:  # no ASCII character reads as another length: one for one
-        return readable_form(text), range(len(text))
+        return readable_form(text), lambda: range(len(text))
     read = list(map(_read_one, text))
-    return "".join(read), list(itertools.chain.from_iterable(map(itertools.repeat, range(len(text)), map(len, read))))
+    return "".join(read), lambda: list(itertools.chain.from_iterable(map(itertools.repeat, range(len(text)),
+                                                                         map(len, read))))
 
 
 def escape_imitations(text: str, headings: Iterable[str] = ()) -> str:
@@ -66,9 +68,11 @@ def escape_imitations(text: str, headings: Iterable[str] = ()) -> str:
 def _escaped(text: str, headings: tuple[str, ...]) -> str:
     text = escape_markers(text)
     pattern = _imitation(headings)
-    read, origin = _reading_with_origin(text)
+    read, origin_of = _reading_with_origin(text)
+    matches = list(pattern.finditer(read))
+    origin = origin_of() if matches else ()
     pieces, at = [], 0
-    for match in pattern.finditer(read):
+    for match in matches:
         start, end = origin[match.start()], origin[match.end() - 1] + 1
         if start < at:
             continue
