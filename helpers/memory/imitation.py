@@ -29,14 +29,15 @@ def note_clauses(texts: Iterable[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
-def alternation(texts: Iterable[str], space: str = r"\s+") -> str:
-    """A pattern of any of ``texts``, the longest first, each space between their words matching ``space``."""
+def alternation(texts: Iterable[str], space: str = r"\s+", ahead: bool = False) -> str:
+    """A pattern of any of ``texts``, the longest first, each space between their words matching ``space``; with
+    ``ahead``, led by a look at their first characters, for where it does not start the pattern (the engine itself
+    passes at once over a place that starts no alternative only at a pattern's start)."""
     unique = sorted(dict.fromkeys(" ".join(t.split()) for t in texts if t.strip()), key=len, reverse=True)
-    if not unique:
-        return ""
-    # their first characters looked at first: a place that starts none is passed at once, not tried for each text
-    first = re.escape("".join(sorted({text[0] for text in unique})))
-    return f"(?=[{first}])(?:" + "|".join(space.join(map(re.escape, text.split())) for text in unique) + ")"
+    pattern = "|".join(space.join(map(re.escape, text.split())) for text in unique)
+    if not (ahead and unique):
+        return pattern
+    return f"(?=[{re.escape(''.join(sorted({text[0] for text in unique})))}])(?:{pattern})"
 
 
 @functools.lru_cache(maxsize=16)

@@ -119,8 +119,9 @@ def _forged_header(headings: tuple[str, ...]) -> _Patterns:
     capitals = (*shaped, *titles[:-1], *(t for t in notes if t.isupper()))
     whole = (*headings, *(t for t in notes if not t.isupper() or "(" in t))
     return ((re.compile(alternation((t.lower() for t in whole), r"\s*")), True),
-            (re.compile(r"\b(?:" + alternation((t.upper() for t in capitals), r"\s*") + r")\b"), False),
-            (re.compile(_SENTENCE_START + r"(?:" + alternation((t.lower() for t in shaped), r"\s*") + r")(?![^\W_])"
+            (re.compile(r"\b(?:" + alternation((t.upper() for t in capitals), r"\s*", ahead=True) + r")\b"), False),
+            (re.compile(_SENTENCE_START + r"(?:" + alternation((t.lower() for t in shaped), r"\s*", ahead=True)
+                        + r")(?![^\W_])"
                         r"[*_]*\s*(?:\([^)\n]{0,80}\)[*_]*\s*)?:|<<<|>>>", re.MULTILINE), True))
 
 
