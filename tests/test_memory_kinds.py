@@ -26,7 +26,6 @@ from helpers.memory.stubs import turn_range_stub
 from helpers.memory.summary import SummaryMemory
 from helpers.memory.types import FoldEvent, MemoryDefences, MemoryKind, SettingError, Summariser
 from helpers.model.chat import chat
-from helpers.model.connect import connect
 from helpers.model.offline.replies import drop_heading
 from helpers.model.summarisers import summariser_for
 
@@ -88,14 +87,9 @@ def toy():
     assert "toy memory" not in KINDS
 
 
-@pytest.fixture(scope="module")
-def access():
-    return connect("offline", quiet=True, load_env=False)
-
-
-def test_a_registered_toy_kind_prints_its_own_lines_and_chart_labels(toy, access):
-    memory = toy(SYSTEM, summariser_for(access, "toy memory"))
-    records = [chat(memory, text, access) for text in TURNS]
+def test_a_registered_toy_kind_prints_its_own_lines_and_chart_labels(toy, offline_access):
+    memory = toy(SYSTEM, summariser_for(offline_access, "toy memory"))
+    records = [chat(memory, text, offline_access) for text in TURNS]
     text = "\n".join(turn_text(record) for record in records)
     assert "[Toy 4] sent 5 | notes: 33 tokens" in text and "  [TOY] turns 1-1 -> notes (" in text
     assert records[-1].request[1]["content"].startswith("TOY NOTES:\n")
@@ -108,8 +102,8 @@ def test_a_registered_toy_kind_prints_its_own_lines_and_chart_labels(toy, access
                        "last turns": COLOURS["verbatim"]}
 
 
-def test_a_registered_toy_kind_gets_its_rows_in_the_attack_table(toy, access):
-    runs = run_attacks(lambda kind, hardened: summariser_for(access, kind, hardened), SYSTEM,
+def test_a_registered_toy_kind_gets_its_rows_in_the_attack_table(toy, offline_access):
+    runs = run_attacks(lambda kind, hardened: summariser_for(offline_access, kind, hardened), SYSTEM,
                        corpus_payloads=[payload("auth-01")], settings=DEFENCE_SETTINGS[:2])
     rows = {(r.setting, r.memory): (r.reached_system, r.in_summary) for r in attack_rates(runs)}
     assert rows[("lessons' design", "toy memory")] == (1, 1)  # laundered into a system message by its fold
@@ -146,12 +140,12 @@ def test_a_kind_needs_a_kind_description_and_a_name_of_its_own():
     assert refused.value.setting == "kind"
 
 
-def test_changing_the_heading_in_its_one_place_changes_every_request_check_and_stand_in_reading(monkeypatch,
-                                                                                                    access):
+def test_changing_the_heading_in_its_one_place_changes_every_request_check_and_stand_in_reading(
+        monkeypatch, offline_access):
     new = "EARLIER IN THIS CHAT:\n"
     monkeypatch.setattr(SummaryMemory, "KIND", dataclasses.replace(SummaryMemory.KIND, heading=new))
-    memory = SummaryMemory(SYSTEM, summariser_for(access, "summary memory"), 2, 1)
-    records = [chat(memory, text, access) for text in TURNS]
+    memory = SummaryMemory(SYSTEM, summariser_for(offline_access, "summary memory"), 2, 1)
+    records = [chat(memory, text, offline_access) for text in TURNS]
     assert records[-1].request[1]["content"].startswith(new)  # the request
     assert records[-1].snapshot.summary_block_tokens == count_tokens(records[-1].request[1]["content"])
     assert "From the summary" in records[-1].reply  # the stand-in strips the new heading and reads the summary
@@ -161,11 +155,11 @@ def test_changing_the_heading_in_its_one_place_changes_every_request_check_and_s
     assert from_dict(to_dict(memory), turn_range_stub).get_messages_for_api()[1]["content"].startswith(new)
 
 
-def test_a_kind_brings_its_own_summariser_prompt_and_request_wording(access):
+def test_a_kind_brings_its_own_summariser_prompt_and_request_wording(offline_access):
     with registered(OwnPromptToy):
-        summarise = summariser_for(access, "toy with its own prompt")
+        summarise = summariser_for(offline_access, "toy with its own prompt")
         memory = OwnPromptToy(SYSTEM, summarise)
-        records = [chat(memory, text, access) for text in TURNS]
+        records = [chat(memory, text, offline_access) for text in TURNS]
     first, later = summarise.calls[0].request, summarise.calls[1].request
     assert first[0] == {"role": "system", "content": TOY_PROMPT} and later[0] == first[0]
     assert first[1]["content"].startswith("TURNS FOR THE TOY NOTES:\nUSER: Hi! I'm Chiru.")
@@ -174,8 +168,8 @@ def test_a_kind_brings_its_own_summariser_prompt_and_request_wording(access):
     assert "₹1,20,000" in records[-1].reply  # the stand-in read the salary from the notes its prompt wrote
 
 
-def test_a_kinds_own_request_wording_must_fill_in_the_turns_and_the_summary(access):
+def test_a_kinds_own_request_wording_must_fill_in_the_turns_and_the_summary(offline_access):
     broken = dataclasses.replace(OwnPromptToy.KIND, request_templates={"first": "TURNS:\n{turns}", "update": "{turns}"})
     with registered(type("BrokenToy", (ToyMemory,), {"KIND": broken})), pytest.raises(SettingError) as refused:
-        summariser_for(access, "toy with its own prompt")
+        summariser_for(offline_access, "toy with its own prompt")
     assert refused.value.setting == "request_templates" and "update ({summary})" in str(refused.value)

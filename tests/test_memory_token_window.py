@@ -19,7 +19,6 @@ from helpers.memory.erasure import forget
 from helpers.memory.registry import KINDS, registered
 from helpers.memory.state import load, save, to_dict
 from helpers.model.chat import chat
-from helpers.model.connect import connect
 from helpers.model.summarisers import summariser_for
 from helpers.setup.notebook_runner import joined_streams
 from tests.support.token_window import TokenWindowMemory
@@ -37,14 +36,9 @@ def window():
     assert "token window" not in KINDS
 
 
-@pytest.fixture(scope="module")
-def access():
-    return connect("offline", quiet=True, load_env=False)
-
-
-def test_its_turn_and_fold_lines_and_its_over_budget_state(window, access):
+def test_its_turn_and_fold_lines_and_its_over_budget_state(window, offline_access):
     memory = window(SYSTEM, max_window_tokens=120)
-    records = [chat(memory, text, access) for text in [*TURNS, LONG, "And now?"]]
+    records = [chat(memory, text, offline_access) for text in [*TURNS, LONG, "And now?"]]
     text = "\n".join(turn_text(record) for record in records)
     assert re.search(r"\[Turn 1\] prompt_tokens: \d+ \| window: \d+/120 tokens in 1 messages \| trims: 0", text)
     assert re.search(r"  \[TRIM\] 2 messages \(\d+ tokens\) left the window", text)
@@ -54,9 +48,9 @@ def test_its_turn_and_fold_lines_and_its_over_budget_state(window, access):
     assert memory.summary is None and memory.verbatim_tokens <= 120 or memory.verbatim_messages <= 3
 
 
-def test_a_chart_of_its_requests_uses_its_labels(window, access):
+def test_a_chart_of_its_requests_uses_its_labels(window, offline_access):
     memory = window(SYSTEM, max_window_tokens=120)
-    records = [chat(memory, text, access) for text in TURNS]
+    records = [chat(memory, text, offline_access) for text in TURNS]
     legend = [t.get_text() for t in request_chart(records, "token window").legends[0].get_texts()]
     assert any(label.startswith("window") for label in legend) and any("budget 120" in label for label in legend)
 
@@ -75,8 +69,8 @@ def test_it_saves_loads_and_forgets(window, tmp_path):
     assert not any("risk-averse" in m["content"] for m in loaded.archive + loaded.get_messages_for_api())
 
 
-def test_it_gets_an_attack_table_row_when_named(window, access):
-    runs = run_attacks(lambda kind, hardened: summariser_for(access, kind, hardened), SYSTEM,
+def test_it_gets_an_attack_table_row_when_named(window, offline_access):
+    runs = run_attacks(lambda kind, hardened: summariser_for(offline_access, kind, hardened), SYSTEM,
                        kinds=["summary memory", "token window"], corpus_payloads=[payload("auth-01")],
                        settings=DEFENCE_SETTINGS[:2])
     rows = {(r.setting, r.memory): (r.reached_system, r.in_summary) for r in attack_rates(runs)}
