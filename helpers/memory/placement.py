@@ -106,9 +106,10 @@ _PUNCTUATION_READINGS = {**dict.fromkeys(map(ord, INVISIBLE)),
                          **str.maketrans({**ANGLE_READINGS, **dict.fromkeys(COLON_LOOKALIKES, ":")})}
 _PUNCTUATION = _finder((point, point) for point in _PUNCTUATION_READINGS if point > 0x7F)
 _MARKED = _finder(MARKS)
-# a run of ASCII with nine spaces or controls or more, from one to another (or a NUL): as these characters are never
-# read as anything, nor composed or looked up with a neighbour, the text between the runs is read alone, all of it at
-# once, each piece joined to the next by a NUL (which no reading writes); the runs are read as themselves
+# a run of ASCII from a space or control to the last one before a character past ASCII (a NUL is a run alone): as
+# these characters are never read as anything, nor composed or looked up with a neighbour, the text between the runs
+# is read alone, all of it at once, each piece joined to the next by a NUL (which no reading writes); the runs are
+# read as themselves
 _ASCII_RUNS = re.compile(r"([\x00-\x20](?:(?<=\x00)|(?:[\x21-\x7f]*+[\x00-\x20])*+))")
 
 
