@@ -52,7 +52,7 @@ def test_steps_agree_with_the_class(budget, reply_tokens, compress):
         memory.add_message(role, content)
         assert (step.role, step.buffer_tokens) == (role, memory.buffer_tokens)
     assert memory.overflow_count == result.overflows
-    assert len(result.steps) == 2 * len(MESSAGES) and result.turns == len(MESSAGES)
+    assert len(result.steps) == 2 * len(MESSAGES) and result.steps[-1].turn == len(MESSAGES)
 
 
 @pytest.mark.parametrize("kwargs, setting", [

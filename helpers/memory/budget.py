@@ -1,6 +1,5 @@
-"""Lesson 4's token-budget analysis, worked out without a model by running ``SummaryBufferMemory`` on the lesson's
-texts with replies of placeholder text of the assumed length, so the table, the chart and the exercise checks use
-the class's own overflow rule. The summary's size is not simulated."""
+"""Lesson 4's token-budget analysis: ``SummaryBufferMemory`` itself run on the lesson's texts with placeholder replies
+of the assumed length, so the table, chart and exercise checks use the class's own overflow rule (summary not sized)."""
 from __future__ import annotations
 
 import functools
@@ -48,10 +47,6 @@ class BudgetResult:
         return max((step.buffer_tokens for step in self.steps), default=0)
 
     @property
-    def turns(self) -> int:
-        return max((step.turn for step in self.steps), default=0)
-
-    @property
     def overflows_at(self) -> tuple[int, ...]:
         """The message numbers (1 = the first user message) whose storing caused an overflow."""
         return tuple(number for number, step in enumerate(self.steps, start=1) if step.overflow)
@@ -90,8 +85,7 @@ def _run(contents: Sequence[str], max_buffer_tokens: int, reply_tokens: int | No
 def analyse_budget(user_messages: Sequence[str], max_buffer_tokens: int, reply_tokens: int = 100,
                    messages_to_compress: int = 4, *,
                    memory_class: type[SummaryBufferMemory] = SummaryBufferMemory) -> BudgetResult:
-    """Run the conversation through ``memory_class`` (lesson 4's ``SummaryBufferMemory``) with replies of
-    ``reply_tokens`` tokens."""
+    """The conversation run through ``memory_class`` (lesson 4's class) with replies of ``reply_tokens`` tokens."""
     _check_list("user_messages", user_messages, lambda m: isinstance(m, str), "texts")
     reply = _reply_text(check_count("reply_tokens", reply_tokens, 1, "a reply holds at least one token"))
     contents = [text for message in user_messages for text in (message, reply)]
@@ -100,8 +94,7 @@ def analyse_budget(user_messages: Sequence[str], max_buffer_tokens: int, reply_t
 
 def analyse_sizes(sizes: Sequence[int], max_buffer_tokens: int, messages_to_compress: int = 4, *,
                   memory_class: type[SummaryBufferMemory] = SummaryBufferMemory) -> BudgetResult:
-    """The same analysis for messages of the given token sizes (user, reply, user, ...), e.g. the sizes
-    a real run measured; each message is placeholder text of exactly its size."""
+    """The same for messages of the given token sizes (user, reply, ...; e.g. a real run's), as placeholder text."""
     _check_list("sizes", sizes, lambda n: type(n) is int and n >= 1, "whole numbers of at least 1")
     return _run([_reply_text(n) for n in sizes], max_buffer_tokens, None, messages_to_compress, memory_class)
 

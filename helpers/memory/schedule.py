@@ -39,8 +39,7 @@ class Schedule:
 
 def summary_schedule(total_turns: int, max_turns_before_summary: int, turns_to_keep_verbatim: int, *,
                      memory_class: type[SummaryMemory] = SummaryMemory) -> Schedule:
-    """Run ``total_turns`` turns through ``memory_class`` (lesson 3's ``SummaryMemory``) with a stub
-    summariser and record each request."""
+    """Each turn's request as ``memory_class`` (lesson 3's ``SummaryMemory``) builds it with a stub summariser."""
     check_count("total_turns", total_turns, 1, "a schedule needs a turn")
     memory = memory_class("", turn_range_stub, max_turns_before_summary, turns_to_keep_verbatim)
     rows = []

@@ -1,6 +1,5 @@
-"""A memory's saved state: ``save(memory, path)`` writes it, ``load(path, summarise)`` checks it field by field and
-gives back a memory of its kind. A state holds content and whose memory it is (``identity``), never defences (the
-caller's); a bad file raises ``StateError`` naming the field (docs/architecture.md says more)."""
+"""A memory's saved state: ``save(memory, path)`` writes it; ``load(path, summarise)`` checks it field by field (a bad
+file raises ``StateError`` naming the field). A state holds content and ``identity``, never defences (the caller's)."""
 from __future__ import annotations
 
 import contextlib
@@ -149,12 +148,12 @@ def _upgraded(data: Any, name: str = "the file") -> dict[str, Any]:
         raise StateError("file", f"{name} is not a saved memory state: it holds a JSON {type(data).__name__}, "
                          "not an object")
     version = data.get("format")
-    if version == STATE_FORMAT_VERSION and not isinstance(version, bool):
-        return data
-    if version not in (1, 2) or isinstance(version, bool):
+    if version not in (1, 2, STATE_FORMAT_VERSION) or isinstance(version, bool):
         raise StateError("format", f"this state has format {version!r:.40}; this version of the project reads "
                          f"formats 1 to {STATE_FORMAT_VERSION}. Save it again with the project version that wrote "
                          "it, or start a new memory")
+    if version == STATE_FORMAT_VERSION:
+        return data
     if "identity" in data:
         raise StateError("identity", f"a format-{version} state has no identity field; this one was edited")
     if version == 1:

@@ -5,7 +5,6 @@ from operator import countOf, itemgetter
 
 from helpers.memory.types import SettingError
 
-
 PREFIX = "summary of turns 1 to "
 _ROLE = itemgetter("role")
 

@@ -29,8 +29,7 @@ def check_text(name: str, value: object) -> str:
         raise SettingError(name, value, f"{name} must be text, got {type(value).__name__}")
     if value.isascii():  # the common case, and ASCII holds no surrogate: skip the UTF-8 trial encode
         return value
-    position = lone_surrogate_at(value)
-    if position is not None:
+    if (position := lone_surrogate_at(value)) is not None:
         raise UnstorableText(name, position, (
             f"{name} holds a lone surrogate at character {position} ({value[position]!r}): half of a character "
             "such as an emoji, as escaped JSON like \"\\ud83d\" gives. It cannot be saved, so it is refused "
