@@ -1,6 +1,5 @@
-"""JSON that someone else may have written (a saved state, a recording), checked for size, nesting depth and
-number lengths before ``json`` parses it (which reads any size, and fails on deep nesting or 4,301 digits with
-bare errors); ``JSONRefused`` names the top-level field at fault, so that a loader can raise its own error."""
+"""JSON someone else may have written (a state, a recording), checked for size, depth and number length before
+``json`` fails on it with bare errors; ``JSONRefused`` names the top-level field, for the loader's own error."""
 from __future__ import annotations
 
 import json

@@ -78,10 +78,8 @@ def write_signed(path: str | Path, data: bytes) -> Path:
     """Write ``data`` to ``path`` and, with a key, its signature, atomically together; with no key, remove
     an old signature, which would no longer match."""
     path, key = Path(path), signing_key()
-    files = [(path, data)]
-    if key is not None:
-        files.append((signature_path(path), _signature_file(path.name, data, key)))
-    write_files_atomic(files)
+    signed = [] if key is None else [(signature_path(path), _signature_file(path.name, data, key))]
+    write_files_atomic([(path, data), *signed])
     if key is None:
         signature_path(path).unlink(missing_ok=True)
     return path

@@ -1,6 +1,5 @@
-"""Every memory kind the project knows, in one list: generic code (lines, charts, summarisers, the attack table,
-saved states, the summary check, the offline stand-in) finds the kinds here. To add one, write its module and add
-its class to the loop below (docs/architecture.md has the recipe)."""
+"""Every memory kind the project knows: generic code (lines, charts, summarisers, the attack table, saved states, the
+summary check, the offline stand-in) finds them here. A new kind joins the loop below (docs/architecture.md)."""
 from __future__ import annotations
 
 import contextlib
