@@ -56,9 +56,8 @@ class Defences:
 
     def settings(self) -> dict[str, Any]:
         """The defences switched on, as JSON-ready data (those left at their defaults are not listed)."""
-        default = Defences()
         return {field.name: list(value) if isinstance(value, tuple) else value for field in dataclasses.fields(self)
-                if (value := getattr(self, field.name)) != getattr(default, field.name)}
+                if (value := getattr(self, field.name)) != field.default}
 
     @classmethod
     def from_settings(cls, settings: Mapping[str, Any]) -> Defences:
