@@ -183,10 +183,8 @@ class Exercise:
 
     def known(self, answers: list[Any], example: str) -> Feedback:
         """The verdict naming the mistake whose rule gives exactly ``answers``, or a wrong one with no name."""
-        def rule(mistake: Mistake, case: Any) -> Any:
-            return mistake.rule(*case) if self.spread else mistake.rule(case)
-
-        known = next((m for m in self.mistakes if [rule(m, case) for case in self.cases] == answers), None)
+        known = next((m for m in self.mistakes
+                      if [m.rule(*case) if self.spread else m.rule(case) for case in self.cases] == answers), None)
         return known.verdict(self.number, example) if known else Feedback(self.number, WRONG, example, self.hint)
 
     def compare(self, answers: list[Any], right: Callable[[Any], Any], correct: str,

@@ -59,12 +59,6 @@ def _requests(memory: Any, turns: int, request: Callable[[Any], Request]) -> lis
     return sent
 
 
-def _run_window(memory_class: type, threshold: int, keep: int, turns: int, summarise: Callable) -> WindowRun:
-    memory = memory_class("system prompt", max_turns_before_summary=threshold, turns_to_keep_verbatim=keep)
-    requests = _requests(memory, turns, lambda m: [dict(message) for message in m.get_messages_for_api()])
-    return WindowRun(requests, [dict(m) for m in memory.archive], memory.current_summary, summarise.calls)
-
-
 def expected_window(threshold: int, keep: int, turns: int) -> WindowRun:
     """What the window must send: summary memory's verbatim part (the project's class, a stub summariser)."""
     memory = SummaryMemory("system prompt", turn_range_stub, threshold, keep)
@@ -122,7 +116,9 @@ def grade_window_memory(memory_class: type) -> Feedback:
     mistake) counts calls and calls no model."""
     def run(threshold: int, keep: int, turns: int) -> WindowRun:
         counted.calls = 0  # type: ignore[attr-defined]
-        return _run_window(memory_class, threshold, keep, turns, counted)
+        memory = memory_class("system prompt", max_turns_before_summary=threshold, turns_to_keep_verbatim=keep)
+        requests = _requests(memory, turns, lambda m: [dict(message) for message in m.get_messages_for_api()])
+        return WindowRun(requests, [dict(m) for m in memory.archive], memory.current_summary, counted.calls)
 
     namespace = getattr(getattr(memory_class, "add_message", None), "__globals__", {})
     counted = limit_calls(lambda turns, existing_summary=None: f"a summary of {len(turns)} messages", 100,
