@@ -1,6 +1,5 @@
-"""Errors of model access: a message saying what happened and what to do, and the same facts as fields (``reason``
-from the closed set ``Reason``, ``status``, ``attempts``, ``retry_after``, ``setting``, ``retry_can_help``). They
-subclass ``openai.OpenAIError``, so one raised in a transport passes the SDK unchanged."""
+"""Errors of model access: a message saying what happened and what to do, the same facts as fields (``reason`` from
+the closed set ``Reason``); as ``openai.OpenAIError``s, one raised in a transport passes the SDK unchanged."""
 from __future__ import annotations
 
 from enum import StrEnum
