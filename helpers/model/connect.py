@@ -1,6 +1,5 @@
-"""``connect()``: a real ``openai.OpenAI`` client in each mode (live, record, replay, offline) over the ``httpx2``
-transport the mode chooses (docs/architecture.md, Models), named in one printed line. Keys come from the environment
-or the repository's ``.env``, never from a prompt, and are never printed or stored."""
+"""``connect()``: a real ``openai.OpenAI`` client in each mode (live, record, replay, offline) over the transport the
+mode chooses, named in one printed line; keys come from the environment or ``.env``, never printed or stored."""
 from __future__ import annotations
 
 import os

@@ -1,6 +1,5 @@
-"""One reply, from request to answer: system messages sent in a form the server's chat format keeps
-(``LLM_SYSTEM_MESSAGES``) and a probe of which ones arrive (``DeliveryTransport``); each whole answer read within
-``LLM_TIMEOUT``, scrubbed and checked as a chat completion (``CheckedTransport``); the HTTP helpers they share."""
+"""One reply, from request to answer: system messages sent as the server's chat format keeps them and probed for
+(``DeliveryTransport``); each whole answer timed, scrubbed and checked (``CheckedTransport``); the HTTP helpers."""
 from __future__ import annotations
 
 import contextlib

@@ -1,6 +1,5 @@
-"""Which model a server at ``LLM_BASE_URL`` serves: its list at ``/models``, ``LLM_MODEL`` checked against it, and
-model ids that are file paths (llama-cpp-python lists its GGUF by path) named by their file name. A path names a
-machine, so only the ``CheckedTransport`` next to the network ever holds it."""
+"""Which model a server at ``LLM_BASE_URL`` serves: its list at ``/models``, ``LLM_MODEL`` checked against it, and a
+model id that is a file path (llama-cpp-python lists its GGUF so) named by its file name, as a path names a machine."""
 from __future__ import annotations
 
 import re
