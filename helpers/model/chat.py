@@ -1,6 +1,5 @@
-"""One conversation turn, as the lessons' ``chat()``, returning what it measured as a ``TurnRecord``. A failed
-model call changes nothing (``memory.transaction()``); a failed summariser keeps the message and the record
-notes when the fold is tried again."""
+"""One conversation turn, as the lessons' ``chat()``, measured as a ``TurnRecord``: a failed model call changes nothing
+(``memory.transaction()``); a failed summariser keeps the message and the record says when the fold is tried again."""
 from __future__ import annotations
 
 from helpers.display.lines import turn_text

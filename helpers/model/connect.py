@@ -1,6 +1,5 @@
-"""``connect()``: a real ``openai.OpenAI`` client in each mode (live, record, replay, offline) over the ``httpx2``
-transport the mode chooses (docs/architecture.md, Models), named in one printed line. Keys come from the environment
-or the repository's ``.env``, never from a prompt, and are never printed or stored."""
+"""``connect()``: a real ``openai.OpenAI`` client in each mode (live, record, replay, offline) over the transport the
+mode chooses, named in one printed line; keys come from the environment or ``.env``, never printed or stored."""
 from __future__ import annotations
 
 import os
@@ -161,11 +160,9 @@ class ModelAccess:
         cut at the token limit (gpt-oss reasons inside ``max_tokens``) is retried once with twice the limit."""
         for limit in (max_tokens, max_tokens * 2):
             self.trace.reset()
-            try:
+            try:  # the project's own errors, raised in a transport, pass the SDK as they are
                 response = self.client.chat.completions.create(**self.request_options(
                     messages, max_tokens=limit, temperature=temperature, reasoning_effort=reasoning_effort))
-            except ModelAccessError:
-                raise
             except openai.APIError as error:
                 raise model_error(error, self) from error
             choice = response.choices[0] if response.choices else None
@@ -218,15 +215,15 @@ def _replay(path: Path, model: str | None, sdk: dict[str, Any], trace: CallTrace
 def _live(mode: str, endpoint: _Endpoint, path: Path | None, network: httpx2.BaseTransport,
           notify: Callable[[str], None], sdk: dict[str, Any], trace: CallTrace, sent_as: str) -> _Wiring:
     """Live or record: the real endpoint, wrapped to record, or to fall back on the recording."""
-    model = shown = endpoint.model or "?"
+    model = shown = wire = endpoint.model or "?"
     if endpoint.provider == "custom":  # a custom server's model is known once it has listed its models
         lister = CheckedTransport(network, timeout=min(sdk["timeout"], MODELS_TIMEOUT), secrets=endpoint.secrets,
                                   where=f"{endpoint.public_url} (its list of models)")
         listed = listed_models(endpoint.base_url, lister, endpoint.key, key_env=endpoint.key_env,
                                where=endpoint.public_url)
-        model, shown, network = served_model(endpoint.model, listed, endpoint.public_url, network)
-    checked = partial(CheckedTransport, network, where=f"{endpoint.public_url} (model {model})",
-                      secrets=endpoint.secrets, timeout=sdk["timeout"])
+        model, shown, wire = served_model(endpoint.model, listed, endpoint.public_url)
+    checked = partial(CheckedTransport, network, where=f"{endpoint.public_url} (model {model})", timeout=sdk["timeout"],
+                      secrets=endpoint.secrets, model_file=(model, wire) if wire != model else None)
     key_text = f"key from {endpoint.key_source}" if endpoint.key_source != "no key needed" else "no key"
     label = f"Model: {mode} | {endpoint.name} {endpoint.public_url} | {shown} | {key_text}"
     if sent_as in ADAPTED:

@@ -1,6 +1,5 @@
-"""Errors of model access: a message saying what happened and what to do, and the same facts as fields (``reason``
-from the closed set ``Reason``, ``status``, ``attempts``, ``retry_after``, ``setting``, ``retry_can_help``). They
-subclass ``openai.OpenAIError``, so one raised in a transport passes the SDK unchanged."""
+"""Errors of model access: a message saying what happened and what to do, the same facts as fields (``reason`` from
+the closed set ``Reason``); as ``openai.OpenAIError``s, one raised in a transport passes the SDK unchanged."""
 from __future__ import annotations
 
 from enum import StrEnum
@@ -35,9 +34,8 @@ class Reason(StrEnum):
 
 
 class ModelAccessError(Explained, openai.OpenAIError):
-    """Base of every model-access error: ``status`` is None when no answer came, ``attempts`` counts the SDK's
-    retries, ``retry_can_help`` says whether the same request sent again may work; a subclass's own fields are
-    class attributes holding their defaults, given by keyword."""
+    """Base of every model-access error: ``status`` is None when no answer came, ``attempts`` counts the SDK's tries,
+    ``retry_can_help`` says whether sending it again may work; a subclass's own fields are class attributes."""
 
     default_reason: ClassVar[Reason] = Reason.FAILED
     default_retry_can_help: ClassVar[bool] = True

@@ -1,6 +1,5 @@
-"""One reply, from request to answer: system messages sent in a form the server's chat format keeps
-(``LLM_SYSTEM_MESSAGES``) and a probe of which ones arrive (``DeliveryTransport``); each whole answer read within
-``LLM_TIMEOUT``, scrubbed and checked as a chat completion (``CheckedTransport``); the HTTP helpers they share."""
+"""One reply, from request to answer: system messages sent as the server's chat format keeps them and probed for
+(``DeliveryTransport``); each whole answer timed, scrubbed and checked (``CheckedTransport``); the HTTP helpers."""
 from __future__ import annotations
 
 import contextlib
@@ -64,29 +63,32 @@ def request_json(request: httpx2.Request) -> dict[str, Any]:
 
 def with_body(request: httpx2.Request, body: dict[str, Any]) -> httpx2.Request:
     """The same request with another JSON body."""
-    headers = [(k, v) for k, v in request.headers.multi_items() if k.lower() not in FRAMING]
-    return httpx2.Request(request.method, request.url, headers=headers, extensions=request.extensions,
+    return httpx2.Request(request.method, request.url, headers=_unframed(request), extensions=request.extensions,
                           content=json.dumps(body, ensure_ascii=False).encode("utf-8"))
+
+
+def _unframed(message: httpx2.Request | httpx2.Response, *more: str) -> list[tuple[str, str]]:
+    """A message's headers without those that describe the bytes on the wire (and ``more``)."""
+    return [(k, v) for k, v in message.headers.multi_items() if k.lower() not in (*FRAMING, *more)]
 
 
 def read_decoded(response: httpx2.Response, request: httpx2.Request, deadline: float | None = None) -> bytes:
     """A response's whole body, its content encoding undone; past ``deadline`` (monotonic) ``ReadTimeout``."""
     chunks: list[bytes] = []
     try:
-        for chunk in response.stream:
+        for chunk in response.iter_bytes():
             chunks.append(chunk)
             if deadline is not None and time.monotonic() > deadline:
                 raise httpx2.ReadTimeout("no complete answer within LLM_TIMEOUT", request=request)
     finally:
         response.close()
-    headers = [(k, v) for k, v in response.headers.multi_items() if k.lower() not in FRAMING]
-    return httpx2.Response(response.status_code, headers=headers, content=b"".join(chunks)).read()
+    return b"".join(chunks)
 
 
 def rebuilt(response: httpx2.Response, content: bytes, request: httpx2.Request) -> httpx2.Response:
     """A response with a decoded body in place of what came over the wire."""
-    headers = [(k, v) for k, v in response.headers.multi_items() if k.lower() not in (*FRAMING, "content-encoding")]
-    return httpx2.Response(response.status_code, headers=headers, content=content, request=request)
+    return httpx2.Response(response.status_code, headers=_unframed(response, "content-encoding"), content=content,
+                           request=request)
 
 
 def sdk_retries(response: httpx2.Response) -> bool:
@@ -128,8 +130,10 @@ def retry_after_seconds(headers: httpx2.Headers) -> float | None:
         return None
 
 
-def completion_problem(payload: Any) -> str | None:
-    """What keeps ``payload`` (parsed JSON) from being a chat completion the project can use, or None."""
+def completion_problem(content: bytes) -> str | None:
+    """What keeps a 200 body from being a chat completion the project can use, or None."""
+    if (payload := json_of(content)) is None:
+        return f"the body is not JSON (it starts {content[:120].decode('utf-8', 'replace')!r})"
     if not isinstance(payload, dict):
         return f"the body is a JSON {type(payload).__name__}, not a chat completion object"
     choices = payload.get("choices")
@@ -151,37 +155,27 @@ def completion_problem(payload: Any) -> str | None:
     return None
 
 
-def parse_completion(content: bytes, where: str, secrets: Iterable[str] = ()) -> dict[str, Any]:
-    """The chat completion in ``content``, or ``BadResponse`` saying what came back instead."""
-    payload = json_of(content)
-    problem = (completion_problem(payload) if payload is not None
-               else f"the body is not JSON (it starts {content[:120].decode('utf-8', 'replace')!r})")
-    if problem is None:
-        return payload
-    raise BadResponse(scrub_text(
-        f"{where} answered 200, but not with a chat completion: {problem}. An HTML page or "
-        "text usually means a captive portal (log in to the network in a browser), a proxy, or an LLM_BASE_URL "
-        "that is not an OpenAI-compatible /v1 endpoint; a malformed completion means the server is not "
-        "compatible. Run the cell again; or run without the network: LLM_MODE=replay (recorded answers) or "
-        "LLM_MODE=offline (the stand-in).", secrets), status=200)
-
-
 class CheckedTransport(httpx2.BaseTransport):
     """Wraps a transport: whole answers within ``timeout`` seconds, attempts traced, bodies scrubbed, chat
-    completions checked; with ``notify``, each failed attempt the SDK will retry is reported as it happens."""
+    completions checked; with ``notify``, each failed attempt the SDK will retry is reported as it happens. With
+    ``model_file`` (name, path), the path is sent for the name and read back as the name: nothing above holds it."""
 
     def __init__(self, inner: httpx2.BaseTransport, *, timeout: float, where: str,
                  secrets: Callable[[], Iterable[str]] = tuple, trace: CallTrace | None = None,
-                 notify: Callable[[str], None] | None = None, max_retries: int = 0) -> None:
+                 notify: Callable[[str], None] | None = None, max_retries: int = 0,
+                 model_file: tuple[str, str] | None = None) -> None:
         self.inner, self.timeout, self.where, self.secrets = inner, timeout, where, secrets
         self.trace = trace if trace is not None else CallTrace()
-        self.notify, self.max_retries = notify, max_retries
+        self.notify, self.max_retries, self.model_file = notify, max_retries, model_file
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
         started = time.monotonic()
         self.trace.attempts += 1
+        name, path = self.model_file or ("", "")
+        body = request_json(request) if name and request.method == "POST" else {}
+        sent = with_body(request, {**body, "model": path}) if name and body.get("model") == name else request
         try:
-            response = self._headers_within(request)
+            response = self._headers_within(sent)
             content = read_decoded(response, request, started + self.timeout)
         except httpx2.TransportError as error:
             if isinstance(error, httpx2.TimeoutException):
@@ -192,15 +186,22 @@ class CheckedTransport(httpx2.BaseTransport):
                 what = f"could not be reached ({type(error).__name__})"
             self._report_retry(request, what, None)
             raise
-        text = content.decode("utf-8", "surrogateescape")  # bytes that are not UTF-8 kept as they are
-        if (scrubbed := scrub_text(text, self.secrets())) != text:  # any body can echo a key, and the SDK quotes it
-            content = scrubbed.encode("utf-8", "surrogateescape")
+        if name:  # wherever the server wrote the path (as JSON writes it), the name
+            content = content.replace(json.dumps(path)[1:-1].encode(), json.dumps(name)[1:-1].encode())
+        text = scrub_text(content.decode("utf-8", "surrogateescape"), self.secrets())  # any body can echo a key
+        content = text.encode("utf-8", "surrogateescape")  # bytes that are not UTF-8 kept as they are
         if not 200 <= response.status_code < 300:
             self.trace.retry_after = retry_after_seconds(response.headers)
             if sdk_retries(response):
                 self._report_retry(request, f"answered {response.status_code}", self.trace.retry_after)
-        elif is_chat(request.url.path) and "event-stream" not in response.headers.get("content-type", ""):
-            parse_completion(content, self.where, self.secrets())
+        elif (is_chat(request.url.path) and "event-stream" not in response.headers.get("content-type", "")
+              and (problem := completion_problem(content))):
+            raise BadResponse(scrub_text(
+                f"{self.where} answered 200, but not with a chat completion: {problem}. An HTML page or text usually "
+                "means a captive portal (log in to the network in a browser), a proxy, or an LLM_BASE_URL that is not "
+                "an OpenAI-compatible /v1 endpoint; a malformed completion means the server is not compatible. Run "
+                "the cell again; or run without the network: LLM_MODE=replay (recorded answers) or LLM_MODE=offline "
+                "(the stand-in).", self.secrets()), status=200)
         return rebuilt(response, content, request)
 
     def _report_retry(self, request: httpx2.Request, what: str, asked: float | None) -> None:
@@ -305,9 +306,7 @@ def shape(messages: list[dict[str, Any]]) -> tuple[bool, ...]:
 def describe(messages: list[dict[str, Any]], index: int) -> str:
     """What to call a written message in a warning: the name the caller gave it, else what the request shows it
     is, with its place and first words."""
-    content = messages[index].get("content")
-    named = _names.get().get(content) if isinstance(content, str) else None
-    if named:
+    if isinstance(content := messages[index].get("content"), str) and (named := _names.get().get(content)):
         return named
     systems = _systems(messages)
     text = " ".join(str(content).split())

@@ -1,16 +1,14 @@
-"""Which model a server at ``LLM_BASE_URL`` serves: its list at ``/models``, ``LLM_MODEL`` checked against it, and
-model ids that are file paths (llama-cpp-python lists its GGUF by path) named by their file name. A path names a
-machine, so only ``ModelFileTransport``, next to the network, ever holds it."""
+"""Which model a server at ``LLM_BASE_URL`` serves: its list at ``/models``, ``LLM_MODEL`` checked against it, and a
+model id that is a file path (llama-cpp-python lists its GGUF so) named by its file name, as a path names a machine."""
 from __future__ import annotations
 
-import json
 import re
 
 import httpx2
 
 from helpers.model.errors import UnknownModel
 from helpers.model.explain import rejected_key, server_said
-from helpers.model.responses import json_of, read_decoded, rebuilt, request_json, with_body
+from helpers.model.responses import json_of
 
 MODELS_TIMEOUT = 10.0  # seconds for the server's list of models; a server that takes longer is not asked
 _MODEL_FILE = re.compile(r"\.(?:gguf|ggml|bin|safetensors)\Z", re.IGNORECASE)  # a model file's extension
@@ -59,11 +57,10 @@ def _served_as(model: str, listed: tuple[str, ...]) -> str | None:
                                                       name.replace("\\", "/").rsplit("/", 1)[-1])), None)
 
 
-def served_model(wanted: str | None, listed: tuple[str, ...] | None, where: str,
-                 network: httpx2.BaseTransport) -> tuple[str, str, httpx2.BaseTransport]:
-    """The model to ask for (as outputs and recordings name it), as the mode line names it, and the transport to
-    send it through: ``LLM_MODEL`` if the server lists it (or lists nothing), else its only model when none is
-    named, else ``UnknownModel`` with the names it lists."""
+def served_model(wanted: str | None, listed: tuple[str, ...] | None, where: str) -> tuple[str, str, str]:
+    """The model to ask for (as outputs and recordings name it), as the mode line names it, and as the server is sent
+    it (a model file's path): ``LLM_MODEL`` if the server lists it (or lists nothing), else its only model when none
+    is named, else ``UnknownModel`` with the names it lists."""
     served = _served_as(wanted, listed) if wanted and listed else None
     if wanted and (served or listed is None):
         name = shown(wanted)
@@ -86,24 +83,4 @@ def served_model(wanted: str | None, listed: tuple[str, ...] | None, where: str,
                            "LLM_MODEL to one of those (in .env or your environment, then restart the kernel); a server "
                            "that answers any name would otherwise label every reply with the name you typed.",
                            listed=names)
-    # a model file's path is sent, but never held above the transport next to the network
-    return name, label, network if wire == name else ModelFileTransport(network, name, wire)
-
-
-class ModelFileTransport(httpx2.BaseTransport):
-    """Sends ``name`` to the server as ``wire`` (a model file's path) and answers with ``name`` wherever the
-    server wrote the path, so nothing above it ever holds the path."""
-
-    def __init__(self, inner: httpx2.BaseTransport, name: str, wire: str) -> None:
-        self.inner, self.name, self.wire = inner, name, wire
-        self._quoted = (json.dumps(wire)[1:-1].encode(), json.dumps(name)[1:-1].encode())  # as JSON writes them
-
-    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
-        body = request_json(request) if request.method == "POST" else {}
-        if body.get("model") == self.name:
-            request = with_body(request, {**body, "model": self.wire})
-        response = self.inner.handle_request(request)
-        return rebuilt(response, read_decoded(response, request).replace(*self._quoted), request)
-
-    def close(self) -> None:
-        self.inner.close()
+    return name, label, wire

@@ -1,6 +1,5 @@
-"""Every environment variable model access reads, in one place: the providers and their keys, the other secrets,
-and the settings, each read and checked here. ``secret_variables()`` is the one list of secret names: scrubbing
-(``secrets.py``) and the tests' clean environment (``conftest.py``) both read it."""
+"""Every environment variable model access reads, read and checked in one place: providers and keys, other secrets,
+settings; ``secret_variables()`` is the one list of secret names (for scrubbing and the tests' clean environment)."""
 from __future__ import annotations
 
 import math

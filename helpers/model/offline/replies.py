@@ -98,8 +98,7 @@ def drop_heading(text: str) -> str:
 
 def request_facts(messages: list[dict[str, Any]]) -> list[RequestFact]:
     """The fact sentences about the user a chat request holds, in request order: from the summary (also when merged
-    into the first system message) and the user's messages, never the instructions or the assistant's replies.
-    """
+    into the first system message) and the user's messages, never the instructions or the assistant's replies."""
     last_user = max((index for index, message in enumerate(messages) if message.get("role") == "user"), default=-1)
     facts: list[RequestFact] = []
     for index, message in enumerate(messages):
