@@ -37,15 +37,11 @@ DEFENCE_SETTINGS = (
 )
 
 
-def memory_texts() -> dict[str, str]:
-    """The texts the memory writes itself, by the names a payload forges them with (``{{summary memory heading}}``)."""
-    texts = {f"{name} heading": cls.KIND.heading for name, cls in KINDS.items() if cls.KIND.heading}
-    return {**texts, "pinned heading": PINNED_HEADING, "data open": DATA_OPEN, "data close": DATA_CLOSE,
-            "pinned open": PINNED_OPEN, "pinned close": PINNED_CLOSE}
-
-
 def _filled(text: str) -> str:
-    known = memory_texts()
+    """``text`` with the memory's own texts filled in where a payload forges them (``{{summary memory heading}}``)."""
+    known = {**{f"{name} heading": cls.KIND.heading for name, cls in KINDS.items() if cls.KIND.heading},
+             "pinned heading": PINNED_HEADING, "data open": DATA_OPEN, "data close": DATA_CLOSE,
+             "pinned open": PINNED_OPEN, "pinned close": PINNED_CLOSE}
 
     def fill(match: re.Match[str]) -> str:
         if match.group(1) not in known:
@@ -243,9 +239,8 @@ class CheckMeasure:
 
 def measure_check(summarise: Summariser, kind: str = "summary memory", *, turns: int | None = None,
                   modes: Iterable[str] = CHECK_MODES) -> list[CheckMeasure]:
-    """Each check mode as the memory applies it: on the held-out attacks and ordinary texts, and on a conversation
-    of the first ``turns`` ordinary user messages (all if None) through ``kind``, each answered with one short
-    reply: how many fold attempts were flagged or refused (a refused fold keeps the turns and is tried again)."""
+    """Each check mode on the held-out attacks, the ordinary texts and a conversation of the first ``turns`` ordinary
+    user messages through ``kind``: fold attempts flagged or refused (a refused fold keeps its turns, tried again)."""
     talk = ordinary_talk()
     ordinary = [*talk["user_messages"], *talk["summaries"]]
     prompt = talk["system_prompts"][0]
