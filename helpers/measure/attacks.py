@@ -3,14 +3,13 @@ under each defence setting: did its canary reach a system message, the summary, 
 Offline (the stand-in copies, it obeys nothing) the figures say where text lands, not what a model would follow."""
 from __future__ import annotations
 
-import functools
 import json
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from helpers.base.paths import DATA_DIR
+from helpers.lessons.data import data_file
 from helpers.memory.defences import Defences
 from helpers.memory.pinned import PINNED_CLOSE, PINNED_HEADING, PINNED_OPEN
 from helpers.memory.placement import DATA_CLOSE, DATA_OPEN
@@ -51,14 +50,9 @@ def _filled(text: str) -> str:
     return re.sub(r"\{\{([^{}]+)\}\}", fill, text)
 
 
-@functools.cache
-def _security_file(name: str) -> dict[str, Any]:
-    return json.loads((DATA_DIR / "security" / name).read_text(encoding="utf-8"))
-
-
 def corpus() -> dict[str, Any]:
     """The payloads (the memory's own texts they forge filled in) and the conversation they are run in."""
-    stored = _security_file("injection_payloads.json")
+    stored = data_file("security/injection_payloads.json")
     return {**stored, "payloads": [{**item, "text": _filled(item["text"])} for item in stored["payloads"]]}
 
 
@@ -213,12 +207,12 @@ def where_it_is(text: str, memory: Any, saved_file: Any = None) -> str:
 # ----- the summary check, measured both ways ---------------------------------------------------------------------
 def heldout_attacks() -> list[dict[str, Any]]:
     """The held-out attacks on the check (``data/security/heldout_attacks.json``): written before its patterns."""
-    return list(_security_file("heldout_attacks.json")["attacks"])
+    return list(data_file("security/heldout_attacks.json")["attacks"])
 
 
 def ordinary_talk() -> dict[str, Any]:
     """Ordinary conversation (``data/security/ordinary_talk.json``): user messages, summaries and system prompts."""
-    return dict(_security_file("ordinary_talk.json"))
+    return dict(data_file("security/ordinary_talk.json"))
 
 
 @dataclass(frozen=True)
