@@ -28,7 +28,7 @@ def prompt(name: str) -> str:
 
 @functools.cache
 def data_file(relative_path: str) -> dict[str, Any]:
-    """A JSON file under ``data/``, read once a process (callers copy what they hand out or change)."""
+    """A JSON file under ``data/``, read once a process: every caller gets the same object, not a copy."""
     return json.loads((DATA_DIR / relative_path).read_text(encoding="utf-8"))
 
 
