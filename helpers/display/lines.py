@@ -128,9 +128,7 @@ def request_text(messages: Sequence[Mapping[str, str]], *, known: Mapping[str, s
         if first_line_over is not None and tokens > first_line_over:
             first = content.strip().split("\n", 1)[0]
             content = first if first == content.strip() else f"{first} [...]"
-        lines = []
-        for paragraph in content.split("\n"):
-            wrapped = textwrap.wrap(paragraph, width - 4, break_long_words=False, break_on_hyphens=False)
-            lines.extend(wrapped or [""])
+        lines = [line for paragraph in content.split("\n") for line in
+                 textwrap.wrap(paragraph, width - 4, break_long_words=False, break_on_hyphens=False) or [""]]
         blocks.append(head + "\n" + "\n".join("    " + line if line else "" for line in lines))
     return "\n".join(blocks)

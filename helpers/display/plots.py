@@ -143,8 +143,7 @@ class ScheduleChart(LiveChart):
         self.image.set_extent((0.5, n + 0.5, n + 0.5, 0.5))
         self.marks.set_offsets(_offsets([(n + 1, row.turn) for row in schedule.rows if row.summariser_called_after]))
         if self.ax.get_xlim() != (0.5, n + 1.5):
-            self.ax.set_xlim(0.5, n + 1.5)
-            self.ax.set_ylim(n + 0.5, 0.5)
+            self.ax.set(xlim=(0.5, n + 1.5), ylim=(n + 0.5, 0.5))
             ticks = list(range(1, n + 1, 1 if n <= 15 else 2 if n <= 30 else 5))
             self.ax.set_xticks([*ticks, n + 1], [*map(str, ticks), "★"])
             self.ax.set_yticks(ticks)
@@ -209,10 +208,8 @@ class BudgetChart(LiveChart):
         """Redraw for the lesson's budgets in ``table`` and the slider's budget in ``chosen``."""
         overflows = [r.overflows for r in table.results]
         for bar, text, budget, value in zip(self.bars, self.bar_texts, self.budgets, overflows):
-            bar.set_height(value)
-            bar.set_color(COLOURS["highlight"] if budget == chosen.max_buffer_tokens else COLOURS["budget"])
-            text.set_position((text.get_position()[0], value))
-            text.set_text(str(value))
+            bar.set(height=value, color=COLOURS["highlight" if budget == chosen.max_buffer_tokens else "budget"])
+            text.set(y=value, text=str(value))
         self.bar_ax.set_ylim(0, _ceil_to(max(overflows, default=0) + 1, 5))
         self.bar_ax.set_title(f"replies {chosen.reply_tokens} tokens, compress {chosen.messages_to_compress}")
         sizes = [step.buffer_tokens for step in chosen.steps]
@@ -245,10 +242,7 @@ def _label_segments(fig: Figure, ax: Axes, segments: Sequence[tuple]) -> None:
         if box.width + 4 <= inside.width and box.height + 2 <= inside.height and not _overlaps(box, placed):
             placed.append(box)
             continue
-        label.set_color("#222222")
-        label.set_position((patch.get_x() + patch.get_width(), y))
-        label.set_ha("left")
-        label.set_text(" " + str(value))
+        label.set(color="#222222", position=(patch.get_x() + patch.get_width(), y), ha="left", text=" " + str(value))
         avoid = placed + boxes[:index] + boxes[index + 1:]
         for _ in range(30):
             box = label.get_window_extent(renderer)
@@ -275,13 +269,12 @@ def stacked_token_bars(labels: Sequence[str], parts: Mapping[str, Sequence[int]]
         bars = ax.bar(labels, values, BAR_WIDTH, color=colour, label=(legend_names or {}).get(name, name), bottom=base)
         segments += list(zip(bars.patches, values))
         base = [b + v for b, v in zip(base, values)]
-    ax.set(xlabel=xlabel, ylabel="tokens (o200k_base)")
+    ax.set(xlabel=xlabel, ylabel="tokens (o200k_base)", title=title)
     if caps is not None:
         positions = range(len(labels))
         ax.hlines(caps[1], [p - BAR_WIDTH / 2 for p in positions], [p + BAR_WIDTH / 2 for p in positions],
                   color=COLOURS["limit"], linestyle="--", linewidth=2.5, label=caps[0])
         ax.set_ylim(0, max([*caps[1], *base]) * 1.08)
-    ax.set_title(title)
     legend = fig.legend(loc="outside lower center", ncols=2, frameon=False)  # below: the bars get the whole width
     if legend.get_window_extent(fig.canvas.get_renderer()).width > fig.bbox.width:
         legend.remove()  # long entries side by side would run off the figure: one under another

@@ -45,9 +45,7 @@ def lesson4_run_lines() -> list[str]:
 
 def lesson4_run_sizes() -> list[int]:
     """The o200k_base size of each message of lesson 4's run up to turn 6's question: user messages counted here,
-    replies by difference from the page's figures (buffer after turns 1 to 3: 19, 251, 570; each later overflow
-    folds one turn and the old summary: 370 = 141 + 20 + reply 3, 537 = 148 + 14 + reply 4; at turn 6 the buffer
-    holds 412 = 14 + reply 5 + 14)."""
+    replies by difference from the page's figures (buffers after turns 1 to 3, overflows, turn 6's buffer)."""
     run = published_run(4)["buffer_run"]
     users = [count_tokens(text) for text in lesson4()["buffer_run"]["user_turns"]]
     after_1, after_2, after_3 = run["buffer_tokens_turns_1_to_3"]

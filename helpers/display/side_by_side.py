@@ -115,9 +115,9 @@ class TradeoffChart:
                         linestyle="--" if hollow else "-", linewidth=2, label=run.label())
         wanted = runs[0].kept()[1] if runs else 0
         ax.set(xlabel="tokens for the whole conversation (thousands)",
-               ylabel=f"facts kept at the last turn (of {wanted})", ylim=(-0.5, wanted + 0.5), xlim=(0, None))
+               ylabel=f"facts kept at the last turn (of {wanted})", ylim=(-0.5, wanted + 0.5), xlim=(0, None),
+               title="cost against facts kept")
         ax.grid(alpha=0.3)
-        ax.set_title("cost against facts kept")
         ax.legend(loc="center right", fontsize=16, framealpha=0.9)
         curves.set(xlabel="turn", ylabel="tokens that turn (request + summariser)", yscale="log",
                    title="per-turn tokens (colours as on the left)")

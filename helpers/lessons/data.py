@@ -27,27 +27,28 @@ def prompt(name: str) -> str:
 
 
 @functools.cache
-def _load(relative_path: str) -> dict[str, Any]:
+def data_file(relative_path: str) -> dict[str, Any]:
+    """A JSON file under ``data/``, read once a process: every caller gets the same object, not a copy."""
     return json.loads((DATA_DIR / relative_path).read_text(encoding="utf-8"))
 
 
 def summariser_templates(lesson: str) -> dict[str, str]:
     """A lesson's summariser request templates (``first``, ``update``, ``line``), by its name in ``LESSON_FILES``."""
     _choice("lesson", lesson, LESSON_FILES)
-    return dict(_load(LESSON_FILES[lesson])["summariser_request"])
+    return dict(data_file(LESSON_FILES[lesson])["summariser_request"])
 
 
 def lesson3() -> dict[str, Any]:
     """Lesson 3 (summary memory): schedule settings, the six-turn run, the drift batches."""
-    return _load(LESSON_FILES["lesson3"])
+    return data_file(LESSON_FILES["lesson3"])
 
 
 def lesson4() -> dict[str, Any]:
     """Lesson 4 (summary buffer memory): the budget analysis and the six-turn run."""
-    return _load(LESSON_FILES["lesson4"])
+    return data_file(LESSON_FILES["lesson4"])
 
 
 def published_run(lesson: int) -> dict[str, Any]:
     """The model outputs lesson 3 or 4 quotes from its ``openai/gpt-oss-120b`` run (reference data)."""
     _choice("lesson", lesson, PUBLISHED_RUNS)
-    return _load(PUBLISHED_RUNS[lesson])
+    return data_file(PUBLISHED_RUNS[lesson])

@@ -3,14 +3,13 @@ under each defence setting: did its canary reach a system message, the summary, 
 Offline (the stand-in copies, it obeys nothing) the figures say where text lands, not what a model would follow."""
 from __future__ import annotations
 
-import functools
 import json
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from helpers.base.paths import DATA_DIR
+from helpers.lessons.data import data_file
 from helpers.memory.defences import Defences
 from helpers.memory.pinned import PINNED_CLOSE, PINNED_HEADING, PINNED_OPEN
 from helpers.memory.placement import DATA_CLOSE, DATA_OPEN
@@ -37,15 +36,11 @@ DEFENCE_SETTINGS = (
 )
 
 
-def memory_texts() -> dict[str, str]:
-    """The texts the memory writes itself, by the names a payload forges them with (``{{summary memory heading}}``)."""
-    texts = {f"{name} heading": cls.KIND.heading for name, cls in KINDS.items() if cls.KIND.heading}
-    return {**texts, "pinned heading": PINNED_HEADING, "data open": DATA_OPEN, "data close": DATA_CLOSE,
-            "pinned open": PINNED_OPEN, "pinned close": PINNED_CLOSE}
-
-
 def _filled(text: str) -> str:
-    known = memory_texts()
+    """``text`` with the memory's own texts filled in where a payload forges them (``{{summary memory heading}}``)."""
+    known = {**{f"{name} heading": cls.KIND.heading for name, cls in KINDS.items() if cls.KIND.heading},
+             "pinned heading": PINNED_HEADING, "data open": DATA_OPEN, "data close": DATA_CLOSE,
+             "pinned open": PINNED_OPEN, "pinned close": PINNED_CLOSE}
 
     def fill(match: re.Match[str]) -> str:
         if match.group(1) not in known:
@@ -55,14 +50,9 @@ def _filled(text: str) -> str:
     return re.sub(r"\{\{([^{}]+)\}\}", fill, text)
 
 
-@functools.cache
-def _security_file(name: str) -> dict[str, Any]:
-    return json.loads((DATA_DIR / "security" / name).read_text(encoding="utf-8"))
-
-
 def corpus() -> dict[str, Any]:
     """The payloads (the memory's own texts they forge filled in) and the conversation they are run in."""
-    stored = _security_file("injection_payloads.json")
+    stored = data_file("security/injection_payloads.json")
     return {**stored, "payloads": [{**item, "text": _filled(item["text"])} for item in stored["payloads"]]}
 
 
@@ -217,12 +207,12 @@ def where_it_is(text: str, memory: Any, saved_file: Any = None) -> str:
 # ----- the summary check, measured both ways ---------------------------------------------------------------------
 def heldout_attacks() -> list[dict[str, Any]]:
     """The held-out attacks on the check (``data/security/heldout_attacks.json``): written before its patterns."""
-    return list(_security_file("heldout_attacks.json")["attacks"])
+    return list(data_file("security/heldout_attacks.json")["attacks"])
 
 
 def ordinary_talk() -> dict[str, Any]:
     """Ordinary conversation (``data/security/ordinary_talk.json``): user messages, summaries and system prompts."""
-    return dict(_security_file("ordinary_talk.json"))
+    return dict(data_file("security/ordinary_talk.json"))
 
 
 @dataclass(frozen=True)
@@ -243,9 +233,8 @@ class CheckMeasure:
 
 def measure_check(summarise: Summariser, kind: str = "summary memory", *, turns: int | None = None,
                   modes: Iterable[str] = CHECK_MODES) -> list[CheckMeasure]:
-    """Each check mode as the memory applies it: on the held-out attacks and ordinary texts, and on a conversation
-    of the first ``turns`` ordinary user messages (all if None) through ``kind``, each answered with one short
-    reply: how many fold attempts were flagged or refused (a refused fold keeps the turns and is tried again)."""
+    """Each check mode on the held-out attacks, the ordinary texts and a conversation of the first ``turns`` ordinary
+    user messages through ``kind``: fold attempts flagged or refused (a refused fold keeps its turns, tried again)."""
     talk = ordinary_talk()
     ordinary = [*talk["user_messages"], *talk["summaries"]]
     prompt = talk["system_prompts"][0]

@@ -108,9 +108,7 @@ def load_ledger(path: str | Path | None = None) -> Ledger:
 
 # ----- one request, measured --------------------------------------------------------------------------
 def _where_sent(fact: Fact, turns: str, summary: str) -> str:
-    if fact.sent_in(turns):
-        return VERBATIM
-    return SUMMARY if fact.sent_in(summary) else ABSENT
+    return VERBATIM if fact.sent_in(turns) else SUMMARY if fact.sent_in(summary) else ABSENT
 
 
 def request_statuses(ledger: Ledger, request: Sequence[dict[str, str]], summary: str | None,

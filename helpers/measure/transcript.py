@@ -36,7 +36,6 @@ class Transcript:
     user_turns: tuple[str, ...]
     replies: tuple[str, ...]
     checkpoints: tuple[int, ...] = ()
-    source: str = ""
 
     def __len__(self) -> int:
         return len(self.user_turns)
@@ -49,13 +48,12 @@ def load_transcript(conversation: str | Path | None = None, replies: str | Path 
     conv = json.loads(Path(conversation or CAPSTONE_DIR / "conversation.json").read_text(encoding="utf-8"))
     written = json.loads(Path(replies or REPLIES_FILE).read_text(encoding="utf-8"))
     by_user = {item["user"]: item["reply"] for item in written["replies"]}
-    missing = [number for number, text in enumerate(conv["user_turns"], start=1) if text not in by_user]
-    if missing:
+    if missing := [number for number, text in enumerate(conv["user_turns"], start=1) if text not in by_user]:
         raise StateError("replies", f"no written reply for user turn(s) {missing} in {REPLIES_FILE.name}: add a "
                          "{\"user\": ..., \"reply\": ...} item whose user text is the turn's exact text")
     prefix = f"{label} " if label else ""
     return Transcript(tuple(conv["user_turns"]), tuple(prefix + by_user[text] for text in conv["user_turns"]),
-                      tuple(conv.get("checkpoints", ())), conv.get("source", ""))
+                      tuple(conv.get("checkpoints", ())))
 
 
 def strategies(transcript: Transcript) -> dict[str, tuple[str, dict[str, Any]]]:

@@ -21,7 +21,6 @@ PIP_INSTALL = "run pip install -r requirements.txt"
 @dataclass(frozen=True)
 class Check:
     """One check: what was checked, whether it passed, and what was found (or what to do)."""
-
     name: str
     ok: bool
     detail: str
