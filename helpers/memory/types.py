@@ -94,11 +94,11 @@ class FoldEvent:
         """The event of a fold of ``folded`` (whole turns from ``first_turn``) that stored ``result`` with
         ``summary_tokens`` under the cap ``cap`` (max_summary_tokens): what a fold and a remake both record."""
         event = object.__new__(cls)  # its fields set in one call: the frozen __init__ makes one call for each
-        object.__setattr__(event, "__dict__", {
-            "first_turn": first_turn, "last_turn": first_turn + len(folded) // 2 - 1, "messages_folded": len(folded),
-            "message_tokens": sum(map(_TOKENS, folded)), "old_summary_tokens": old_summary_tokens,
-            "summary_tokens": summary_tokens, "condensed": result.condensed,
-            "over_cap": cap is not None and summary_tokens > cap, "cut": result.cut, "check": result.findings or ()})
+        vars(event).update(first_turn=first_turn, last_turn=first_turn + len(folded) // 2 - 1,
+                           messages_folded=len(folded), message_tokens=sum(map(_TOKENS, folded)),
+                           old_summary_tokens=old_summary_tokens, summary_tokens=summary_tokens,
+                           condensed=result.condensed, over_cap=cap is not None and summary_tokens > cap,
+                           cut=result.cut, check=result.findings or ())
         return event
 
     @property
