@@ -155,10 +155,9 @@ class RollingMemory:
 
     def _current(self) -> MemoryState:
         """The state, remade first if a kind was registered since its escaping was made (under defences)."""
-        state = self._state
-        held = state.held
+        held = self._state.held
         if held.defences is not None and held.registered is not imitation.KIND_HEADINGS:
-            self.replace_history(self.messages, state.verbatim_start, held.summary, self.fold_events, held.defences)
+            self.replace_history(self.messages, self.verbatim_start, held.summary, self.fold_events, held.defences)
         return self._state
 
     # ----- what the memory holds -------------------------------------------------------------------------
@@ -209,8 +208,7 @@ class RollingMemory:
 
     @property
     def verbatim_messages(self) -> int:
-        state = self._state
-        return state.length - state.verbatim_start
+        return self._state.length - self._state.verbatim_start
 
     @property
     def request_tokens(self) -> int:

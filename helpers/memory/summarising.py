@@ -128,11 +128,10 @@ class SummarisingMemory(RollingMemory):
         return text.strip(), cut
 
     def _fold_or_error(self, n_messages: int) -> SummariserError | None:
-        """Fold the oldest ``n_messages`` (none: nothing); the summariser's error instead of raising it, so the
-        caller stores its message first and then raises ``_kept_error``."""
+        """Fold the oldest ``n_messages`` (at least 2); the summariser's error instead of raising it, so the caller
+        stores its message first and then raises ``_kept_error``."""
         try:
-            if n_messages:
-                self._fold(n_messages)
+            self._fold(n_messages)
         except SummariserError as error:
             return error
         return None
