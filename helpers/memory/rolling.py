@@ -28,6 +28,8 @@ _heading_tokens = functools.lru_cache(maxsize=64)(count_tokens)  # a kind's head
 class Sent(dict):  # type: ignore[type-arg]
     """A message as a request sends it, made once and shared by every request that holds it, so read-only."""
 
+    __slots__ = ()
+
     def _refuse(self, *args: Any, **kwargs: Any) -> None:
         raise TypeError("a request's messages are shared with the memory and read-only: change a copy, dict(message)")
 
@@ -120,17 +122,16 @@ class RollingMemory:
             pinned_tokens = count_tokens(pinned) if pinned else 0
         if summary is None:
             return Held(None, 0, None, 0, defences, system, pinned_tokens, registered, headings)
-        if defences is not None:
-            message = Sent(defences.summary_message(heading, escape_imitations(summary, headings)))
-        else:  # the lessons' design: a second system message, the heading then the summary
-            message = Sent(role="system", content=heading + summary)
         summary_tokens = count_tokens(summary)
-        if defences is None and _splits_after(heading, summary):  # exact: no token spans the heading's end
-            block_tokens = _heading_tokens(heading) + summary_tokens
+        if defences is None:  # the lessons' design: a second system message, the heading then the summary
+            message = Sent(role="system", content=heading + summary)
+            if _splits_after(heading, summary):  # exact: no token spans the heading's end
+                return _make(Held, (summary, summary_tokens, message, _heading_tokens(heading) + summary_tokens,
+                                    None, system, pinned_tokens, registered, headings))
         else:
-            block_tokens = count_tokens(message["content"])
-        return _make(Held, (summary, summary_tokens, message, block_tokens, defences, system, pinned_tokens, registered,
-                            headings))
+            message = Sent(defences.summary_message(heading, escape_imitations(summary, headings)))
+        return _make(Held, (summary, summary_tokens, message, count_tokens(message["content"]), defences, system,
+                            pinned_tokens, registered, headings))
 
     @staticmethod
     def _sent(message: Message, held: Held) -> tuple[Sent, int]:
@@ -154,10 +155,9 @@ class RollingMemory:
 
     def _current(self) -> MemoryState:
         """The state, remade first if a kind was registered since its escaping was made (under defences)."""
-        state = self._state
-        held = state.held
+        held = self._state.held
         if held.defences is not None and held.registered is not imitation.KIND_HEADINGS:
-            self.replace_history(self.messages, state.verbatim_start, held.summary, self.fold_events, held.defences)
+            self.replace_history(self.messages, self.verbatim_start, held.summary, self.fold_events, held.defences)
         return self._state
 
     # ----- what the memory holds -------------------------------------------------------------------------
@@ -208,8 +208,7 @@ class RollingMemory:
 
     @property
     def verbatim_messages(self) -> int:
-        state = self._state
-        return state.length - state.verbatim_start
+        return self._state.length - self._state.verbatim_start
 
     @property
     def request_tokens(self) -> int:
@@ -233,15 +232,10 @@ class RollingMemory:
     def get_messages_for_api(self) -> list[dict[str, str]]:
         """The request, a new list each call of read-only messages made once: the system prompt (the pinned rules
         after it), the summary block, the verbatim messages (under defences, imitations of memory blocks escaped)."""
-        state = self._state
-        held = state.held
-        if held.defences is not None:
-            state = self._current()
-            held = state.held
-        request: list[dict[str, str]] = [held.system_message]
-        if held.summary_message is not None:
-            request.append(held.summary_message)
-        request += state.log.sent[state.verbatim_start:state.length]  # type: ignore[arg-type]
+        log, length, _, start, _, _, held = self._state if self._state.held.defences is None else self._current()
+        summary = held.summary_message
+        request: list[dict[str, str]] = [held.system_message] if summary is None else [held.system_message, summary]
+        request += log.sent[start:length]  # type: ignore[arg-type]
         return request
 
     def snapshot(self) -> MemorySnapshot:
@@ -274,16 +268,18 @@ class RollingMemory:
 
     def _append(self, message: Message) -> None:
         """Store ``message`` at the end of the verbatim part, in one assignment of the new state."""
-        state = self._state
-        log, length, held = state.log, state.length, state.held
-        sent, extra = self._sent(message, held)
-        if len(log.messages) > length:  # left by an interrupted change: no state sees it
-            log.cut_to(length, state.folds)
-        log.messages.append(message)
-        log.sent.append(sent)
-        log.extra.append(extra)
-        self._state = _make(MemoryState, (log, length + 1, state.folds, state.verbatim_start,
-                                          state.verbatim_tokens + message.tokens, state.verbatim_extra + extra, held))
+        log, length, folds, start, tokens, extra, held = self._state  # unpacked: read on every message
+        messages, sent, extras, _ = log
+        if len(messages) > length:  # left by an interrupted change: no state sees it
+            log.cut_to(length, folds)
+        if held.defences is None:  # the lessons' design: sent as it is
+            message_sent, added = Sent(role=message.role, content=message.content), 0
+        else:
+            message_sent, added = self._sent(message, held)
+        messages.append(message)
+        sent.append(message_sent)
+        extras.append(added)
+        self._state = _make(MemoryState, (log, length + 1, folds, start, tokens + message.tokens, extra + added, held))
 
     def _new_summary(self, old: list[Message], existing: str | None) -> FoldResult | None:
         """What a fold of ``old`` into ``existing`` stores (None: the fold is not made now); this base drops."""
@@ -292,22 +288,22 @@ class RollingMemory:
     def _fold(self, n_messages: int) -> FoldEvent | None:
         """Fold the oldest ``n_messages`` verbatim messages into a new state, stored in one assignment once the
         fold's work is done (an interrupt or a failure before it leaves the old state); None if not made now."""
-        state = self._state
-        log, start, held = state.log, state.verbatim_start, state.held
+        log, length, folds, start, tokens, extra, old_held = self._state
         end = start + n_messages
         old = log.messages[start:end]
-        result = self._new_summary(old, held.summary)
+        result = self._new_summary(old, old_held.summary)
         if result is None:
             return None
+        held = old_held
         if result.summary is not None or held.summary is not None:  # a drop keeps the old held part
             held = self._held(held.defences, result.summary, held)
-        event = FoldEvent.of(start // 2 + 1, old, state.held.summary_tokens, held.summary_tokens, result,
+        event = FoldEvent.of(start // 2 + 1, old, old_held.summary_tokens, held.summary_tokens, result,
                              self.max_summary_tokens)
-        extra = sum(log.extra[start:end]) if state.verbatim_extra else 0
-        new = _make(MemoryState, (log, state.length, state.folds + 1, end,
-                                  state.verbatim_tokens - event.message_tokens, state.verbatim_extra - extra, held))
-        if len(log.events) > state.folds:
-            log.cut_to(state.length, state.folds)
+        if extra:
+            extra -= sum(log.extra[start:end])
+        new = _make(MemoryState, (log, length, folds + 1, end, tokens - event.message_tokens, extra, held))
+        if len(log.events) > folds:
+            log.cut_to(length, folds)
         log.events.append(event)
         self._state = new
         return event

@@ -6,7 +6,7 @@ from typing import Any, NamedTuple
 
 from helpers.base.tokens import count_tokens
 from helpers.memory.placement import shows_nothing
-from helpers.memory.rolling import RollingMemory
+from helpers.memory.rolling import RollingMemory, _make
 from helpers.memory.types import (FoldResult, MemoryDefences, Message, SettingError, StateError, Summarised, Summariser,
                                   SummariserError, SummaryRefused)
 from helpers.memory.validation import check_count, check_text
@@ -68,7 +68,7 @@ class SummarisingMemory(RollingMemory):
         if doomed is not None and self.fold_waits and sum([m.tokens for m in old]) >= doomed.message_tokens:
             return None
         try:
-            return self.summary_for([{"role": m.role, "content": m.content} for m in old], existing)
+            return self.summary_for([{"role": role, "content": content} for role, content, _ in old], existing)
         except SummariserError as error:
             if not error.will_retry:
                 self._doomed = _DoomedFold(self._fold_conditions(), self.summarise, sum(m.tokens for m in old))
@@ -90,26 +90,28 @@ class SummarisingMemory(RollingMemory):
                 shorter = None  # the fold itself worked; the cap is reported as missed on the fold event
             if shorter is not None and count_tokens(shorter) < tokens:
                 summary, condensed, cut = shorter, True, shorter_cut
-        findings = defences.check(summary, self.system_prompt) if defences is not None else None
-        if defences is not None and defences.refuses(findings):
+        if defences is None:
+            return _make(FoldResult, (summary, condensed, cut, None))
+        findings = defences.check(summary, self.system_prompt)
+        if defences.refuses(findings):
             raise SummaryRefused(f"the summary check refused the new summary ({'; '.join(findings or ())})",
                                  findings=findings or ())
-        return FoldResult(summary, condensed, cut, findings)
+        return _make(FoldResult, (summary, condensed, cut, findings))
 
     def _call_summariser(self, messages: list[dict[str, str]], existing: str | None) -> tuple[str, bool]:
         """The summariser's text, stripped, and whether it was cut; ``SummariserError`` if it is no summary."""
+        summarise = self.summarise
         try:
             # a summariser that can tell a cut (``summarised``) says so; any other returns str (or Summarised)
-            flagged = getattr(self.summarise, "summarised", None)
-            result = flagged(messages, existing) if callable(flagged) else self.summarise(messages, existing)
+            flagged = getattr(summarise, "summarised", None)
+            result = flagged(messages, existing) if callable(flagged) else summarise(messages, existing)
         except Exception as error:
             retry = getattr(error, "retry_can_help", True) is not False
             raise SummariserError(_sentence(f"the summariser raised {type(error).__name__} while {_doing(messages)}: "
                                             f"{error}"), will_retry=retry) from error
-        cut = isinstance(result, Summarised) and result.cut
-        text = result.text if isinstance(result, Summarised) else result
-        if type(text) is str and text.isascii() and text.strip():  # the common case: ASCII is storable and visible
-            return text.strip(), cut
+        text, cut = (result.text, result.cut) if isinstance(result, Summarised) else (result, False)
+        if type(text) is str and text.isascii() and (stripped := text.strip()):  # ASCII is storable and visible
+            return stripped, cut
         what = _doing(messages)
         if not isinstance(text, str):
             raise SummariserError(f"the summariser returned {type(text).__name__} ({str(text)[:60]!r}) while "
@@ -126,11 +128,10 @@ class SummarisingMemory(RollingMemory):
         return text.strip(), cut
 
     def _fold_or_error(self, n_messages: int) -> SummariserError | None:
-        """Fold the oldest ``n_messages`` (none: nothing); the summariser's error instead of raising it, so the
-        caller stores its message first and then raises ``_kept_error``."""
+        """Fold the oldest ``n_messages`` (at least 2); the summariser's error instead of raising it, so the caller
+        stores its message first and then raises ``_kept_error``."""
         try:
-            if n_messages:
-                self._fold(n_messages)
+            self._fold(n_messages)
         except SummariserError as error:
             return error
         return None

@@ -62,8 +62,7 @@ class SummaryMemory(SummarisingMemory):
         """Store the message; after a reply, fold the oldest turns once the threshold is reached (if that fold
         fails, ``SummariserError`` says so: the message is kept and the fold retried after the next reply)."""
         self._append(self.checked_message(role, content))
-        verbatim_turns = self.verbatim_messages // 2
-        if role == "assistant" and verbatim_turns >= self.max_turns_before_summary:
+        if role == "assistant" and (verbatim_turns := self.verbatim_messages // 2) >= self.max_turns_before_summary:
             failure = self._fold_or_error(2 * (verbatim_turns - self.turns_to_keep_verbatim))
             if failure is not None:
                 raise self._kept_error(failure, role) from failure

@@ -96,7 +96,8 @@ class SummaryBufferMemory(SummarisingMemory):
         """Fold the oldest turns first if this message would pass the budget, then store it (stored even if the
         fold fails: ``SummariserError`` says so, and the fold is retried on the next message)."""
         message = self.checked_message(role, content)
-        failure = self._fold_or_error(self.messages_to_fold(message.tokens))
+        n_messages = self.messages_to_fold(message.tokens)
+        failure = self._fold_or_error(n_messages) if n_messages else None
         self._append(message)
         if failure is not None:
             raise self._kept_error(failure, role) from failure
