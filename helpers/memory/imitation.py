@@ -4,6 +4,7 @@ and each copy, found as a reader reads it (any case, spacing or look-alike lette
 """
 from __future__ import annotations
 
+import array
 import functools
 import itertools
 import re
@@ -40,10 +41,28 @@ def alternation(texts: Iterable[str], space: str = r"\s+", ahead: bool = False) 
     return f"(?=[{re.escape(''.join(sorted({text[0] for text in unique})))}])(?:{pattern})"
 
 
+@functools.cache
+def _every_character() -> str:
+    return array.array("I", range(0x110000)).tobytes().decode("utf-32-le", "surrogatepass")
+
+
+@functools.cache
+def _case_forms(character: str) -> str:
+    """Every character ``re.IGNORECASE`` matches for ``character`` ("k": "Kk\u212a"), the engine's own answer."""
+    return "".join(re.findall("(?i)" + re.escape(character), _every_character()))
+
+
 @functools.lru_cache(maxsize=16)
 def _imitation(headings: tuple[str, ...]) -> re.Pattern[str]:
+    """``alternation`` of the notes and headings under ``re.IGNORECASE``, led by a class of every character that
+    can start one: the engine passes over the rest in C, where an ignore-case alternation is tried at every
+    character. Exact: each alternative, in the same order, checks its own first character again (a look behind)."""
     texts = note_clauses(t for t in (*headings, *BLOCK_TEXTS) if not t.startswith("<<<"))
-    return re.compile(alternation(texts), re.IGNORECASE)
+    unique = sorted(dict.fromkeys(" ".join(t.split()) for t in texts), key=len, reverse=True)
+    first = sorted(set("".join(_case_forms(text[0]) for text in unique)))
+    # each text's pattern starts with its first character escaped (re.escape escapes one character at a time)
+    alternatives = (f"(?<={re.escape(text[0])}){alternation([text])[len(re.escape(text[0])):]}" for text in unique)
+    return re.compile(f"(?-i:[{re.escape(''.join(first))}])(?:{'|'.join(alternatives)})", re.IGNORECASE)
 
 
 _read_one = functools.lru_cache(maxsize=1 << 16)(readable_form)  # each character's reading, read once
