@@ -46,7 +46,10 @@ INVISIBLE = frozenset(chr(point) for first, last in (*DEFAULT_IGNORABLE, *FORMAT
 ANGLES = frozenset(ANGLE_READINGS)
 _INVISIBLE = re.compile(_character_class((*DEFAULT_IGNORABLE, *FORMAT)))
 _ANGLE = _character_class((ord(ch), ord(ch)) for ch in sorted(ANGLES))
-_MARK = _character_class(MARKS)  # drawn on the character before them: "<" with a mark is still a bracket
+# drawn on the character before them: "<" with a mark is still a bracket (the marks past the BMP are a class of 152
+# ranges, read one by one at every character tried: looked at only for a character past the BMP, the same set)
+_MARK = (f"(?:{_character_class(r for r in MARKS if r[1] <= 0xFFFF)}"
+         f"|(?=[\U00010000-\U0010FFFF]){_character_class(r for r in MARKS if r[0] > 0xFFFF)})")
 _NO_MARKS = dict.fromkeys(point for first, last in MARKS for point in range(first, last + 1))  # a fast str.translate
 _MANY = "".join(sorted(ch for ch, reading in ANGLE_READINGS.items() if len(reading) > 1))  # "≪" reads as "<<"
 _MANY_FOUND = re.compile(f"[{re.escape(_MANY)}]")
@@ -55,10 +58,15 @@ _MANY_SPACED = str.maketrans({ch: " ".join(ANGLE_READINGS[ch]) for ch in _MANY})
 _UNIT_BEFORE_ANGLE = re.compile(f"({_ANGLE}{_MARK}*)(?={_ANGLE})")
 _MARKED_ANGLE = re.compile(f"{_ANGLE}{_MARK}")
 _BETWEEN_ANGLES = re.compile(f"(?<={_ANGLE})(?={_ANGLE})")  # a template with no group is filled in by the engine
+_ANGLE_PAIR = re.compile(f"{_ANGLE}(?={_ANGLE})")  # led by a class: the engine passes over other characters in C
+_INVISIBLE_FOUND = _finder((*DEFAULT_IGNORABLE, *FORMAT))  # finds every invisible character (and any past the BMP)
+_angle_table = None  # for a long text: whether each code point reads as a bracket (NumPy, made on first use)
 
 
 def strip_invisible(text: str) -> str:
     """``text`` without its default-ignorable and format characters (zero-width, bidi, tags, fillers, ...)."""
+    if text.isascii() or not _INVISIBLE_FOUND.search(text):  # no invisible character is ASCII; the finder finds all
+        return text
     return _INVISIBLE.sub("", text)
 
 
@@ -76,7 +84,28 @@ def escape_markers(text: str) -> str:
             text = _MARKS_ON_MANY.sub("", text).translate(_MANY_SPACED)
         if _MARKED_ANGLE.search(text):  # a bracket and the marks drawn on it, then a space, before another
             return _UNIT_BEFORE_ANGLE.sub(lambda unit: unit.group(1) + " ", text)
-    return _BETWEEN_ANGLES.sub(" ", text)
+    return _spaced_between_angles(text)
+
+
+def _spaced_between_angles(text: str) -> str:
+    """``_BETWEEN_ANGLES.sub(" ", text)``: a space between every two brackets; on a long text by NumPy (a megabyte
+    of "<<" took 0.25 s in the engine, which tries the look behind at every character)."""
+    global _angle_table
+    if text.isascii() and "<" not in text and ">" not in text:  # the only brackets in ASCII (str.find: memchr)
+        return text
+    if not _ANGLE_PAIR.search(text):  # no two brackets side by side: no space to add
+        return text
+    if len(text) < 50_000:
+        return _BETWEEN_ANGLES.sub(" ", text)
+    import numpy  # only here: short texts, most of them, never load it
+
+    if _angle_table is None:
+        _angle_table = numpy.zeros(0x110000, dtype=bool)
+        _angle_table[[ord(ch) for ch in ANGLES]] = True
+    codes = numpy.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=numpy.uint32)
+    angle = _angle_table[codes]
+    between = numpy.flatnonzero(angle[:-1] & angle[1:]) + 1  # the index of each bracket that follows a bracket
+    return numpy.insert(codes, between, ord(" ")).tobytes().decode("utf-32-le", "surrogatepass")
 
 
 def memory_message(heading: str, body: str, placement: str, *, note: str = DATA_NOTE) -> dict[str, str]:
