@@ -73,9 +73,35 @@ def _reading_with_origin(text: str) -> tuple[str, Callable[[], Sequence[int]]]:
     character read (made only when a match needs it: on a megabyte it takes longer than the reading)."""
     if text.isascii() and "\r\n" not in text:  # no ASCII character reads as another length: one for one
         return readable_form(text), lambda: range(len(text))
+    if len(text) >= 50_000:
+        return _long_reading_with_origin(text)
     read = list(map(_read_one, text))
     return "".join(read), lambda: list(itertools.chain.from_iterable(map(itertools.repeat, range(len(text)),
                                                                          map(len, read))))
+
+
+def _long_reading_with_origin(text: str) -> tuple[str, Callable[[], Sequence[int]]]:
+    """``_reading_with_origin`` of a long text by NumPy: each distinct character read once (``_read_one``), then
+    every character's reading gathered from them by index (a megabyte: 0.02 s, not 0.15 s of calls)."""
+    import numpy  # only here: short texts, most of them, never load it
+
+    def codes_of(part: str):
+        return numpy.frombuffer(part.encode("utf-32-le", "surrogatepass"), dtype=numpy.uint32)
+
+    codes = codes_of(text)
+    distinct = sorted(set(text))
+    readings = [_read_one(ch) for ch in distinct]
+    lengths = numpy.zeros(0x110000, dtype=numpy.int64)
+    lengths[[ord(ch) for ch in distinct]] = [len(reading) for reading in readings]
+    starts = numpy.zeros(0x110000, dtype=numpy.int64)  # where each character's reading starts in ``flat``
+    starts[[ord(ch) for ch in distinct]] = numpy.cumsum([0, *map(len, readings[:-1])])
+    flat = codes_of("".join(readings))
+    each_length, each_start = lengths[codes], starts[codes]
+    total = int(each_length.sum())
+    written_at = numpy.cumsum(each_length) - each_length  # where each character's reading starts in the reading
+    at = numpy.repeat(each_start - written_at, each_length) + numpy.arange(total)
+    read = flat[at].tobytes().decode("utf-32-le", "surrogatepass")
+    return read, lambda: numpy.repeat(numpy.arange(len(text)), each_length).tolist()
 
 
 def escape_imitations(text: str, headings: Iterable[str] = ()) -> str:
