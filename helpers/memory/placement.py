@@ -173,17 +173,22 @@ def _read(text: str) -> str:
     return text if text == read else latin_reading(text)
 
 
-# The words are found in a copy of the text with every look-alike (some are symbols: "ǀ" or "∣") as U+E000, U+E000
-# itself as a space and every other digit (no digit lies past plane 1) as "0": a class of 1,326 characters, most
-# outside the BMP, would be read at every character. A word to read holds a look-alike, and a Latin letter or only
-# look-alikes and digits.
+# The words are found in a copy of the text with every look-alike (some are symbols: "ǀ" or "∣") as one letter of no
+# script a reading looks at ("一", which itself stands as "丁": both letters of a word, neither Latin nor a digit) and
+# every other digit (no digit lies past plane 1) as "0": a class of 1,326 characters, most outside the BMP, would be
+# read at every character, and a letter keeps the word pattern one class ([^\W_]) where a private-use mark needed an
+# alternative at every character. A word to read holds a look-alike, and a Latin letter or only look-alikes and digits.
+_LOOK_ALIKE = "\u4e00"
 _AS_ONE = {**{point: "0" for point in range(0x80, 0x20000) if chr(point).isdigit()},
-           **dict.fromkeys(map(ord, LETTER_READINGS), "\ue000"), 0xE000: " "}
-_IN_WORD = "(?:[^\\W_]|\ue000)"
-_TO_READ = (f"(?:(?=[0-9\ue000]*?\ue000)[0-9\ue000]*+(?!{_IN_WORD})"
-            f"|(?={_IN_WORD}*?[A-Za-z])(?={_IN_WORD}*?\ue000){_IN_WORD}*+)")
-_WORDS = re.compile(f"(?<![^\\W_])(?<!\ue000)({_TO_READ})")
-_LEFT_AS_WRITTEN = re.compile(f"(?<![^\\W_])(?<!\ue000)(?!{_TO_READ})(?={_IN_WORD}*?\ue000)")  # as "Система"
+           **dict.fromkeys(map(ord, LETTER_READINGS), _LOOK_ALIKE), ord(_LOOK_ALIKE): "\u4e01"}
+_TO_READ = (f"(?:(?=[0-9{_LOOK_ALIKE}]*?{_LOOK_ALIKE})[0-9{_LOOK_ALIKE}]*+(?![^\\W_])"
+            f"|(?=[^\\W_]*?[A-Za-z])(?=[^\\W_]*?{_LOOK_ALIKE})[^\\W_]*+)")
+_WORDS = re.compile(f"(?<![^\\W_])({_TO_READ})")
+_LEFT_AS_WRITTEN = re.compile(f"(?<![^\\W_])(?!{_TO_READ})(?=[^\\W_]*?{_LOOK_ALIKE})")  # as "Система"
+# the same two, past the text's start, led by the character before the word ([\W_], what the look behind refuses
+# to be a letter): the engine then passes over every other character in C, not trying the look behind at each one
+_WORDS_AFTER_BREAK = re.compile(f"[\\W_]({_TO_READ})")
+_LEFT_AFTER_BREAK = re.compile(f"[\\W_](?!{_TO_READ})(?=[^\\W_]*?{_LOOK_ALIKE})")
 _READINGS = str.maketrans(LETTER_READINGS)
 
 
@@ -214,12 +219,14 @@ def latin_reading(text: str) -> str:
     that holds a Latin letter or is made only of look-alikes (a word spelling a Latin one in another script).
     A word with a letter that looks like no Latin one ("Система") is real text of its script: left as written."""
     shadow = _shadow_of(text)
-    if "\ue000" not in shadow:
+    if _LOOK_ALIKE not in shadow:
         return text
     read = _read_letters(text)
-    if not _LEFT_AS_WRITTEN.search(shadow):
+    if not (_LEFT_AS_WRITTEN.match(shadow) or _LEFT_AFTER_BREAK.search(shadow)):
         return read  # only the look-alikes differ, and every one is in a word to read
-    pieces = _WORDS.split(shadow)  # every other piece a word to read: "ignоre" (a Cyrillic o), "ЅУЅТЕМ" (all)
-    ends = list(itertools.accumulate(map(len, pieces)))
+    # each word to read: "ignоre" (a Cyrillic o), "ЅУЅТЕМ" (all); a word to read runs to the word's end
+    first = _WORDS.match(shadow)
+    spans = itertools.chain([first.span(1)] if first else [], (m.span(1) for m in _WORDS_AFTER_BREAK.finditer(shadow)))
+    bounds = [0, *itertools.chain.from_iterable(spans), len(text)]
     # each reading is one letter, so the text read whole lines up with the text: each piece is cut from one of them
-    return "".join(map(operator.getitem, itertools.cycle((text, read)), map(slice, [0, *ends[:-1]], ends)))
+    return "".join(map(operator.getitem, itertools.cycle((text, read)), map(slice, bounds[:-1], bounds[1:])))
