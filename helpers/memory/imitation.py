@@ -55,14 +55,18 @@ def _case_forms(character: str) -> str:
 @functools.lru_cache(maxsize=16)
 def _imitation(headings: tuple[str, ...]) -> re.Pattern[str]:
     """``alternation`` of the notes and headings under ``re.IGNORECASE``, led by a class of every character that
-    can start one: the engine passes over the rest in C, where an ignore-case alternation is tried at every
-    character. Exact: each alternative, in the same order, checks its own first character again (a look behind)."""
+    can start one and one of every character that can come second (when every first word has two): the engine
+    passes over the rest in C, where an ignore-case alternation is tried at every character. Exact: each
+    alternative, in the same order, checks its own first characters again (a look behind)."""
     texts = note_clauses(t for t in (*headings, *BLOCK_TEXTS) if not t.startswith("<<<"))
     unique = sorted(dict.fromkeys(" ".join(t.split()) for t in texts), key=len, reverse=True)
-    first = sorted(set("".join(_case_forms(text[0]) for text in unique)))
-    # each text's pattern starts with its first character escaped (re.escape escapes one character at a time)
-    alternatives = (f"(?<={re.escape(text[0])}){alternation([text])[len(re.escape(text[0])):]}" for text in unique)
-    return re.compile(f"(?-i:[{re.escape(''.join(first))}])(?:{'|'.join(alternatives)})", re.IGNORECASE)
+    lead = 2 if all(len(text.split()[0]) >= 2 for text in unique) else 1
+    classes = ("".join(sorted(set("".join(_case_forms(text[at]) for text in unique)))) for at in range(lead))
+    # each text's pattern starts with its first word's characters escaped (re.escape escapes one at a time)
+    alternatives = (f"(?<={re.escape(text[:lead])}){alternation([text])[len(re.escape(text[:lead])):]}"
+                    for text in unique)
+    led_by = "".join(f"(?-i:[{re.escape(characters)}])" for characters in classes)
+    return re.compile(f"{led_by}(?:{'|'.join(alternatives)})", re.IGNORECASE)
 
 
 _read_one = functools.lru_cache(maxsize=1 << 16)(readable_form)  # each character's reading, read once
@@ -89,8 +93,12 @@ def _long_reading_with_origin(text: str) -> tuple[str, Callable[[], Sequence[int
         return numpy.frombuffer(part.encode("utf-32-le", "surrogatepass"), dtype=numpy.uint32)
 
     codes = codes_of(text)
-    distinct = sorted(set(text))
+    distinct = list(map(chr, numpy.flatnonzero(numpy.bincount(codes)).tolist()))  # sorted(set(text)), in NumPy
     readings = [_read_one(ch) for ch in distinct]
+    if all(len(reading) == 1 for reading in readings):  # most texts: one lookup of every code point
+        table = numpy.arange(0x110000, dtype=numpy.uint32)
+        table[[ord(ch) for ch in distinct]] = [ord(reading) for reading in readings]
+        return table[codes].tobytes().decode("utf-32-le", "surrogatepass"), lambda: range(len(text))
     lengths = numpy.zeros(0x110000, dtype=numpy.int64)
     lengths[[ord(ch) for ch in distinct]] = [len(reading) for reading in readings]
     starts = numpy.zeros(0x110000, dtype=numpy.int64)  # where each character's reading starts in ``flat``

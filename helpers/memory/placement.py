@@ -58,7 +58,12 @@ _MANY_SPACED = str.maketrans({ch: " ".join(ANGLE_READINGS[ch]) for ch in _MANY})
 _UNIT_BEFORE_ANGLE = re.compile(f"({_ANGLE}{_MARK}*)(?={_ANGLE})")
 _MARKED_ANGLE = re.compile(f"{_ANGLE}{_MARK}")
 _BETWEEN_ANGLES = re.compile(f"(?<={_ANGLE})(?={_ANGLE})")  # a template with no group is filled in by the engine
-_ANGLE_PAIR = re.compile(f"{_ANGLE}(?={_ANGLE})")  # led by a class: the engine passes over other characters in C
+# the brackets past the BMP make the class a list the engine reads one by one: the gates look for any character
+# past the BMP instead (they find every bracket, and more), led by a class the engine passes over other characters with
+_ANGLE_OR_PAST_BMP = _character_class([*sorted((ord(ch), ord(ch)) for ch in ANGLES if ord(ch) <= 0xFFFF),
+                                       (0x10000, 0x10FFFF)])
+_ANGLE_FOUND = re.compile(_ANGLE_OR_PAST_BMP)
+_ANGLE_PAIR = re.compile(f"{_ANGLE_OR_PAST_BMP}(?={_ANGLE_OR_PAST_BMP})")
 _INVISIBLE_FOUND = _finder((*DEFAULT_IGNORABLE, *FORMAT))  # finds every invisible character (and any past the BMP)
 _angle_table = None  # for a long text: whether each code point reads as a bracket (NumPy, made on first use)
 
@@ -80,6 +85,8 @@ def escape_markers(text: str) -> str:
     (``<<<`` as ``< < <``, ``≪`` as ``< <``), so it can neither open nor close a data block."""
     text = strip_invisible(text)
     if not text.isascii():
+        if not _ANGLE_FOUND.search(text):  # no bracket at all: nothing to space out
+            return text
         if _MANY_FOUND.search(text):  # a bracket that reads as several: spaced, its marks dropped
             text = _MARKS_ON_MANY.sub("", text).translate(_MANY_SPACED)
         if _MARKED_ANGLE.search(text):  # a bracket and the marks drawn on it, then a space, before another
