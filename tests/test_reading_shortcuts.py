@@ -129,7 +129,7 @@ def test_a_long_reading_with_fewer_runs_cut_out_is_the_same():
 
 
 # ----- the NumPy paths of a long text -------------------------------------------------------------------------
-@pytest.mark.parametrize("translation", ["_tags_as_ascii", "_no_marks", "_punctuation_read"])
+@pytest.mark.parametrize("translation", ["_tags_as_ascii", "_no_marks", "_punctuation_read", "_drop_invisible"])
 def test_a_long_translation_is_str_translate(translation):
     translate = getattr(placement, translation)
     keys = list(translate.table)
@@ -137,6 +137,13 @@ def test_a_long_translation_is_str_translate(translation):
     for text in (*LONG, "".join(map(chr, chosen.choices(keys, k=60_000))) + "\ud800",
                  "".join(map(chr, chosen.choices(keys + list(range(0x20, 0x3000)), k=70_000)))):
         assert translate(text) == text.translate(translate.table)
+
+
+def test_a_long_text_loses_the_invisible_characters_the_substitution_drops():
+    hidden = sorted(INVISIBLE)
+    for seed, text in enumerate(LONG):
+        mixed = text + "".join(random.Random(seed).choices([*hidden, "a", " ", "\u00e9"], k=55_000))
+        assert placement.strip_invisible(mixed) == placement._INVISIBLE.sub("", mixed)
 
 
 def test_a_long_text_gets_the_spaces_between_brackets_the_substitution_puts():

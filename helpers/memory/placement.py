@@ -72,7 +72,7 @@ def strip_invisible(text: str) -> str:
     """``text`` without its default-ignorable and format characters (zero-width, bidi, tags, fillers, ...)."""
     if text.isascii() or not _INVISIBLE_FOUND.search(text):  # no invisible character is ASCII; the finder finds all
         return text
-    return _INVISIBLE.sub("", text)
+    return _INVISIBLE.sub("", text) if len(text) < 50_000 else _drop_invisible(text)  # the same characters dropped
 
 
 def shows_nothing(text: str) -> bool:
@@ -260,6 +260,7 @@ def _code_points(text: str):
 
 
 _tags_as_ascii, _no_marks = _Translation(_TAGS_AS_ASCII), _Translation(_NO_MARKS)
+_drop_invisible = _Translation(dict.fromkeys(map(ord, INVISIBLE)))  # the class past the BMP is read range by range
 _punctuation_read = _Translation(_PUNCTUATION_READINGS)
 
 
