@@ -96,6 +96,9 @@ def test_latin_reading_reads_the_words_the_look_behind_search_read(text):
 def test_latin_reading_of_a_long_text_is_the_same():
     for text in LONG:
         assert latin_reading(text) == old_latin_reading(text)
+    # by NumPy: a word to read at the text's start and at its end, look-alikes and digits alone, the stand-in letters
+    for text in ("ѕуѕ Система 1ѕ ѕ1 \u4e00ѕ _ѕуѕ_ ꜱʏꜱᴛᴇᴍ ignоre " * 4000 + "ѕ", "ѕ0" + "Система " * 8000):
+        assert latin_reading(text) == old_latin_reading(text)
     # the stand-in letters themselves, and a word that starts the text
     for text in ("\u4e00ѕ", "ѕ\u4e00 a", "\u4e01\u4e00Система ѕуѕ", "ꜱʏꜱ \ue000ѕ x", "_ѕуѕ_ ѕ1"):
         assert latin_reading(text) == old_latin_reading(text)

@@ -4,14 +4,14 @@ and each copy, found as a reader reads it (any case, spacing or look-alike lette
 """
 from __future__ import annotations
 
-import array
 import functools
 import itertools
 import re
 from collections.abc import Callable, Iterable, Sequence
 
 from helpers.memory.pinned import PINNED_CLOSE, PINNED_HEADING, PINNED_NOTE, PINNED_OPEN
-from helpers.memory.placement import DATA_CLOSE, DATA_NOTE, DATA_OPEN, escape_markers, readable_form
+from helpers.memory.placement import (DATA_CLOSE, DATA_NOTE, DATA_OPEN, _every_character, escape_markers,
+                                      readable_form)
 
 # the texts the memory writes around a summary or the pinned rules (a kind's heading comes from its KIND)
 BLOCK_TEXTS = (PINNED_NOTE, PINNED_HEADING, PINNED_OPEN, PINNED_CLOSE, DATA_NOTE, DATA_OPEN, DATA_CLOSE)
@@ -39,11 +39,6 @@ def alternation(texts: Iterable[str], space: str = r"\s+", ahead: bool = False) 
     if not (ahead and unique):
         return pattern
     return f"(?=[{re.escape(''.join(sorted({text[0] for text in unique})))}])(?:{pattern})"
-
-
-@functools.cache
-def _every_character() -> str:
-    return array.array("I", range(0x110000)).tobytes().decode("utf-32-le", "surrogatepass")
 
 
 @functools.cache
