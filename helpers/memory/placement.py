@@ -241,15 +241,15 @@ class _Translation:
         if self.arrays is None:
             readings = {point: "" if value is None else chr(value) if isinstance(value, int) else value
                         for point, value in self.table.items()}
-            starts = numpy.arange(0x110000, dtype=numpy.int64)  # a character not in the table reads as itself
-            lengths = numpy.ones(0x110000, dtype=numpy.int64)
+            starts = numpy.arange(0x110000, dtype=numpy.int32)  # a character not in the table reads as itself
+            lengths = numpy.ones(0x110000, dtype=numpy.uint8)  # (small types: the arrays are kept, 10 MB a table)
             starts[list(readings)] = 0x110000 + numpy.cumsum([0, *map(len, readings.values())])[:-1]
             lengths[list(readings)] = list(map(len, readings.values()))
             every = numpy.arange(0x110000, dtype=numpy.uint32)
             self.arrays = numpy.concatenate([every, _code_points("".join(readings.values()))]), starts, lengths
         flat, starts, lengths = self.arrays
         codes = _code_points(text)
-        each_length = lengths[codes]
+        each_length = lengths[codes].astype(numpy.int64)
         written_at = numpy.cumsum(each_length) - each_length  # where each character's reading starts
         at = numpy.repeat(starts[codes] - written_at, each_length) + numpy.arange(int(each_length.sum()))
         return flat[at].tobytes().decode("utf-32-le", "surrogatepass")
