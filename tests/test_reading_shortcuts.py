@@ -44,6 +44,15 @@ def plain_imitation(headings):
     return re.compile(alternation(found), re.IGNORECASE)
 
 
+def test_the_engine_matches_a_class_of_characters_ignoring_case_as_it_matches_each_alone():
+    every = placement._every_character()
+    for character in "abcdefghijklmnopqrstuvwxyz(İıſ\u212aßẞΣσςΩωǅĳ\u1e9b\u0345":
+        alone = set(re.findall("(?i)" + re.escape(character), every))
+        assert set(re.findall(f"(?i)[{re.escape(character)}]", every)) == alone, character
+        assert set(imitation._case_forms(character)) == alone
+    assert imitation._case_forms("Tt") == "Tt" and imitation._case_forms("kI") == "IKikİı\u212a"
+
+
 def test_the_case_forms_are_the_engines_own():
     assert imitation._case_forms("k") == "Kk\u212a" and imitation._case_forms("s") == "Ss\u017f"
     assert set(imitation._case_forms("i")) == set("Iiİı") and imitation._case_forms("(") == "("

@@ -42,9 +42,13 @@ def alternation(texts: Iterable[str], space: str = r"\s+", ahead: bool = False) 
 
 
 @functools.cache
-def _case_forms(character: str) -> str:
-    """Every character ``re.IGNORECASE`` matches for ``character`` ("k": "Kk\u212a"), the engine's own answer."""
-    return "".join(re.findall("(?i)" + re.escape(character), _every_character()))
+def _case_forms(characters: str) -> str:
+    """Every character ``re.IGNORECASE`` matches for any of ``characters`` ("k": "Kk\u212a"), the engine's own
+    answer, in order: one search of every code point for the class of them all (the engine matches a class of
+    characters as it matches each alone: a test holds it to that), each found kept if it matches one alone."""
+    alone = [re.compile("(?i)" + re.escape(character)) for character in set(characters)]
+    found = set(re.findall(f"(?i)[{re.escape(characters)}]", _every_character()))
+    return "".join(sorted(ch for ch in found if any(character.fullmatch(ch) for character in alone)))
 
 
 @functools.lru_cache(maxsize=16)
@@ -56,7 +60,7 @@ def _imitation(headings: tuple[str, ...]) -> re.Pattern[str]:
     texts = note_clauses(t for t in (*headings, *BLOCK_TEXTS) if not t.startswith("<<<"))
     unique = sorted(dict.fromkeys(" ".join(t.split()) for t in texts), key=len, reverse=True)
     lead = 2 if all(len(text.split()[0]) >= 2 for text in unique) else 1
-    classes = ("".join(sorted(set("".join(_case_forms(text[at]) for text in unique)))) for at in range(lead))
+    classes = (_case_forms("".join(sorted({text[at] for text in unique}))) for at in range(lead))
     # each text's pattern starts with its first word's characters escaped (re.escape escapes one at a time)
     alternatives = (f"(?<={re.escape(text[:lead])}){alternation([text])[len(re.escape(text[:lead])):]}"
                     for text in unique)
