@@ -4,6 +4,8 @@ the summary check and the escaping share (docs/architecture.md: Defences).
 """
 from __future__ import annotations
 
+import array
+import functools
 import itertools
 import operator
 import re
@@ -46,7 +48,10 @@ INVISIBLE = frozenset(chr(point) for first, last in (*DEFAULT_IGNORABLE, *FORMAT
 ANGLES = frozenset(ANGLE_READINGS)
 _INVISIBLE = re.compile(_character_class((*DEFAULT_IGNORABLE, *FORMAT)))
 _ANGLE = _character_class((ord(ch), ord(ch)) for ch in sorted(ANGLES))
-_MARK = _character_class(MARKS)  # drawn on the character before them: "<" with a mark is still a bracket
+# drawn on the character before them: "<" with a mark is still a bracket (the marks past the BMP are a class of 152
+# ranges, read one by one at every character tried: looked at only for a character past the BMP, the same set)
+_MARK = (f"(?:{_character_class(r for r in MARKS if r[1] <= 0xFFFF)}"
+         f"|(?=[\U00010000-\U0010FFFF]){_character_class(r for r in MARKS if r[0] > 0xFFFF)})")
 _NO_MARKS = dict.fromkeys(point for first, last in MARKS for point in range(first, last + 1))  # a fast str.translate
 _MANY = "".join(sorted(ch for ch, reading in ANGLE_READINGS.items() if len(reading) > 1))  # "≪" reads as "<<"
 _MANY_FOUND = re.compile(f"[{re.escape(_MANY)}]")
@@ -55,11 +60,21 @@ _MANY_SPACED = str.maketrans({ch: " ".join(ANGLE_READINGS[ch]) for ch in _MANY})
 _UNIT_BEFORE_ANGLE = re.compile(f"({_ANGLE}{_MARK}*)(?={_ANGLE})")
 _MARKED_ANGLE = re.compile(f"{_ANGLE}{_MARK}")
 _BETWEEN_ANGLES = re.compile(f"(?<={_ANGLE})(?={_ANGLE})")  # a template with no group is filled in by the engine
+# the brackets past the BMP make the class a list the engine reads one by one: the gates look for any character
+# past the BMP instead (they find every bracket, and more), led by a class the engine passes over other characters with
+_ANGLE_OR_PAST_BMP = _character_class([*sorted((ord(ch), ord(ch)) for ch in ANGLES if ord(ch) <= 0xFFFF),
+                                       (0x10000, 0x10FFFF)])
+_ANGLE_FOUND = re.compile(_ANGLE_OR_PAST_BMP)
+_ANGLE_PAIR = re.compile(f"{_ANGLE_OR_PAST_BMP}(?={_ANGLE_OR_PAST_BMP})")
+_INVISIBLE_FOUND = _finder((*DEFAULT_IGNORABLE, *FORMAT))  # finds every invisible character (and any past the BMP)
+_angle_table = None  # for a long text: whether each code point reads as a bracket (NumPy, made on first use)
 
 
 def strip_invisible(text: str) -> str:
     """``text`` without its default-ignorable and format characters (zero-width, bidi, tags, fillers, ...)."""
-    return _INVISIBLE.sub("", text)
+    if text.isascii() or not _INVISIBLE_FOUND.search(text):  # no invisible character is ASCII; the finder finds all
+        return text
+    return _INVISIBLE.sub("", text) if len(text) < 50_000 else _drop_invisible(text)  # the same characters dropped
 
 
 def shows_nothing(text: str) -> bool:
@@ -72,11 +87,34 @@ def escape_markers(text: str) -> str:
     (``<<<`` as ``< < <``, ``≪`` as ``< <``), so it can neither open nor close a data block."""
     text = strip_invisible(text)
     if not text.isascii():
+        if not _ANGLE_FOUND.search(text):  # no bracket at all: nothing to space out
+            return text
         if _MANY_FOUND.search(text):  # a bracket that reads as several: spaced, its marks dropped
             text = _MARKS_ON_MANY.sub("", text).translate(_MANY_SPACED)
         if _MARKED_ANGLE.search(text):  # a bracket and the marks drawn on it, then a space, before another
             return _UNIT_BEFORE_ANGLE.sub(lambda unit: unit.group(1) + " ", text)
-    return _BETWEEN_ANGLES.sub(" ", text)
+    return _spaced_between_angles(text)
+
+
+def _spaced_between_angles(text: str) -> str:
+    """``_BETWEEN_ANGLES.sub(" ", text)``: a space between every two brackets; on a long text by NumPy (a megabyte
+    of "<<" took 0.25 s in the engine, which tries the look behind at every character)."""
+    global _angle_table
+    if text.isascii() and "<" not in text and ">" not in text:  # the only brackets in ASCII (str.find: memchr)
+        return text
+    if not _ANGLE_PAIR.search(text):  # no two brackets side by side: no space to add
+        return text
+    if len(text) < 50_000:
+        return _BETWEEN_ANGLES.sub(" ", text)
+    import numpy  # only here: short texts, most of them, never load it
+
+    if _angle_table is None:
+        _angle_table = numpy.zeros(0x110000, dtype=bool)
+        _angle_table[[ord(ch) for ch in ANGLES]] = True
+    codes = numpy.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=numpy.uint32)
+    angle = _angle_table[codes]
+    between = numpy.flatnonzero(angle[:-1] & angle[1:]) + 1  # the index of each bracket that follows a bracket
+    return numpy.insert(codes, between, ord(" ")).tobytes().decode("utf-32-le", "surrogatepass")
 
 
 def memory_message(heading: str, body: str, placement: str, *, note: str = DATA_NOTE) -> dict[str, str]:
@@ -109,8 +147,10 @@ _MARKED = _finder(MARKS)
 # a run of ASCII from a space or control to the last one before a character past ASCII (a NUL is a run alone): as
 # these characters are never read as anything, nor composed or looked up with a neighbour, the text between the runs
 # is read alone, all of it at once, each piece joined to the next by a NUL (which no reading writes); the runs are
-# read as themselves
-_ASCII_RUNS = re.compile(r"([\x00-\x20](?:(?<=\x00)|(?:[\x21-\x7f]*+[\x00-\x20])*+))")
+# read as themselves. For the same reason a run may as well be read with its neighbours: only one that starts eight
+# ASCII characters or more is cut out (a megabyte of short words past ASCII was cut into 400,000 pieces, which took
+# longer than reading the spaces between them)
+_ASCII_RUNS = re.compile(r"(\x00|[\x00-\x20](?=[\x00-\x7f]{8})(?:[\x21-\x7f]*+[\x00-\x20])*+)")
 
 
 def readable_form(text: str) -> str:
@@ -131,30 +171,35 @@ def readable_form(text: str) -> str:
 def _read(text: str) -> str:
     """``readable_form`` of text past ASCII; each pass is skipped where it would find nothing to change."""
     if _TAGGED.search(text):
-        text = text.translate(_TAGS_AS_ASCII)
+        text = _tags_as_ascii(text)
     read = latin_reading(text)  # before NFKD, which would make a look-alike "˛" a space and a mark
     text = unicodedata.normalize("NFKD", read)
     if _MARKED.search(text):
-        text = text.translate(_NO_MARKS)
+        text = _no_marks(text)
     text = unicodedata.normalize("NFKC", text)
     if _PUNCTUATION.search(text):
-        text = text.translate(_PUNCTUATION_READINGS)
+        text = _punctuation_read(text)
     # and again after it, where it changed the text (a reading of a reading is the same): a letter with a mark ("ё")
     # is a look-alike ("е") only once the mark is gone
     return text if text == read else latin_reading(text)
 
 
-# The words are found in a copy of the text with every look-alike (some are symbols: "ǀ" or "∣") as U+E000, U+E000
-# itself as a space and every other digit (no digit lies past plane 1) as "0": a class of 1,326 characters, most
-# outside the BMP, would be read at every character. A word to read holds a look-alike, and a Latin letter or only
-# look-alikes and digits.
+# The words are found in a copy of the text with every look-alike (some are symbols: "ǀ" or "∣") as one letter of no
+# script a reading looks at ("一", which itself stands as "丁": both letters of a word, neither Latin nor a digit) and
+# every other digit (no digit lies past plane 1) as "0": a class of 1,326 characters, most outside the BMP, would be
+# read at every character, and a letter keeps the word pattern one class ([^\W_]) where a private-use mark needed an
+# alternative at every character. A word to read holds a look-alike, and a Latin letter or only look-alikes and digits.
+_LOOK_ALIKE = "\u4e00"
 _AS_ONE = {**{point: "0" for point in range(0x80, 0x20000) if chr(point).isdigit()},
-           **dict.fromkeys(map(ord, LETTER_READINGS), "\ue000"), 0xE000: " "}
-_IN_WORD = "(?:[^\\W_]|\ue000)"
-_TO_READ = (f"(?:(?=[0-9\ue000]*?\ue000)[0-9\ue000]*+(?!{_IN_WORD})"
-            f"|(?={_IN_WORD}*?[A-Za-z])(?={_IN_WORD}*?\ue000){_IN_WORD}*+)")
-_WORDS = re.compile(f"(?<![^\\W_])(?<!\ue000)({_TO_READ})")
-_LEFT_AS_WRITTEN = re.compile(f"(?<![^\\W_])(?<!\ue000)(?!{_TO_READ})(?={_IN_WORD}*?\ue000)")  # as "Система"
+           **dict.fromkeys(map(ord, LETTER_READINGS), _LOOK_ALIKE), ord(_LOOK_ALIKE): "\u4e01"}
+_TO_READ = (f"(?:(?=[0-9{_LOOK_ALIKE}]*?{_LOOK_ALIKE})[0-9{_LOOK_ALIKE}]*+(?![^\\W_])"
+            f"|(?=[^\\W_]*?[A-Za-z])(?=[^\\W_]*?{_LOOK_ALIKE})[^\\W_]*+)")
+_WORDS = re.compile(f"(?<![^\\W_])({_TO_READ})")
+_LEFT_AS_WRITTEN = re.compile(f"(?<![^\\W_])(?!{_TO_READ})(?=[^\\W_]*?{_LOOK_ALIKE})")  # as "Система"
+# the same two, past the text's start, led by the character before the word ([\W_], what the look behind refuses
+# to be a letter): the engine then passes over every other character in C, not trying the look behind at each one
+_WORDS_AFTER_BREAK = re.compile(f"[\\W_]({_TO_READ})")
+_LEFT_AFTER_BREAK = re.compile(f"[\\W_](?!{_TO_READ})(?=[^\\W_]*?{_LOOK_ALIKE})")
 _READINGS = str.maketrans(LETTER_READINGS)
 
 
@@ -180,17 +225,103 @@ class _OneForOne:
 _shadow_of, _read_letters = _OneForOne(_AS_ONE), _OneForOne(_READINGS)
 
 
+class _Translation:
+    """``str.translate`` by a table of a character to one, several or none; on a long text by NumPy, each code
+    point's reading gathered by index from one array holding every code point and then every reading (a megabyte
+    losing its marks: 0.02 s, not 0.12 s)."""
+
+    def __init__(self, table: dict[int, str | int | None]) -> None:
+        self.table, self.arrays = table, None
+
+    def __call__(self, text: str) -> str:
+        if len(text) < 50_000:
+            return text.translate(self.table)
+        import numpy  # only here: short texts, most of them, never load it
+
+        if self.arrays is None:
+            readings = {point: "" if value is None else chr(value) if isinstance(value, int) else value
+                        for point, value in self.table.items()}
+            starts = numpy.arange(0x110000, dtype=numpy.int32)  # a character not in the table reads as itself
+            lengths = numpy.ones(0x110000, dtype=numpy.uint8)  # (small types: the arrays are kept, 10 MB a table)
+            starts[list(readings)] = 0x110000 + numpy.cumsum([0, *map(len, readings.values())])[:-1]
+            lengths[list(readings)] = list(map(len, readings.values()))
+            every = numpy.arange(0x110000, dtype=numpy.uint32)
+            self.arrays = numpy.concatenate([every, _code_points("".join(readings.values()))]), starts, lengths
+        flat, starts, lengths = self.arrays
+        codes = _code_points(text)
+        each_length = lengths[codes].astype(numpy.int64)
+        written_at = numpy.cumsum(each_length) - each_length  # where each character's reading starts
+        at = numpy.repeat(starts[codes] - written_at, each_length) + numpy.arange(int(each_length.sum()))
+        return flat[at].tobytes().decode("utf-32-le", "surrogatepass")
+
+
+def _code_points(text: str):
+    import numpy
+
+    return numpy.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=numpy.uint32)
+
+
+_tags_as_ascii, _no_marks = _Translation(_TAGS_AS_ASCII), _Translation(_NO_MARKS)
+_drop_invisible = _Translation(dict.fromkeys(map(ord, INVISIBLE)))  # the class past the BMP is read range by range
+_punctuation_read = _Translation(_PUNCTUATION_READINGS)
+
+
 def latin_reading(text: str) -> str:
     """``text`` with the Latin look-alikes (confusables.txt) and small capitals read as Latin letters, in each word
     that holds a Latin letter or is made only of look-alikes (a word spelling a Latin one in another script).
     A word with a letter that looks like no Latin one ("Система") is real text of its script: left as written."""
     shadow = _shadow_of(text)
-    if "\ue000" not in shadow:
+    if _LOOK_ALIKE not in shadow:
         return text
     read = _read_letters(text)
-    if not _LEFT_AS_WRITTEN.search(shadow):
+    if len(text) >= 50_000:
+        return _long_latin_reading(text, shadow, read)
+    if not (_LEFT_AS_WRITTEN.match(shadow) or _LEFT_AFTER_BREAK.search(shadow)):
         return read  # only the look-alikes differ, and every one is in a word to read
-    pieces = _WORDS.split(shadow)  # every other piece a word to read: "ignоre" (a Cyrillic o), "ЅУЅТЕМ" (all)
-    ends = list(itertools.accumulate(map(len, pieces)))
+    # each word to read: "ignоre" (a Cyrillic o), "ЅУЅТЕМ" (all); a word to read runs to the word's end
+    first = _WORDS.match(shadow)
+    spans = itertools.chain([first.span(1)] if first else [], (m.span(1) for m in _WORDS_AFTER_BREAK.finditer(shadow)))
+    bounds = [0, *itertools.chain.from_iterable(spans), len(text)]
     # each reading is one letter, so the text read whole lines up with the text: each piece is cut from one of them
-    return "".join(map(operator.getitem, itertools.cycle((text, read)), map(slice, [0, *ends[:-1]], ends)))
+    return "".join(map(operator.getitem, itertools.cycle((text, read)), map(slice, bounds[:-1], bounds[1:])))
+
+
+_in_word = None  # for a long text: whether each code point is a letter of a word, [^\W_] (NumPy, made on first use)
+
+
+def _long_latin_reading(text: str, shadow: str, read: str) -> str:
+    """``latin_reading`` of a long text by NumPy: each word's look-alikes, Latin letters and other letters counted
+    at once, and each character taken from ``read`` in a word to read, from ``text`` elsewhere (the word search
+    tried the look-aheads at every word: a megabyte of "Система " took 0.1 s, now 0.03 s)."""
+    import numpy  # only here: short texts, most of them, never load it
+
+    global _in_word
+    if _in_word is None:  # the engine's own answer, over every code point
+        _in_word = numpy.zeros(0x110000, dtype=bool)
+        _in_word[_code_points("".join(re.findall(r"[^\W_]", _every_character())))] = True
+    codes = _code_points(shadow)
+    in_word = _in_word[codes]
+    before = numpy.concatenate(([False], in_word[:-1]))
+    after = numpy.concatenate((in_word[1:], [False]))
+    starts, ends = numpy.flatnonzero(in_word & ~before), numpy.flatnonzero(in_word & ~after) + 1
+
+    def in_each_word(found):  # how many characters of each word are ``found``
+        counts = numpy.concatenate(([0], numpy.cumsum(found)))
+        return counts[ends] - counts[starts]
+
+    look_alikes = in_each_word(codes == ord(_LOOK_ALIKE))
+    latin = in_each_word((codes | 0x20 >= ord("a")) & (codes | 0x20 <= ord("z")))  # | 0x20: A-Z as a-z
+    digits = in_each_word((codes >= ord("0")) & (codes <= ord("9")))
+    # a word to read holds a look-alike, and a Latin letter or only look-alikes and digits (_TO_READ)
+    to_read = (look_alikes > 0) & ((latin > 0) | (look_alikes + digits == ends - starts))
+    edges = numpy.zeros(len(codes) + 1, dtype=numpy.int8)
+    edges[starts[to_read]], edges[ends[to_read]] = 1, -1  # words never touch: a start is never another's end
+    taken = numpy.cumsum(edges[:-1], dtype=numpy.int8).astype(bool)
+    chosen = numpy.where(taken, _code_points(read), _code_points(text))
+    return chosen.tobytes().decode("utf-32-le", "surrogatepass")
+
+
+@functools.cache
+def _every_character() -> str:
+    """Every code point, lone surrogates included, in order: for asking the engine which it matches."""
+    return array.array("I", range(0x110000)).tobytes().decode("utf-32-le", "surrogatepass")
