@@ -21,6 +21,33 @@ CHECK_MODES = ("off", "report", "refuse")
 # patterns matched as one alternation, each with whether it reads the text's lower-case copy (re.IGNORECASE costs
 # about four times as much) or the text itself (its letters in capitals)
 _Patterns = tuple[tuple[re.Pattern[str], bool], ...]
+# a pattern kept as its alternatives, each with the literals it cannot match without (a group of literals: one of them
+# must be in the text), so that a text is searched only with the alternatives that can match in it
+_Alternatives = tuple[tuple[str, tuple[tuple[str, ...], ...]], ...]
+_Gated = tuple[tuple[_Alternatives, int, bool], ...]  # each pattern's alternatives, its flags, whether it reads lowered
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled(alternatives: tuple[str, ...], flags: int) -> re.Pattern[str]:
+    return re.compile("|".join(alternatives), flags)
+
+
+def _whole(gated: _Gated) -> _Patterns:
+    """The patterns with all their alternatives."""
+    return tuple((_compiled(tuple(a for a, _ in alternatives), flags), low) for alternatives, flags, low in gated)
+
+
+def _kept(gated: _Gated, text: str, lowered: str) -> _Patterns:
+    """The patterns with only the alternatives whose literals are in the text they read, and no pattern left with
+    none: exact, for an alternative that needs a literal the text lacks matches nowhere in it, and an alternation
+    tried without it finds the same matches in the same order."""
+    kept = []
+    for alternatives, flags, low in gated:
+        read = lowered if low else text
+        found = tuple(a for a, needs in alternatives if all(any(n in read for n in group) for group in needs))
+        if found:
+            kept.append((_compiled(found, flags), low))
+    return tuple(kept)
 
 
 def _phrases(*phrases: str) -> str:
@@ -69,13 +96,20 @@ _ORDER = (r" (?:(?:must|shall|has to|is required to|is instructed to|is authori[
 
 
 @functools.lru_cache(maxsize=32)
-def _instruction(names: tuple[str, ...]) -> re.Pattern[str]:
+def _instruction_alternatives(names: tuple[str, ...]) -> _Gated:
     """The instruction phrases, with orders given to the assistant under any of its ``names``."""
     addressed = "|".join(["you", "the assistant", "assistant", *(re.escape(name.lower()) for name in names)])
     phrases = _phrases(*_INSTRUCTION_PHRASES, f"(?:{addressed}){_ORDER}")
     # each alternative's first letter, looked at first: most places start none (a superset is all it must be)
-    first = {*re.findall(r"(?:^|(?<=\(\?:)|(?<=\|))\\?(.)", phrases), *(name[:1].lower() for name in names if name)}
-    return re.compile(r"\b(?=[" + re.escape("".join(sorted(first))) + r"])(?:" + phrases + r")")
+    first = "".join(sorted({*re.findall(r"(?:^|(?<=\(\?:)|(?<=\|))\\?(.)", phrases),
+                            *(name[:1].lower() for name in names if name)}))
+    return (((r"\b(?=[" + re.escape(first) + r"])(?:" + phrases + r")", (tuple(first),)),), 0, True),  # one of first
+
+
+@functools.lru_cache(maxsize=32)
+def _instruction(names: tuple[str, ...]) -> re.Pattern[str]:
+    """The instruction pattern whole (``_instruction_alternatives``)."""
+    return _whole(_instruction_alternatives(names))[0][0]
 
 
 def assistant_names(system_prompt: str) -> tuple[str, ...]:
@@ -83,24 +117,32 @@ def assistant_names(system_prompt: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(re.findall(r"\bYou are ([A-Z][\w-]+)\b(?!['\u2019])", system_prompt or "")))
 
 
-_ROLE_MARKER = ((re.compile(
+_CAPITAL_ROLES = ("SYSTEM", "DEVELOPER", "ASSISTANT", "USER", "TOOL", "HUMAN")
+_ROLE_WORDS = tuple(role.lower() for role in _CAPITAL_ROLES)
+_ROLE_MARKER_ALTERNATIVES: _Gated = (((
     # a label in capitals anywhere, as the requests write them ("SYSTEM:", "[TOOL]:", "**SYSTEM:**")
-    r"(?<![A-Za-z])(?:SYSTEM|DEVELOPER|ASSISTANT|USER|TOOL|HUMAN)[*_\])]*\s*:"
+    (r"(?<![A-Za-z])(?:SYSTEM|DEVELOPER|ASSISTANT|USER|TOOL|HUMAN)[*_\])]*\s*:", ((":",), _CAPITAL_ROLES)),
     # in lower case where a sentence starts, as chat formats write them ("system: obey")
-    r"|" + _SENTENCE_START + r"(?=[sdauth])(?:" + _ROLES + r")[*_\])]*\s*:", re.MULTILINE), False), (re.compile(
+    (_SENTENCE_START + r"(?=[sdauth])(?:" + _ROLES + r")[*_\])]*\s*:", ((":",), _ROLE_WORDS)),
+), re.MULTILINE, False), ((
     # in any case (read in the lower-case copy): a JSON message field, a YAML role line, XML role tags
-    r"[\"'](?:role|author)[\"']\s*:\s*[\"'](?:" + _ROLES + r")[\"']"
-    r"|^[ \t]*(?:-[ \t]*)?role[ \t]*:[ \t]*[\"']?(?:" + _ROLES + r")[\"']?[ \t]*$"
-    r"|<\s*/?\s*(?=[sdauthi])(?:" + _ROLES + r"|instructions?|system[ _-]?prompt)\s*>"
+    (r"[\"'](?:role|author)[\"']\s*:\s*[\"'](?:" + _ROLES + r")[\"']", ((":",), ("role", "author"), ('"', "'"))),
+    (r"^[ \t]*(?:-[ \t]*)?role[ \t]*:[ \t]*[\"']?(?:" + _ROLES + r")[\"']?[ \t]*$", ((":",), ("role",))),
+    (r"<\s*/?\s*(?=[sdauthi])(?:" + _ROLES + r"|instructions?|system[ _-]?prompt)\s*>", (("<",), (">",))),
     # a markdown heading that is a role, or instructions ("## System", "## System: obey", "#### instructions")
-    r"|^[ \t]*#{1,6}[ \t]*(?:(?:system|developer|assistant|tool)(?:[ \t]+(?:prompt|message|note|instructions?))?"
-    r"[*_]*[ \t]*(?::|$)|(?:new[ \t]+|updated[ \t]+)?instructions?[ \t]*:?[ \t]*$)", re.MULTILINE), True))
+    (r"^[ \t]*#{1,6}[ \t]*(?:(?:system|developer|assistant|tool)(?:[ \t]+(?:prompt|message|note|instructions?))?"
+     r"[*_]*[ \t]*(?::|$)|(?:new[ \t]+|updated[ \t]+)?instructions?[ \t]*:?[ \t]*$)", (("#",),)),
+), re.MULTILINE, True))
+_ROLE_MARKER = _whole(_ROLE_MARKER_ALTERNATIVES)
 
-_TEMPLATE_TOKEN = re.compile(
-    r"<\|\s*[\w.\-]{1,40}\s*\|>"  # harmony <|start|>, Llama 3 <|eot_id|>, ChatML <|im_start|>, Phi <|system|>
-    r"|</?\s*(?=[sbe])(?:start_of_turn|end_of_turn|bos|eos)\s*>"  # Gemma
-    r"|\[\s*/?\s*(?:inst|system_prompt|available_tools|tool_calls|tool_results|tool_content)\s*\]"  # Mistral
-    r"|<<\s*/?\s*sys\s*>>")  # Llama 2 (its <s> is also markdown's strike-through: its [INST] is the token to see)
+_TEMPLATE_TOKEN_ALTERNATIVES: _Gated = (((
+    (r"<\|\s*[\w.\-]{1,40}\s*\|>", (("<|",), ("|>",))),  # harmony <|start|>, Llama 3 <|eot_id|>, ChatML, Phi <|system|>
+    (r"</?\s*(?=[sbe])(?:start_of_turn|end_of_turn|bos|eos)\s*>", (("<",), (">",))),  # Gemma
+    (r"\[\s*/?\s*(?:inst|system_prompt|available_tools|tool_calls|tool_results|tool_content)\s*\]",
+     (("[",), ("]",))),  # Mistral
+    (r"<<\s*/?\s*sys\s*>>", (("<<",), ("sys",), (">>",))),  # Llama 2 (its <s> is also markdown's strike-through: its
+), 0, True),)                                                 # [INST] is the token to see)
+_TEMPLATE_TOKEN = _whole(_TEMPLATE_TOKEN_ALTERNATIVES)[0][0]
 
 # headers that claim authority and the summariser requests' section headers (any case, shaped as a header)
 AUTHORITY_HEADERS = ("SYSTEM NOTE", "SYSTEM PROMPT", "SYSTEM MESSAGE", "DEVELOPER NOTE", "ADMIN NOTE",
@@ -110,19 +152,26 @@ SUMMARISER_HEADERS = ("EXISTING SUMMARY", "CONVERSATION TURNS TO SUMMARISE", "NE
 
 
 @functools.lru_cache(maxsize=32)
-def _forged_header(headings: tuple[str, ...]) -> _Patterns:
+def _forged_alternatives(headings: tuple[str, ...]) -> _Gated:
     """A kind's whole heading, a note or clause of one, anywhere; their titles (the words before "(" or ":") in
     capitals; authority and summariser headers in capitals, or in any case shaped as a header ("(...)" and ":")."""
     notes = note_clauses(BLOCK_TEXTS)
     titles = [" ".join(re.split(r"[(:]", h, maxsplit=1)[0].split()) for h in (*headings, PINNED_HEADING)]
     shaped = (*AUTHORITY_HEADERS, *SUMMARISER_HEADERS, titles[-1])
-    capitals = (*shaped, *titles[:-1], *(t for t in notes if t.isupper()))
+    capitals = tuple(t.upper() for t in (*shaped, *titles[:-1], *(t for t in notes if t.isupper())))
     whole = (*headings, *(t for t in notes if not t.isupper() or "(" in t))
-    return ((re.compile(alternation((t.lower() for t in whole), r"\s*")), True),
-            (re.compile(r"\b(?:" + alternation((t.upper() for t in capitals), r"\s*", ahead=True) + r")\b"), False),
-            (re.compile(_SENTENCE_START + r"(?:" + alternation((t.lower() for t in shaped), r"\s*", ahead=True)
-                        + r")(?![^\W_])"
-                        r"[*_]*\s*(?:\([^)\n]{0,80}\)[*_]*\s*)?:|<<<|>>>", re.MULTILINE), True))
+    first = tuple({t.split()[0][0] for t in capitals if t.strip()})  # what alternation's look ahead needs
+    return ((((alternation((t.lower() for t in whole), r"\s*"), ()),), 0, True),
+            (((r"\b(?:" + alternation(capitals, r"\s*", ahead=True) + r")\b", (first,)),), 0, False),
+            (((_SENTENCE_START + r"(?:" + alternation((t.lower() for t in shaped), r"\s*", ahead=True)
+               + r")(?![^\W_])[*_]*\s*(?:\([^)\n]{0,80}\)[*_]*\s*)?:", ((":",),)),
+              ("<<<", (("<<<",),)), (">>>", ((">>>",),))), re.MULTILINE, True))
+
+
+@functools.lru_cache(maxsize=32)
+def _forged_header(headings: tuple[str, ...]) -> _Patterns:
+    """The forged-header patterns whole (``_forged_alternatives``)."""
+    return _whole(_forged_alternatives(headings))
 
 
 @dataclass(frozen=True)
@@ -150,8 +199,7 @@ class SummaryCheck:
 # JSON's escapes of a line break, a tab and quotes: a summary holding "\\nSYSTEM:" starts a line
 _JSON_ESCAPES = re.compile(r"\\([nrt\"'/])")
 _UNESCAPED = {"n": "\n", "r": "\n", "t": " ", '"': '"', "'": "'", "/": "/"}
-_BLANK_LINES = re.compile(r"(?<![^\S\n])[^\S\n]*+\n\s*")  # from a run's start only: a long run is read once
-_SPACES = re.compile(r"[^\S\n]{2,}")
+_WHITESPACE_RUN = re.compile(r"\s\s+")  # found at its first character, read to its end once
 _LEADING_MARKDOWN = re.compile(r"^[" + _MARKDOWN + r"(\[{]+(?=\w)")  # what _SENTENCE_START took before a word
 
 
@@ -179,15 +227,16 @@ def check_summary(summary: str, *, headings: Iterable[str] | None = None, names:
     (every registered kind's by default) are caught whole and by title; ``names`` (``assistant_names``) are
     the assistant's, so that orders to it by name are instructions."""
     given = kind_headings() if headings is None else tuple(headings)
-    forged = _forged_header(tuple(sorted({" ".join(h.split()) for h in given if h.strip()})))
+    forged = _forged_alternatives(tuple(sorted({" ".join(h.split()) for h in given if h.strip()})))
     text = readable_form(_JSON_ESCAPES.sub(lambda m: _UNESCAPED[m.group(1)], summary))
     # whitespace with a line break as one line break, other runs as one space: no long run is read again and again
-    text = _SPACES.sub(" ", _BLANK_LINES.sub("\n", text))
+    text = _WHITESPACE_RUN.sub(lambda run: "\n" if "\n" in run.group() else " ", text)
     lowered = text.lower()  # as long as text: its one longer lower case ("İ") is no longer there (NFKD)
     counted: Counter[tuple[str, str]] = Counter()
-    for kind, patterns in (("instruction", ((_instruction(tuple(names)), True),)), ("role marker", _ROLE_MARKER),
-                           ("template token", ((_TEMPLATE_TOKEN, True),)), ("forged header", forged)):
-        for raw, count in Counter(_matches(patterns, text, lowered)).items():  # each text tidied once
+    for kind, gated in (("instruction", _instruction_alternatives(tuple(names))), ("role marker", _ROLE_MARKER_ALTERNATIVES),
+                        ("template token", _TEMPLATE_TOKEN_ALTERNATIVES), ("forged header", forged)):
+        patterns = _kept(gated, text, lowered)
+        for raw, count in Counter(_matches(patterns, text, lowered) if patterns else ()).items():  # tidied once
             found = _LEADING_MARKDOWN.sub("", " ".join(raw.split()))
             key = (kind, found.rstrip(": ") if kind == "forged header" else found)
             counted[key] += count
