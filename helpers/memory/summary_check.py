@@ -7,9 +7,12 @@ from __future__ import annotations
 import functools
 import itertools
 import re
+import re._constants as _sre
+import re._parser as _sre_parse
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from helpers.base.errors import SettingError
 from helpers.memory.imitation import BLOCK_TEXTS, alternation, note_clauses
@@ -21,10 +24,61 @@ CHECK_MODES = ("off", "report", "refuse")
 # patterns matched as one alternation, each with whether it reads the text's lower-case copy (re.IGNORECASE costs
 # about four times as much) or the text itself (its letters in capitals)
 _Patterns = tuple[tuple[re.Pattern[str], bool], ...]
-# a pattern kept as its alternatives, each with the literals it cannot match without (a group of literals: one of them
-# must be in the text), so that a text is searched only with the alternatives that can match in it
-_Alternatives = tuple[tuple[str, tuple[tuple[str, ...], ...]], ...]
+# a pattern kept as its alternatives, each with the literals it cannot match without (groups of literals: one of each
+# group is in every text it matches in), so that a text is searched only with the alternatives that can match in it;
+# an alternative may be a _Framed alternation of its own
+_Needs = tuple[tuple[str, ...], ...]
+_Alternatives = tuple[tuple["str | _Framed", _Needs], ...]
 _Gated = tuple[tuple[_Alternatives, int, bool], ...]  # each pattern's alternatives, its flags, whether it reads lowered
+
+
+class _Framed(NamedTuple):
+    """An alternative that is an alternation between a ``prefix`` and a ``suffix``, its own alternatives kept alike."""
+
+    prefix: str
+    alternatives: _Alternatives
+    suffix: str
+
+
+def _needs(source: str) -> _Needs:
+    """What every match of ``source`` (no flags) holds: groups of literals, one of each group in the match, read
+    from its parse (runs of literal characters; of an alternation, one group of each branch joined; of a part
+    repeated at least once, its own)."""
+    def needs(items: Iterable[tuple[object, object]]) -> list[tuple[str, ...]]:
+        found, run = [], ""
+        for op, av in items:
+            if op is _sre.LITERAL:
+                run += chr(av)
+                continue
+            found, run = found + [(run,)] * bool(run), ""
+            if op is _sre.SUBPATTERN and not av[1] and not av[2]:  # (group, flags added, flags removed, items)
+                found += needs(av[3])
+            elif op is _sre.ATOMIC_GROUP:
+                found += needs(av)
+            elif op in (_sre.MAX_REPEAT, _sre.MIN_REPEAT, _sre.POSSESSIVE_REPEAT) and av[0] >= 1:
+                found += needs(av[2])
+            elif op is _sre.BRANCH:
+                each = [max(needs(branch), key=lambda group: min(map(len, group)), default=None) for branch in av[1]]
+                found += [tuple(dict.fromkeys(itertools.chain(*each)))] if all(each) else []
+        return found + [(run,)] * bool(run)
+    return tuple(needs(_sre_parse.parse(source)))
+
+
+def _alternatives_of(texts: Iterable[str], space: str) -> _Alternatives:
+    """``alternation(texts, space)``'s alternatives, one for each text, each with what it needs."""
+    texts = tuple(texts)
+    unique = sorted(dict.fromkeys(" ".join(t.split()) for t in texts if t.strip()), key=len, reverse=True)
+    found = tuple((alternation([text], space), _needs(alternation([text], space))) for text in unique)
+    assert "|".join(source for source, _ in found) == alternation(texts, space)  # the same order as alternation's
+    return found
+
+
+def _source(alternative: str | _Framed, kept: Callable[[_Needs], bool] = lambda needs: True) -> str | None:
+    """The alternative's pattern, a framed one's with only its ``kept`` alternatives (None if none is kept)."""
+    if isinstance(alternative, str):
+        return alternative
+    inner = [source for a, needs in alternative.alternatives if kept(needs) and (source := _source(a, kept))]
+    return alternative.prefix + "|".join(inner) + alternative.suffix if inner else None
 
 
 @functools.lru_cache(maxsize=256)
@@ -34,20 +88,24 @@ def _compiled(alternatives: tuple[str, ...], flags: int) -> re.Pattern[str]:
 
 def _whole(gated: _Gated) -> _Patterns:
     """The patterns with all their alternatives."""
-    return tuple((_compiled(tuple(a for a, _ in alternatives), flags), low) for alternatives, flags, low in gated)
+    return tuple((_compiled(tuple(map(_source, (a for a, _ in alternatives))), flags), low)
+                 for alternatives, flags, low in gated)
 
 
 def _kept(gated: _Gated, text: str, lowered: str) -> _Patterns:
     """The patterns with only the alternatives whose literals are in the text they read, and no pattern left with
     none: exact, for an alternative that needs a literal the text lacks matches nowhere in it, and an alternation
     tried without it finds the same matches in the same order."""
-    kept = []
+    patterns = []
     for alternatives, flags, low in gated:
         read = lowered if low else text
-        found = tuple(a for a, needs in alternatives if all(any(n in read for n in group) for group in needs))
+
+        def kept(needs: _Needs, read: str = read) -> bool:
+            return all(any(literal in read for literal in group) for group in needs)
+        found = tuple(source for a, needs in alternatives if kept(needs) and (source := _source(a, kept)))
         if found:
-            kept.append((_compiled(found, flags), low))
-    return tuple(kept)
+            patterns.append((_compiled(found, flags), low))
+    return tuple(patterns)
 
 
 def _phrases(*phrases: str) -> str:
@@ -99,11 +157,12 @@ _ORDER = (r" (?:(?:must|shall|has to|is required to|is instructed to|is authori[
 def _instruction_alternatives(names: tuple[str, ...]) -> _Gated:
     """The instruction phrases, with orders given to the assistant under any of its ``names``."""
     addressed = "|".join(["you", "the assistant", "assistant", *(re.escape(name.lower()) for name in names)])
-    phrases = _phrases(*_INSTRUCTION_PHRASES, f"(?:{addressed}){_ORDER}")
+    each = [_phrases(phrase) for phrase in (*_INSTRUCTION_PHRASES, f"(?:{addressed}){_ORDER}")]
     # each alternative's first letter, looked at first: most places start none (a superset is all it must be)
-    first = "".join(sorted({*re.findall(r"(?:^|(?<=\(\?:)|(?<=\|))\\?(.)", phrases),
+    first = "".join(sorted({*re.findall(r"(?:^|(?<=\(\?:)|(?<=\|))\\?(.)", "|".join(each)),
                             *(name[:1].lower() for name in names if name)}))
-    return (((r"\b(?=[" + re.escape(first) + r"])(?:" + phrases + r")", (tuple(first),)),), 0, True),  # one of first
+    phrases = tuple((phrase, _needs(phrase)) for phrase in each)
+    return (((_Framed(r"\b(?=[" + re.escape(first) + r"])(?:", phrases, ")"), (tuple(first),)),), 0, True),
 
 
 @functools.lru_cache(maxsize=32)
@@ -160,12 +219,20 @@ def _forged_alternatives(headings: tuple[str, ...]) -> _Gated:
     shaped = (*AUTHORITY_HEADERS, *SUMMARISER_HEADERS, titles[-1])
     capitals = tuple(t.upper() for t in (*shaped, *titles[:-1], *(t for t in notes if t.isupper())))
     whole = (*headings, *(t for t in notes if not t.isupper() or "(" in t))
-    first = tuple({t.split()[0][0] for t in capitals if t.strip()})  # what alternation's look ahead needs
-    return ((((alternation((t.lower() for t in whole), r"\s*"), ()),), 0, True),
-            (((r"\b(?:" + alternation(capitals, r"\s*", ahead=True) + r")\b", (first,)),), 0, False),
-            (((_SENTENCE_START + r"(?:" + alternation((t.lower() for t in shaped), r"\s*", ahead=True)
-               + r")(?![^\W_])[*_]*\s*(?:\([^)\n]{0,80}\)[*_]*\s*)?:", ((":",),)),
+    header = r")(?![^\W_])[*_]*\s*(?:\([^)\n]{0,80}\)[*_]*\s*)?:"  # after the words: a "(...)" and a colon
+    return ((_alternatives_of((t.lower() for t in whole), r"\s*"), 0, True),
+            (((_ahead(r"\b(?:", capitals, r")\b"), ()),), 0, False),
+            (((_ahead(_SENTENCE_START + "(?:", (t.lower() for t in shaped), header), ((":",),)),
               ("<<<", (("<<<",),)), (">>>", ((">>>",),))), re.MULTILINE, True))
+
+
+def _ahead(prefix: str, texts: Iterable[str], suffix: str) -> _Framed:
+    """``prefix + alternation(texts, r"\s*", ahead=True) + suffix``, its alternatives kept as ``_alternatives_of``."""
+    texts = tuple(texts)
+    inner, led = _alternatives_of(texts, r"\s*"), alternation(texts, r"\s*", ahead=True)
+    look = led[:len(led) - len(alternation(texts, r"\s*")) - 1]  # the look at the first characters, and "(?:"
+    assert led == look + "|".join(source for source, _ in inner) + ")"
+    return _Framed(prefix + look, inner, ")" + suffix)
 
 
 @functools.lru_cache(maxsize=32)
