@@ -61,7 +61,7 @@ def _needs(source: str) -> _Needs:
                 each = [max(needs(branch), key=lambda group: min(map(len, group)), default=None) for branch in av[1]]
                 found += [tuple(dict.fromkeys(itertools.chain(*each)))] if all(each) else []
         return found + [(run,)] * bool(run)
-    return tuple(needs(_sre_parse.parse(source)))
+    return tuple(sorted(needs(_sre_parse.parse(source)), key=len))  # the fewest literals first: looked for first
 
 
 def _alternatives_of(texts: Iterable[str], space: str) -> _Alternatives:
@@ -69,7 +69,6 @@ def _alternatives_of(texts: Iterable[str], space: str) -> _Alternatives:
     texts = tuple(texts)
     unique = sorted(dict.fromkeys(" ".join(t.split()) for t in texts if t.strip()), key=len, reverse=True)
     found = tuple((alternation([text], space), _needs(alternation([text], space))) for text in unique)
-    assert "|".join(source for source, _ in found) == alternation(texts, space)  # the same order as alternation's
     return found
 
 
@@ -92,16 +91,19 @@ def _whole(gated: _Gated) -> _Patterns:
                  for alternatives, flags, low in gated)
 
 
-def _kept(gated: _Gated, text: str, lowered: str) -> _Patterns:
+def _kept(gated: _Gated, text: str, lowered: str, present: dict[tuple[bool, str], bool]) -> _Patterns:
     """The patterns with only the alternatives whose literals are in the text they read, and no pattern left with
     none: exact, for an alternative that needs a literal the text lacks matches nowhere in it, and an alternation
-    tried without it finds the same matches in the same order."""
+    tried without it finds the same matches in the same order. ``present``: each literal looked for once."""
     patterns = []
     for alternatives, flags, low in gated:
-        read = lowered if low else text
+        def held(literal: str, low: bool = low) -> bool:
+            if (low, literal) not in present:
+                present[low, literal] = literal in (lowered if low else text)
+            return present[low, literal]
 
-        def kept(needs: _Needs, read: str = read) -> bool:
-            return all(any(literal in read for literal in group) for group in needs)
+        def kept(needs: _Needs) -> bool:
+            return all(any(map(held, group)) for group in needs)
         found = tuple(source for a, needs in alternatives if kept(needs) and (source := _source(a, kept)))
         if found:
             patterns.append((_compiled(found, flags), low))
@@ -227,11 +229,11 @@ def _forged_alternatives(headings: tuple[str, ...]) -> _Gated:
 
 
 def _ahead(prefix: str, texts: Iterable[str], suffix: str) -> _Framed:
-    """``prefix + alternation(texts, r"\s*", ahead=True) + suffix``, its alternatives kept as ``_alternatives_of``."""
+    """``prefix``, the alternation of ``texts`` led by a look at their first characters, ``suffix``; its alternatives
+    kept as ``_alternatives_of``."""
     texts = tuple(texts)
     inner, led = _alternatives_of(texts, r"\s*"), alternation(texts, r"\s*", ahead=True)
     look = led[:len(led) - len(alternation(texts, r"\s*")) - 1]  # the look at the first characters, and "(?:"
-    assert led == look + "|".join(source for source, _ in inner) + ")"
     return _Framed(prefix + look, inner, ")" + suffix)
 
 
@@ -283,7 +285,13 @@ def _matches(patterns: _Patterns, text: str, lowered: str) -> Iterable[str]:
                 ahead[index] = match.span() if match else None
         found = [(span[0], index, span[1]) for index, span in enumerate(ahead) if span is not None]
         if len(found) <= 1:  # one pattern left: the engine reads on alone, and each match is cut from the text
-            matches = patterns[found[0][1]][0].finditer(texts[found[0][1]], found[0][0]) if found else ()
+            if not found:
+                return merged
+            (start, index, _), = found
+            pattern, read = patterns[index][0], texts[index]
+            if read is text and not pattern.groups:  # what it reads is the text: the engine gives the matches
+                return itertools.chain(merged, pattern.findall(text, start))
+            matches = pattern.finditer(read, start)
             return itertools.chain(merged, map(text.__getitem__, itertools.starmap(slice, map(re.Match.span, matches))))
         start, _, position = min(found)  # the leftmost; at one place, the first in order, as in an alternation
         merged.append(text[start:position])
@@ -299,10 +307,12 @@ def check_summary(summary: str, *, headings: Iterable[str] | None = None, names:
     # whitespace with a line break as one line break, other runs as one space: no long run is read again and again
     text = _WHITESPACE_RUN.sub(lambda run: "\n" if "\n" in run.group() else " ", text)
     lowered = text.lower()  # as long as text: its one longer lower case ("İ") is no longer there (NFKD)
+    lowered = text if lowered == text else lowered  # the same text: one object, read as the text itself
+    present: dict[tuple[bool, str], bool] = {}
     counted: Counter[tuple[str, str]] = Counter()
     for kind, gated in (("instruction", _instruction_alternatives(tuple(names))), ("role marker", _ROLE_MARKER_ALTERNATIVES),
                         ("template token", _TEMPLATE_TOKEN_ALTERNATIVES), ("forged header", forged)):
-        patterns = _kept(gated, text, lowered)
+        patterns = _kept(gated, text, lowered, present)
         for raw, count in Counter(_matches(patterns, text, lowered) if patterns else ()).items():  # tidied once
             found = _LEADING_MARKDOWN.sub("", " ".join(raw.split()))
             key = (kind, found.rstrip(": ") if kind == "forged header" else found)
