@@ -61,7 +61,8 @@ def _needs(source: str) -> _Needs:
                 each = [max(needs(branch), key=lambda group: min(map(len, group)), default=None) for branch in av[1]]
                 found += [tuple(dict.fromkeys(itertools.chain(*each)))] if all(each) else []
         return found + [(run,)] * bool(run)
-    return tuple(sorted(needs(_sre_parse.parse(source)), key=len))  # the fewest literals first: looked for first
+    # looked for in this order: the groups of fewest literals, of the longest (the rarest) first
+    return tuple(sorted(needs(_sre_parse.parse(source)), key=lambda group: (len(group), -min(map(len, group)))))
 
 
 def _alternatives_of(texts: Iterable[str], space: str) -> _Alternatives:
@@ -164,7 +165,7 @@ def _instruction_alternatives(names: tuple[str, ...]) -> _Gated:
     first = "".join(sorted({*re.findall(r"(?:^|(?<=\(\?:)|(?<=\|))\\?(.)", "|".join(each)),
                             *(name[:1].lower() for name in names if name)}))
     phrases = tuple((phrase, _needs(phrase)) for phrase in each)
-    return (((_Framed(r"\b(?=[" + re.escape(first) + r"])(?:", phrases, ")"), (tuple(first),)),), 0, True),
+    return (((_Framed(r"\b(?=[" + re.escape(first) + r"])(?:", phrases, ")"), ()),), 0, True),
 
 
 @functools.lru_cache(maxsize=32)
