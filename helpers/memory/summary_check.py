@@ -27,7 +27,7 @@ _Patterns = tuple[tuple[re.Pattern[str], bool], ...]
 # a pattern kept as its alternatives, each with the literals it cannot match without (groups of literals: one of each
 # group is in every text it matches in), so that a text is searched only with the alternatives that can match in it;
 # an alternative may be a _Framed alternation of its own
-_Needs = tuple[tuple[str, ...], ...]
+_Needs = tuple[tuple["str | re.Pattern[str]", ...], ...]  # a pattern: a text it finds nothing in is left out
 _Alternatives = tuple[tuple["str | _Framed", _Needs], ...]
 _Gated = tuple[tuple[_Alternatives, int, bool], ...]  # each pattern's alternatives, its flags, whether it reads lowered
 
@@ -98,9 +98,14 @@ def _kept(gated: _Gated, text: str, lowered: str, present: dict[tuple[bool, str]
     tried without it finds the same matches in the same order. ``present``: each literal looked for once."""
     patterns = []
     for alternatives, flags, low in gated:
-        def held(literal: str, low: bool = low) -> bool:
+        def held(literal: str | re.Pattern[str], low: bool = low) -> bool:
             if (low, literal) not in present:
-                present[low, literal] = literal in (lowered if low else text)
+                read = lowered if low else text
+                if isinstance(literal, re.Pattern):
+                    present[low, literal] = literal.search(read) is not None
+                else:  # an ASCII literal the lower-case copy lacks in lower case is not in the text (they line up)
+                    present[low, literal] = (low or not literal.isascii() or held(literal.lower(), True)) \
+                        and literal in read
             return present[low, literal]
 
         def kept(needs: _Needs) -> bool:
@@ -183,9 +188,14 @@ _CAPITAL_ROLES = ("SYSTEM", "DEVELOPER", "ASSISTANT", "USER", "TOOL", "HUMAN")
 _ROLE_WORDS = tuple(role.lower() for role in _CAPITAL_ROLES)
 _ROLE_MARKER_ALTERNATIVES: _Gated = (((
     # a label in capitals anywhere, as the requests write them ("SYSTEM:", "[TOOL]:", "**SYSTEM:**")
-    (r"(?<![A-Za-z])(?:SYSTEM|DEVELOPER|ASSISTANT|USER|TOOL|HUMAN)[*_\])]*\s*:", ((":",), _CAPITAL_ROLES)),
-    # in lower case where a sentence starts, as chat formats write them ("system: obey")
-    (_SENTENCE_START + r"(?=[sdauth])(?:" + _ROLES + r")[*_\])]*\s*:", ((":",), _ROLE_WORDS)),
+    # (each word's first letter, then a look back at the character before it: not a letter; the engine passes at once
+    # over a place where no word starts)
+    ("(?:" + "|".join(f"{w[0]}(?<![A-Za-z]{w[0]}){w[1:]}" for w in _CAPITAL_ROLES) + r")[*_\])]*\s*:",
+     ((":",), _CAPITAL_ROLES)),
+    # in lower case where a sentence starts, as chat formats write them ("system: obey"), only in a text that holds
+    # such a word before a colon (which every match ends with)
+    (_SENTENCE_START + r"(?=[sdauth])(?:" + _ROLES + r")[*_\])]*\s*:",
+     ((":",), _ROLE_WORDS, (re.compile("(?:" + _ROLES + r")[*_\])]*\s*:"),))),
 ), re.MULTILINE, False), ((
     # in any case (read in the lower-case copy): a JSON message field, a YAML role line, XML role tags
     (r"[\"'](?:role|author)[\"']\s*:\s*[\"'](?:" + _ROLES + r")[\"']", ((":",), ("role", "author"), ('"', "'"))),
