@@ -140,3 +140,13 @@ def test_matches_are_the_same_whether_the_lower_case_copy_is_the_text_or_an_equa
         found = list(summary_check._matches(patterns, text, text))
         assert found == list(summary_check._matches(patterns, text, copy))
     assert found == [] and list(summary_check._matches(patterns, "<<<<<<", "<<<<<<")) == ["<<<", "<<<"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet="\\nrt\"'/ax", max_size=40))
+def test_json_escapes_read_by_replacing_each_as_by_one_pattern(text):
+    read = text
+    for escape, unescaped in summary_check._UNESCAPED.items():
+        read = read.replace(escape, unescaped)
+    escapes = {"n": "\n", "r": "\n", "t": " ", '"': '"', "'": "'", "/": "/"}
+    assert read == re.sub(r"\\([nrt\"'/])", lambda found: escapes[found.group(1)], text)

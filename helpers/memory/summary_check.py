@@ -277,8 +277,9 @@ class SummaryCheck:
 
 
 # JSON's escapes of a line break, a tab and quotes: a summary holding "\\nSYSTEM:" starts a line
-_JSON_ESCAPES = re.compile(r"\\([nrt\"'/])")
-_UNESCAPED = {"n": "\n", "r": "\n", "t": " ", '"': '"', "'": "'", "/": "/"}
+# (each a backslash and a character that is not one, so no two overlap and no reading makes a new one: one
+# str.replace each reads as one pass of the pattern r"\\([nrt\"'/])" would, far faster where there are many)
+_UNESCAPED = {"\\n": "\n", "\\r": "\n", "\\t": " ", '\\"': '"', "\\'": "'", "\\/": "/"}
 _WHITESPACE_RUN = re.compile(r"\s\s+")  # found at its first character, read to its end once
 _LEADING_MARKDOWN = re.compile(r"^[" + _MARKDOWN + r"(\[{]+(?=\w)")  # what _SENTENCE_START took before a word
 
@@ -314,7 +315,10 @@ def check_summary(summary: str, *, headings: Iterable[str] | None = None, names:
     the assistant's, so that orders to it by name are instructions."""
     given = kind_headings() if headings is None else tuple(headings)
     forged = _forged_alternatives(tuple(sorted({" ".join(h.split()) for h in given if h.strip()})))
-    text = readable_form(_JSON_ESCAPES.sub(lambda m: _UNESCAPED[m.group(1)], summary))
+    text = summary
+    for escape, unescaped in _UNESCAPED.items() if "\\" in text else ():
+        text = text.replace(escape, unescaped)
+    text = readable_form(text)
     # whitespace with a line break as one line break, other runs as one space: no long run is read again and again
     text = _WHITESPACE_RUN.sub(lambda run: "\n" if "\n" in run.group() else " ", text)
     lowered = text.lower()  # as long as text: its one longer lower case ("İ") is no longer there (NFKD)
