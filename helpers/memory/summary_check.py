@@ -170,7 +170,8 @@ def _instruction_alternatives(names: tuple[str, ...]) -> _Gated:
     first = "".join(sorted({*re.findall(r"(?:^|(?<=\(\?:)|(?<=\|))\\?(.)", "|".join(each)),
                             *(name[:1].lower() for name in names if name)}))
     phrases = tuple((phrase, _needs(phrase)) for phrase in each)
-    return (((_Framed(r"\b(?=[" + re.escape(first) + r"])(?:", phrases, ")"), ()),), 0, True),
+    looked = r"[" + re.escape(first) + r"]"  # one search: a text without any of them is left at once
+    return (((_Framed(r"\b(?=" + looked + r")(?:", phrases, ")"), ((re.compile(looked),),)),), 0, True),
 
 
 @functools.lru_cache(maxsize=32)
