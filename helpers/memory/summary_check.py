@@ -68,9 +68,9 @@ def _needs(source: str) -> _Needs:
 def _alternatives_of(texts: Iterable[str], space: str) -> _Alternatives:
     """``alternation(texts, space)``'s alternatives, one for each text, each with what it needs."""
     texts = tuple(texts)
+    # in alternation's order: the longest first (a test holds the alternatives joined to alternation's pattern)
     unique = sorted(dict.fromkeys(" ".join(t.split()) for t in texts if t.strip()), key=len, reverse=True)
-    found = tuple((alternation([text], space), _needs(alternation([text], space))) for text in unique)
-    return found
+    return tuple((alternation([text], space), _needs(alternation([text], space))) for text in unique)
 
 
 def _source(alternative: str | _Framed, kept: Callable[[_Needs], bool] = lambda needs: True) -> str | None:
@@ -92,7 +92,7 @@ def _whole(gated: _Gated) -> _Patterns:
                  for alternatives, flags, low in gated)
 
 
-def _kept(gated: _Gated, text: str, lowered: str, present: dict[tuple[bool, str], bool]) -> _Patterns:
+def _kept(gated: _Gated, text: str, lowered: str, present: dict[tuple[bool, object], bool]) -> _Patterns:
     """The patterns with only the alternatives whose literals are in the text they read, and no pattern left with
     none: exact, for an alternative that needs a literal the text lacks matches nowhere in it, and an alternation
     tried without it finds the same matches in the same order. ``present``: each literal looked for once."""
@@ -324,10 +324,11 @@ def check_summary(summary: str, *, headings: Iterable[str] | None = None, names:
     text = _WHITESPACE_RUN.sub(lambda run: "\n" if "\n" in run.group() else " ", text)
     lowered = text.lower()  # as long as text: its one longer lower case ("İ") is no longer there (NFKD)
     lowered = text if lowered == text else lowered  # the same text: one object, read as the text itself
-    present: dict[tuple[bool, str], bool] = {}
+    present: dict[tuple[bool, object], bool] = {}  # whether each literal is in the text (or lowered)
     counted: Counter[tuple[str, str]] = Counter()
-    for kind, gated in (("instruction", _instruction_alternatives(tuple(names))), ("role marker", _ROLE_MARKER_ALTERNATIVES),
-                        ("template token", _TEMPLATE_TOKEN_ALTERNATIVES), ("forged header", forged)):
+    for kind, gated in (("instruction", _instruction_alternatives(tuple(names))),
+                        ("role marker", _ROLE_MARKER_ALTERNATIVES), ("template token", _TEMPLATE_TOKEN_ALTERNATIVES),
+                        ("forged header", forged)):
         patterns = _kept(gated, text, lowered, present)
         for raw, count in Counter(_matches(patterns, text, lowered) if patterns else ()).items():  # tidied once
             found = _LEADING_MARKDOWN.sub("", " ".join(raw.split()))
