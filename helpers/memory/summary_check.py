@@ -86,6 +86,7 @@ def _compiled(alternatives: tuple[str, ...], flags: int) -> re.Pattern[str]:
     return re.compile("|".join(alternatives), flags)
 
 
+@functools.lru_cache(maxsize=64)
 def _whole(gated: _Gated) -> _Patterns:
     """The patterns with all their alternatives."""
     return tuple((_compiled(tuple(map(_source, (a for a, _ in alternatives))), flags), low)
@@ -281,6 +282,9 @@ class SummaryCheck:
 # (each a backslash and a character that is not one, so no two overlap and no reading makes a new one: one
 # str.replace each reads as one pass of the pattern r"\\([nrt\"'/])" would, far faster where there are many)
 _UNESCAPED = {"\\n": "\n", "\\r": "\n", "\\t": " ", '\\"': '"', "\\'": "'", "\\/": "/"}
+# the length from which a text is searched only with the alternatives it can match: the same matches at any length,
+# but below it the looks for literals cost more than they save
+_GATED_FROM = 50_000
 _WHITESPACE_RUN = re.compile(r"\s\s+")  # found at its first character, read to its end once
 _LEADING_MARKDOWN = re.compile(r"^[" + _MARKDOWN + r"(\[{]+(?=\w)")  # what _SENTENCE_START took before a word
 
@@ -329,7 +333,7 @@ def check_summary(summary: str, *, headings: Iterable[str] | None = None, names:
     for kind, gated in (("instruction", _instruction_alternatives(tuple(names))),
                         ("role marker", _ROLE_MARKER_ALTERNATIVES), ("template token", _TEMPLATE_TOKEN_ALTERNATIVES),
                         ("forged header", forged)):
-        patterns = _kept(gated, text, lowered, present)
+        patterns = _kept(gated, text, lowered, present) if len(text) >= _GATED_FROM else _whole(gated)
         for raw, count in Counter(_matches(patterns, text, lowered) if patterns else ()).items():  # tidied once
             found = _LEADING_MARKDOWN.sub("", " ".join(raw.split()))
             key = (kind, found.rstrip(": ") if kind == "forged header" else found)
