@@ -7,9 +7,12 @@ from __future__ import annotations
 import functools
 import itertools
 import re
+import re._constants as _sre
+import re._parser as _sre_parse
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from helpers.base.errors import SettingError
 from helpers.memory.imitation import BLOCK_TEXTS, alternation, note_clauses
@@ -21,6 +24,97 @@ CHECK_MODES = ("off", "report", "refuse")
 # patterns matched as one alternation, each with whether it reads the text's lower-case copy (re.IGNORECASE costs
 # about four times as much) or the text itself (its letters in capitals)
 _Patterns = tuple[tuple[re.Pattern[str], bool], ...]
+# a pattern kept as its alternatives, each with the literals it cannot match without (groups of literals: one of each
+# group is in every text it matches in), so that a text is searched only with the alternatives that can match in it;
+# an alternative may be a _Framed alternation of its own
+_Needs = tuple[tuple["str | re.Pattern[str]", ...], ...]  # a pattern: a text it finds nothing in is left out
+_Alternatives = tuple[tuple["str | _Framed", _Needs], ...]
+_Gated = tuple[tuple[_Alternatives, int, bool], ...]  # each pattern's alternatives, its flags, whether it reads lowered
+
+
+class _Framed(NamedTuple):
+    """An alternative that is an alternation between a ``prefix`` and a ``suffix``, its own alternatives kept alike."""
+
+    prefix: str
+    alternatives: _Alternatives
+    suffix: str
+
+
+def _needs(source: str) -> _Needs:
+    """What every match of ``source`` (no flags) holds: groups of literals, one of each group in the match, read
+    from its parse (runs of literal characters; of an alternation, one group of each branch joined; of a part
+    repeated at least once, its own)."""
+    def needs(items: Iterable[tuple[object, object]]) -> list[tuple[str, ...]]:
+        found, run = [], ""
+        for op, av in items:
+            if op is _sre.LITERAL:
+                run += chr(av)
+                continue
+            found, run = found + [(run,)] * bool(run), ""
+            if op is _sre.SUBPATTERN and not av[1] and not av[2]:  # (group, flags added, flags removed, items)
+                found += needs(av[3])
+            elif op is _sre.ATOMIC_GROUP:
+                found += needs(av)
+            elif op in (_sre.MAX_REPEAT, _sre.MIN_REPEAT, _sre.POSSESSIVE_REPEAT) and av[0] >= 1:
+                found += needs(av[2])
+            elif op is _sre.BRANCH:
+                each = [max(needs(branch), key=lambda group: min(map(len, group)), default=None) for branch in av[1]]
+                found += [tuple(dict.fromkeys(itertools.chain(*each)))] if all(each) else []
+        return found + [(run,)] * bool(run)
+    # looked for in this order: the groups of fewest literals, of the longest (the rarest) first
+    return tuple(sorted(needs(_sre_parse.parse(source)), key=lambda group: (len(group), -min(map(len, group)))))
+
+
+def _alternatives_of(texts: Iterable[str], space: str) -> _Alternatives:
+    """``alternation(texts, space)``'s alternatives, one for each text, each with what it needs."""
+    texts = tuple(texts)
+    # in alternation's order: the longest first (a test holds the alternatives joined to alternation's pattern)
+    unique = sorted(dict.fromkeys(" ".join(t.split()) for t in texts if t.strip()), key=len, reverse=True)
+    return tuple((alternation([text], space), _needs(alternation([text], space))) for text in unique)
+
+
+def _source(alternative: str | _Framed, kept: Callable[[_Needs], bool] = lambda needs: True) -> str | None:
+    """The alternative's pattern, a framed one's with only its ``kept`` alternatives (None if none is kept)."""
+    if isinstance(alternative, str):
+        return alternative
+    inner = [source for a, needs in alternative.alternatives if kept(needs) and (source := _source(a, kept))]
+    return alternative.prefix + "|".join(inner) + alternative.suffix if inner else None
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled(alternatives: tuple[str, ...], flags: int) -> re.Pattern[str]:
+    return re.compile("|".join(alternatives), flags)
+
+
+@functools.lru_cache(maxsize=64)
+def _whole(gated: _Gated) -> _Patterns:
+    """The patterns with all their alternatives."""
+    return tuple((_compiled(tuple(map(_source, (a for a, _ in alternatives))), flags), low)
+                 for alternatives, flags, low in gated)
+
+
+def _kept(gated: _Gated, text: str, lowered: str, present: dict[tuple[bool, object], bool]) -> _Patterns:
+    """The patterns with only the alternatives whose literals are in the text they read, and no pattern left with
+    none: exact, for an alternative that needs a literal the text lacks matches nowhere in it, and an alternation
+    tried without it finds the same matches in the same order. ``present``: each literal looked for once."""
+    patterns = []
+    for alternatives, flags, low in gated:
+        def held(literal: str | re.Pattern[str], low: bool = low) -> bool:
+            if (low, literal) not in present:
+                read = lowered if low else text
+                if isinstance(literal, re.Pattern):
+                    present[low, literal] = literal.search(read) is not None
+                else:  # an ASCII literal the lower-case copy lacks in lower case is not in the text (they line up)
+                    present[low, literal] = (low or not literal.isascii() or held(literal.lower(), True)) \
+                        and literal in read
+            return present[low, literal]
+
+        def kept(needs: _Needs) -> bool:
+            return all(any(map(held, group)) for group in needs)
+        found = tuple(source for a, needs in alternatives if kept(needs) and (source := _source(a, kept)))
+        if found:
+            patterns.append((_compiled(found, flags), low))
+    return tuple(patterns)
 
 
 def _phrases(*phrases: str) -> str:
@@ -69,13 +163,22 @@ _ORDER = (r" (?:(?:must|shall|has to|is required to|is instructed to|is authori[
 
 
 @functools.lru_cache(maxsize=32)
-def _instruction(names: tuple[str, ...]) -> re.Pattern[str]:
+def _instruction_alternatives(names: tuple[str, ...]) -> _Gated:
     """The instruction phrases, with orders given to the assistant under any of its ``names``."""
     addressed = "|".join(["you", "the assistant", "assistant", *(re.escape(name.lower()) for name in names)])
-    phrases = _phrases(*_INSTRUCTION_PHRASES, f"(?:{addressed}){_ORDER}")
+    each = [_phrases(phrase) for phrase in (*_INSTRUCTION_PHRASES, f"(?:{addressed}){_ORDER}")]
     # each alternative's first letter, looked at first: most places start none (a superset is all it must be)
-    first = {*re.findall(r"(?:^|(?<=\(\?:)|(?<=\|))\\?(.)", phrases), *(name[:1].lower() for name in names if name)}
-    return re.compile(r"\b(?=[" + re.escape("".join(sorted(first))) + r"])(?:" + phrases + r")")
+    first = "".join(sorted({*re.findall(r"(?:^|(?<=\(\?:)|(?<=\|))\\?(.)", "|".join(each)),
+                            *(name[:1].lower() for name in names if name)}))
+    phrases = tuple((phrase, _needs(phrase)) for phrase in each)
+    looked = r"[" + re.escape(first) + r"]"  # one search: a text without any of them is left at once
+    return (((_Framed(r"\b(?=" + looked + r")(?:", phrases, ")"), ((re.compile(looked),),)),), 0, True),
+
+
+@functools.lru_cache(maxsize=32)
+def _instruction(names: tuple[str, ...]) -> re.Pattern[str]:
+    """The instruction pattern whole (``_instruction_alternatives``)."""
+    return _whole(_instruction_alternatives(names))[0][0]
 
 
 def assistant_names(system_prompt: str) -> tuple[str, ...]:
@@ -83,24 +186,37 @@ def assistant_names(system_prompt: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(re.findall(r"\bYou are ([A-Z][\w-]+)\b(?!['\u2019])", system_prompt or "")))
 
 
-_ROLE_MARKER = ((re.compile(
+_CAPITAL_ROLES = ("SYSTEM", "DEVELOPER", "ASSISTANT", "USER", "TOOL", "HUMAN")
+_ROLE_WORDS = tuple(role.lower() for role in _CAPITAL_ROLES)
+_ROLE_MARKER_ALTERNATIVES: _Gated = (((
     # a label in capitals anywhere, as the requests write them ("SYSTEM:", "[TOOL]:", "**SYSTEM:**")
-    r"(?<![A-Za-z])(?:SYSTEM|DEVELOPER|ASSISTANT|USER|TOOL|HUMAN)[*_\])]*\s*:"
-    # in lower case where a sentence starts, as chat formats write them ("system: obey")
-    r"|" + _SENTENCE_START + r"(?=[sdauth])(?:" + _ROLES + r")[*_\])]*\s*:", re.MULTILINE), False), (re.compile(
+    # (each word's first letter, then a look back at the character before it: not a letter; the engine passes at once
+    # over a place where no word starts)
+    ("(?:" + "|".join(f"{w[0]}(?<![A-Za-z]{w[0]}){w[1:]}" for w in _CAPITAL_ROLES) + r")[*_\])]*\s*:",
+     ((":",), _CAPITAL_ROLES)),
+    # in lower case where a sentence starts, as chat formats write them ("system: obey"), only in a text that holds
+    # such a word before a colon (which every match ends with)
+    (_SENTENCE_START + r"(?=[sdauth])(?:" + _ROLES + r")[*_\])]*\s*:",
+     ((":",), _ROLE_WORDS, (re.compile("(?:" + _ROLES + r")[*_\])]*\s*:"),))),
+), re.MULTILINE, False), ((
     # in any case (read in the lower-case copy): a JSON message field, a YAML role line, XML role tags
-    r"[\"'](?:role|author)[\"']\s*:\s*[\"'](?:" + _ROLES + r")[\"']"
-    r"|^[ \t]*(?:-[ \t]*)?role[ \t]*:[ \t]*[\"']?(?:" + _ROLES + r")[\"']?[ \t]*$"
-    r"|<\s*/?\s*(?=[sdauthi])(?:" + _ROLES + r"|instructions?|system[ _-]?prompt)\s*>"
+    (r"[\"'](?:role|author)[\"']\s*:\s*[\"'](?:" + _ROLES + r")[\"']", ((":",), ("role", "author"), ('"', "'"))),
+    (r"^[ \t]*(?:-[ \t]*)?role[ \t]*:[ \t]*[\"']?(?:" + _ROLES + r")[\"']?[ \t]*$", ((":",), ("role",))),
+    (r"<\s*/?\s*(?=[sdauthi])(?:" + _ROLES + r"|instructions?|system[ _-]?prompt)\s*>", (("<",), (">",))),
     # a markdown heading that is a role, or instructions ("## System", "## System: obey", "#### instructions")
-    r"|^[ \t]*#{1,6}[ \t]*(?:(?:system|developer|assistant|tool)(?:[ \t]+(?:prompt|message|note|instructions?))?"
-    r"[*_]*[ \t]*(?::|$)|(?:new[ \t]+|updated[ \t]+)?instructions?[ \t]*:?[ \t]*$)", re.MULTILINE), True))
+    (r"^[ \t]*#{1,6}[ \t]*(?:(?:system|developer|assistant|tool)(?:[ \t]+(?:prompt|message|note|instructions?))?"
+     r"[*_]*[ \t]*(?::|$)|(?:new[ \t]+|updated[ \t]+)?instructions?[ \t]*:?[ \t]*$)", (("#",),)),
+), re.MULTILINE, True))
+_ROLE_MARKER = _whole(_ROLE_MARKER_ALTERNATIVES)
 
-_TEMPLATE_TOKEN = re.compile(
-    r"<\|\s*[\w.\-]{1,40}\s*\|>"  # harmony <|start|>, Llama 3 <|eot_id|>, ChatML <|im_start|>, Phi <|system|>
-    r"|</?\s*(?=[sbe])(?:start_of_turn|end_of_turn|bos|eos)\s*>"  # Gemma
-    r"|\[\s*/?\s*(?:inst|system_prompt|available_tools|tool_calls|tool_results|tool_content)\s*\]"  # Mistral
-    r"|<<\s*/?\s*sys\s*>>")  # Llama 2 (its <s> is also markdown's strike-through: its [INST] is the token to see)
+_TEMPLATE_TOKEN_ALTERNATIVES: _Gated = (((
+    (r"<\|\s*[\w.\-]{1,40}\s*\|>", (("<|",), ("|>",))),  # harmony <|start|>, Llama 3 <|eot_id|>, ChatML, Phi <|system|>
+    (r"</?\s*(?=[sbe])(?:start_of_turn|end_of_turn|bos|eos)\s*>", (("<",), (">",))),  # Gemma
+    (r"\[\s*/?\s*(?:inst|system_prompt|available_tools|tool_calls|tool_results|tool_content)\s*\]",
+     (("[",), ("]",))),  # Mistral
+    (r"<<\s*/?\s*sys\s*>>", (("<<",), ("sys",), (">>",))),  # Llama 2 (its <s> is also markdown's strike-through: its
+), 0, True),)                                                 # [INST] is the token to see)
+_TEMPLATE_TOKEN = _whole(_TEMPLATE_TOKEN_ALTERNATIVES)[0][0]
 
 # headers that claim authority and the summariser requests' section headers (any case, shaped as a header)
 AUTHORITY_HEADERS = ("SYSTEM NOTE", "SYSTEM PROMPT", "SYSTEM MESSAGE", "DEVELOPER NOTE", "ADMIN NOTE",
@@ -110,19 +226,34 @@ SUMMARISER_HEADERS = ("EXISTING SUMMARY", "CONVERSATION TURNS TO SUMMARISE", "NE
 
 
 @functools.lru_cache(maxsize=32)
-def _forged_header(headings: tuple[str, ...]) -> _Patterns:
+def _forged_alternatives(headings: tuple[str, ...]) -> _Gated:
     """A kind's whole heading, a note or clause of one, anywhere; their titles (the words before "(" or ":") in
     capitals; authority and summariser headers in capitals, or in any case shaped as a header ("(...)" and ":")."""
     notes = note_clauses(BLOCK_TEXTS)
     titles = [" ".join(re.split(r"[(:]", h, maxsplit=1)[0].split()) for h in (*headings, PINNED_HEADING)]
     shaped = (*AUTHORITY_HEADERS, *SUMMARISER_HEADERS, titles[-1])
-    capitals = (*shaped, *titles[:-1], *(t for t in notes if t.isupper()))
+    capitals = tuple(t.upper() for t in (*shaped, *titles[:-1], *(t for t in notes if t.isupper())))
     whole = (*headings, *(t for t in notes if not t.isupper() or "(" in t))
-    return ((re.compile(alternation((t.lower() for t in whole), r"\s*")), True),
-            (re.compile(r"\b(?:" + alternation((t.upper() for t in capitals), r"\s*", ahead=True) + r")\b"), False),
-            (re.compile(_SENTENCE_START + r"(?:" + alternation((t.lower() for t in shaped), r"\s*", ahead=True)
-                        + r")(?![^\W_])"
-                        r"[*_]*\s*(?:\([^)\n]{0,80}\)[*_]*\s*)?:|<<<|>>>", re.MULTILINE), True))
+    header = r")(?![^\W_])[*_]*\s*(?:\([^)\n]{0,80}\)[*_]*\s*)?:"  # after the words: a "(...)" and a colon
+    return ((_alternatives_of((t.lower() for t in whole), r"\s*"), 0, True),
+            (((_ahead(r"\b(?:", capitals, r")\b"), ()),), 0, False),
+            (((_ahead(_SENTENCE_START + "(?:", (t.lower() for t in shaped), header), ((":",),)),
+              ("<<<", (("<<<",),)), (">>>", ((">>>",),))), re.MULTILINE, True))
+
+
+def _ahead(prefix: str, texts: Iterable[str], suffix: str) -> _Framed:
+    """``prefix``, the alternation of ``texts`` led by a look at their first characters, ``suffix``; its alternatives
+    kept as ``_alternatives_of``."""
+    texts = tuple(texts)
+    inner, led = _alternatives_of(texts, r"\s*"), alternation(texts, r"\s*", ahead=True)
+    look = led[:len(led) - len(alternation(texts, r"\s*")) - 1]  # the look at the first characters, and "(?:"
+    return _Framed(prefix + look, inner, ")" + suffix)
+
+
+@functools.lru_cache(maxsize=32)
+def _forged_header(headings: tuple[str, ...]) -> _Patterns:
+    """The forged-header patterns whole (``_forged_alternatives``)."""
+    return _whole(_forged_alternatives(headings))
 
 
 @dataclass(frozen=True)
@@ -148,10 +279,13 @@ class SummaryCheck:
 
 
 # JSON's escapes of a line break, a tab and quotes: a summary holding "\\nSYSTEM:" starts a line
-_JSON_ESCAPES = re.compile(r"\\([nrt\"'/])")
-_UNESCAPED = {"n": "\n", "r": "\n", "t": " ", '"': '"', "'": "'", "/": "/"}
-_BLANK_LINES = re.compile(r"(?<![^\S\n])[^\S\n]*+\n\s*")  # from a run's start only: a long run is read once
-_SPACES = re.compile(r"[^\S\n]{2,}")
+# (each a backslash and a character that is not one, so no two overlap and no reading makes a new one: one
+# str.replace each reads as one pass of the pattern r"\\([nrt\"'/])" would, far faster where there are many)
+_UNESCAPED = {"\\n": "\n", "\\r": "\n", "\\t": " ", '\\"': '"', "\\'": "'", "\\/": "/"}
+# the length from which a text is searched only with the alternatives it can match: the same matches at any length,
+# but below it the looks for literals cost more than they save
+_GATED_FROM = 50_000
+_WHITESPACE_RUN = re.compile(r"\s\s+")  # found at its first character, read to its end once
 _LEADING_MARKDOWN = re.compile(r"^[" + _MARKDOWN + r"(\[{]+(?=\w)")  # what _SENTENCE_START took before a word
 
 
@@ -168,7 +302,13 @@ def _matches(patterns: _Patterns, text: str, lowered: str) -> Iterable[str]:
                 ahead[index] = match.span() if match else None
         found = [(span[0], index, span[1]) for index, span in enumerate(ahead) if span is not None]
         if len(found) <= 1:  # one pattern left: the engine reads on alone, and each match is cut from the text
-            matches = patterns[found[0][1]][0].finditer(texts[found[0][1]], found[0][0]) if found else ()
+            if not found:
+                return merged
+            (start, index, _), = found
+            pattern, read = patterns[index][0], texts[index]
+            if read is text and not pattern.groups:  # what it reads is the text: the engine gives the matches
+                return itertools.chain(merged, pattern.findall(text, start))
+            matches = pattern.finditer(read, start)
             return itertools.chain(merged, map(text.__getitem__, itertools.starmap(slice, map(re.Match.span, matches))))
         start, _, position = min(found)  # the leftmost; at one place, the first in order, as in an alternation
         merged.append(text[start:position])
@@ -179,15 +319,22 @@ def check_summary(summary: str, *, headings: Iterable[str] | None = None, names:
     (every registered kind's by default) are caught whole and by title; ``names`` (``assistant_names``) are
     the assistant's, so that orders to it by name are instructions."""
     given = kind_headings() if headings is None else tuple(headings)
-    forged = _forged_header(tuple(sorted({" ".join(h.split()) for h in given if h.strip()})))
-    text = readable_form(_JSON_ESCAPES.sub(lambda m: _UNESCAPED[m.group(1)], summary))
+    forged = _forged_alternatives(tuple(sorted({" ".join(h.split()) for h in given if h.strip()})))
+    text = summary
+    for escape, unescaped in _UNESCAPED.items() if "\\" in text else ():
+        text = text.replace(escape, unescaped)
+    text = readable_form(text)
     # whitespace with a line break as one line break, other runs as one space: no long run is read again and again
-    text = _SPACES.sub(" ", _BLANK_LINES.sub("\n", text))
+    text = _WHITESPACE_RUN.sub(lambda run: "\n" if "\n" in run.group() else " ", text)
     lowered = text.lower()  # as long as text: its one longer lower case ("İ") is no longer there (NFKD)
+    lowered = text if lowered == text else lowered  # the same text: one object, read as the text itself
+    present: dict[tuple[bool, object], bool] = {}  # whether each literal is in the text (or lowered)
     counted: Counter[tuple[str, str]] = Counter()
-    for kind, patterns in (("instruction", ((_instruction(tuple(names)), True),)), ("role marker", _ROLE_MARKER),
-                           ("template token", ((_TEMPLATE_TOKEN, True),)), ("forged header", forged)):
-        for raw, count in Counter(_matches(patterns, text, lowered)).items():  # each text tidied once
+    for kind, gated in (("instruction", _instruction_alternatives(tuple(names))),
+                        ("role marker", _ROLE_MARKER_ALTERNATIVES), ("template token", _TEMPLATE_TOKEN_ALTERNATIVES),
+                        ("forged header", forged)):
+        patterns = _kept(gated, text, lowered, present) if len(text) >= _GATED_FROM else _whole(gated)
+        for raw, count in Counter(_matches(patterns, text, lowered) if patterns else ()).items():  # tidied once
             found = _LEADING_MARKDOWN.sub("", " ".join(raw.split()))
             key = (kind, found.rstrip(": ") if kind == "forged header" else found)
             counted[key] += count
