@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable
+from itertools import chain
 
 from helpers.base.errors import SettingError
 
@@ -59,6 +60,7 @@ _READ = {**{point: str(unicodedata.digit(chr(point))) for point in range(0x80, 0
          0x130: "I"}
 _OTHER_DIGIT = re.compile(r"[^\D0-9]|\u0130")  # a character _READ changes (sre's \d is str.isdecimal)
 _LETTER_DIGIT = re.compile("[a-z][0-9]")
+_THREE_DIGITS, _FOUR_DIGITS = re.compile(r"\d\d\d"), re.compile(r"\d\d\d\d")  # a class first: the engine skips to digits
 _DOUBLED = bytes.maketrans(b"0123456789", b"0246813579")  # a digit doubled, as the sum of its digits
 
 
@@ -121,9 +123,23 @@ def _identifier_at(read: str, start: int) -> int | None:
     return max(ends, default=None)
 
 
+# every amount holds a currency or unit (each holds one of these characters), a comma (1,20,000) or "000"
+_AMOUNT_MARKS = "%pkltcrmbyowdx₹$€£,"
+# _AMOUNT with the whole match as group 1: split gives each amount and the text between them, with no match objects
+_AMOUNT_PIECES = re.compile(f"({_AMOUNT.pattern})")
+_GROUPS = _AMOUNT_PIECES.groups + 1  # split's stride: the text before an amount, then every group
+
+
 def _masked_amounts(read: str) -> str:
     """``read`` with each amount's characters replaced by NUL, which no pattern matches; a range ends before a second
     figure that is an identifier ("Rs 500 to 98765 43210" pays a phone number: the amount is "Rs 500")."""
+    if "000" not in read and not any(mark in read for mark in _AMOUNT_MARKS):
+        return read
+    if not _NINE_DIGITS.search(read):  # no identifier can start anywhere (each starts with nine digits): mask them all
+        pieces = _AMOUNT_PIECES.split(read)
+        between = pieces[::_GROUPS]
+        masks = map("\0".__mul__, map(len, pieces[1::_GROUPS]))
+        return "".join(chain.from_iterable(zip(between, masks))) + between[-1]
     kept, last, position = [], 0, 0
     while True:
         for amount in _AMOUNT.finditer(read, position):
@@ -156,9 +172,13 @@ def redact(text: str) -> str:
         pair = _sub(_PAN, pair, "[PAN]")
     if "ac" in read or "a/c" in read:
         pair = _sub(_ACCOUNT, pair, "[ACCOUNT]", group=1)
-    pair = _sub(_CARD, pair, _card)
-    pair = _sub(_AADHAAR, pair, "[AADHAAR]")
-    return _sub(_PHONE, pair, "[PHONE]")[0]
+    # exact gates: every card and Aadhaar number holds four digits in a row, every phone number three or a "+"
+    if _FOUR_DIGITS.search(pair[1]):
+        pair = _sub(_CARD, pair, _card)
+        pair = _sub(_AADHAAR, pair, "[AADHAAR]")
+    if "+" in pair[1] or _THREE_DIGITS.search(pair[1]):
+        pair = _sub(_PHONE, pair, "[PHONE]")
+    return pair[0]
 
 
 def redact_messages(messages: list[dict[str, str]]) -> list[dict[str, str]]:
