@@ -3,10 +3,10 @@ reaches a summariser; amounts, counts and ages kept. Cards are Luhn checked, IBA
 the words before them. Every pattern runs in time linear in the text (``benchmarks/pattern_time.py``)."""
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Callable
-from itertools import chain
 
 from helpers.base.errors import SettingError
 
@@ -22,13 +22,33 @@ _NUMBER = r"\d[\d,]*+(?:\.\d++)?+"
 _RANGE = rf"{_NUMBER}(?:(?P<joint>\s*+(?:[{_DASH}]|to)\s*+{_CURRENCY}?\s*+){_NUMBER})?+"
 # Every pattern reads a copy of the text with ASCII digits in lower case (re.IGNORECASE costs twice as much). Amounts,
 # counts and ages are masked before identifiers; the branches share their look-behinds:
-_AMOUNT = re.compile(
+_NEVER = "(?!)"  # in place of a branch whose mark the text lacks: it fails at once, and the groups keep their numbers
+_PLAIN_START = r"(?<![.,])(?=\d)"  # an amount with no currency (a unit must follow it)
+_GROUPED = r"\d{1,3}(?:,\d{2,3})+(?:\.\d+)?(?![\w,])"  # 1,20,000 and 1,200,000: grouped for reading, not IDs
+# 70000-80000: a range of round thousands, not a phone; not two groups of a longer number (4000-0000-0000-0002)
+_NO_THOUSANDS = f"{_NEVER}(?P<joint_of_thousands>)"  # its group kept, for its number
+_THOUSANDS = rf"(?<![{_DASH}])\d+000(?P<joint_of_thousands>\s*[{_DASH}]\s*)\d+000(?![\w,]|\s*[{_DASH}]\s*\d)"
+
+
+def _amount_source(unit: bool = True, currency: bool = True, grouped: bool = True, thousands: bool = True) -> str:
+    """The amount pattern; a branch whose mark (a unit's first letter, a currency, a comma, "000") is absent from
+    the text can match nothing there, and is written as ``_NEVER``."""
     # Rs 70000-80000, ₹15-20 k (a unit if one follows); 2 crore, 7-7.5 %, 12 months, 15-20 k (a unit must follow)
-    rf"(?=[0-9riu$₹€£g])(?:(?<!\w)(?:(?<![.,])(?=\d)|(?P<currency>{_CURRENCY})\s*+(?=\d))"
-    rf"{_RANGE}(?(currency)(?:\s*+{_UNIT})?|\s*+{_UNIT})"
-    r"|(?<![\w.,])(?:\d{1,3}(?:,\d{2,3})+(?:\.\d+)?(?![\w,])"  # 1,20,000 and 1,200,000: grouped for reading, not IDs
-    # 70000-80000: a range of round thousands, not a phone; not two groups of a longer number (4000-0000-0000-0002)
-    rf"|(?<![{_DASH}])\d+000(?P<joint_of_thousands>\s*[{_DASH}]\s*)\d+000(?![\w,]|\s*[{_DASH}]\s*\d)))")
+    figure = (rf"(?<!\w)(?:{_PLAIN_START if unit else _NEVER}|(?P<currency>{_CURRENCY if currency else _NEVER})"
+              rf"\s*+(?=\d)){_RANGE}(?(currency)(?:\s*+{_UNIT})?|\s*+{_UNIT})")
+    if not (unit or currency):
+        figure = f"{_NEVER}(?P<currency>)(?P<joint>)"  # its groups kept, for their numbers
+    return (rf"(?=[0-9riu$₹€£g])(?:{figure}"
+            rf"|(?<![\w.,])(?:{_GROUPED if grouped else _NEVER}|{_THOUSANDS if thousands else _NO_THOUSANDS}))")
+
+
+@functools.lru_cache(maxsize=16)
+def _amount_pattern(marks: tuple[bool, bool, bool, bool]) -> re.Pattern[str]:
+    """The amount pattern for a text with these marks (see ``_marks``)."""
+    return re.compile(_amount_source(*marks))
+
+
+_AMOUNT = re.compile(_amount_source())
 
 # a local part starts where a run of its characters starts and is at most 64 characters (RFC 5321), a domain 253
 _EMAIL = re.compile(r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9.-]{1,253}\.[A-Za-z]{2,}\b")
@@ -123,26 +143,32 @@ def _identifier_at(read: str, start: int) -> int | None:
     return max(ends, default=None)
 
 
-# every amount holds a currency or unit (each holds one of these characters), a comma (1,20,000) or "000"
-_AMOUNT_MARKS = "%pkltcrmbyowdx₹$€£,"
-# _AMOUNT with the whole match as group 1: split gives each amount and the text between them, with no match objects
-_AMOUNT_PIECES = re.compile(f"({_AMOUNT.pattern})")
-_GROUPS = _AMOUNT_PIECES.groups + 1  # split's stride: the text before an amount, then every group
+_UNIT_MARKS = "%pkltcrmbyowdx"  # what every unit starts with
+_CURRENCIES = ("rs", "inr", "₹", "$", "usd", "€", "eur", "£", "gbp")
+
+
+def _as_nuls(match: re.Match[str]) -> str:
+    return "\0" * (match.end() - match.start())
+
+
+def _marks(read: str) -> tuple[bool, bool, bool, bool]:
+    """Which of the amount pattern's branches can match in ``read``: each needs its mark (see ``_amount_source``)."""
+    return (any(mark in read for mark in _UNIT_MARKS), any(currency in read for currency in _CURRENCIES),
+            "," in read, "000" in read)
 
 
 def _masked_amounts(read: str) -> str:
     """``read`` with each amount's characters replaced by NUL, which no pattern matches; a range ends before a second
     figure that is an identifier ("Rs 500 to 98765 43210" pays a phone number: the amount is "Rs 500")."""
-    if "000" not in read and not any(mark in read for mark in _AMOUNT_MARKS):
+    marks = _marks(read)
+    if not any(marks):
         return read
+    amounts = _amount_pattern(marks)
     if not _NINE_DIGITS.search(read):  # no identifier can start anywhere (each starts with nine digits): mask them all
-        pieces = _AMOUNT_PIECES.split(read)
-        between = pieces[::_GROUPS]
-        masks = map("\0".__mul__, map(len, pieces[1::_GROUPS]))
-        return "".join(chain.from_iterable(zip(between, masks))) + between[-1]
+        return amounts.sub(_as_nuls, read)
     kept, last, position = [], 0, 0
     while True:
-        for amount in _AMOUNT.finditer(read, position):
+        for amount in amounts.finditer(read, position):
             start, end = amount.span()
             joint = amount.lastindex  # the group of a range's joint, if it is one
             if joint in _JOINTS and read[amount.start(joint) - 1] != ",":  # a joint after a digit, not a comma
