@@ -31,7 +31,7 @@ _THOUSANDS = rf"(?<![{_DASH}])\d+000(?P<joint_of_thousands>\s*[{_DASH}]\s*)\d+00
 
 
 def _amount_source(unit: bool = True, currency: bool = True, grouped: bool = True, thousands: bool = True) -> str:
-    """The amount pattern; a branch whose mark (a unit's first letter, a currency, a comma, "000") is absent from
+    """The amount pattern; a branch whose mark (a unit, a currency, a comma, "000") is absent from
     the text can match nothing there, and is written as ``_NEVER``."""
     # Rs 70000-80000, ₹15-20 k (a unit if one follows); 2 crore, 7-7.5 %, 12 months, 15-20 k (a unit must follow)
     figure = (rf"(?<!\w)(?:{_PLAIN_START if unit else _NEVER}|(?P<currency>{_CURRENCY if currency else _NEVER})"
@@ -168,7 +168,8 @@ def _identifier_at(read: str, start: int) -> int | None:
     return max(ends, default=None)
 
 
-_UNIT_MARKS = "%pkltcrmbyowdx"  # what every unit starts with
+# what each unit holds (lakh, million, billion an "l"; weeks, tokens a "k"; years, yrs, days a "y")
+_UNIT_MARKS = ("%", "per", "k", "l", "cr", "mn", "bn", "thousand", "rupee", "y", "month", "word", "turn", "message", "x")
 _CURRENCIES = ("rs", "inr", "₹", "$", "usd", "€", "eur", "£", "gbp")
 
 
