@@ -61,8 +61,9 @@ class Figure:
 # FIGURE without its groups, in a form the engine runs in about half the time with the same matches: "X|" for "X?"
 # (the same order of tries, no repeat to enter), a digit tried before the currencies (a place that starts with one
 # starts with no currency) and both tails skipped at once where neither a dash, "to" nor a unit can follow
-_FAST_FIGURE = (rf"(?:(?=\d)|₹|rs\.?\s?|inr\s?){_NUM}"
-                rf"(?:(?=\s?[{_DASH}t%pklc])(?:\s?(?:[{_DASH}]|to)\s?{_NUM}|)(?:\s?(?=[%pklct]){_UNIT}|)|)")
+_FAST_NUM = r"\d[\d,]*(?:\.\d+|)"  # _NUM
+_FAST_FIGURE = (rf"(?:(?=\d)|₹|rs\.?\s?|inr\s?){_FAST_NUM}"
+                rf"(?:(?=\s?[{_DASH}t%pklc])(?:\s?(?:[{_DASH}]|to)\s?{_FAST_NUM}|)(?:\s?(?=[%pklct]){_UNIT}|)|)")
 # a figure glued to a letter, digit, comma or dot before it (inside a longer token: matched and left out) or not (kept,
 # in the one group): the regex engine gathers the texts, Python reads each distinct one once
 _FIGURE_TEXTS = re.compile(rf"(?=[\d₹ri])(?:(?<![^\W_]|[,.])({_FAST_FIGURE})|{_FAST_FIGURE})", re.IGNORECASE)
