@@ -3,6 +3,7 @@ reaches a summariser; amounts, counts and ages kept. Cards are Luhn checked, IBA
 the words before them. Every pattern runs in time linear in the text (``benchmarks/pattern_time.py``)."""
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Callable
@@ -21,29 +22,51 @@ _NUMBER = r"\d[\d,]*+(?:\.\d++)?+"
 _RANGE = rf"{_NUMBER}(?:(?P<joint>\s*+(?:[{_DASH}]|to)\s*+{_CURRENCY}?\s*+){_NUMBER})?+"
 # Every pattern reads a copy of the text with ASCII digits in lower case (re.IGNORECASE costs twice as much). Amounts,
 # counts and ages are masked before identifiers; the branches share their look-behinds:
-_AMOUNT = re.compile(
+_NEVER = "(?!)"  # in place of a branch whose mark the text lacks: it fails at once, and the groups keep their numbers
+_PLAIN_START = r"(?<![.,])(?=\d)"  # an amount with no currency (a unit must follow it)
+_GROUPED = r"\d{1,3}(?:,\d{2,3})+(?:\.\d+)?(?![\w,])"  # 1,20,000 and 1,200,000: grouped for reading, not IDs
+# 70000-80000: a range of round thousands, not a phone; not two groups of a longer number (4000-0000-0000-0002)
+_NO_THOUSANDS = f"{_NEVER}(?P<joint_of_thousands>)"  # its group kept, for its number
+_THOUSANDS = rf"(?<![{_DASH}])\d+000(?P<joint_of_thousands>\s*[{_DASH}]\s*)\d+000(?![\w,]|\s*[{_DASH}]\s*\d)"
+
+
+def _amount_source(unit: bool = True, currency: bool = True, grouped: bool = True, thousands: bool = True) -> str:
+    """The amount pattern; a branch whose mark (a unit, a currency, a comma, "000") is absent from
+    the text can match nothing there, and is written as ``_NEVER``."""
     # Rs 70000-80000, ₹15-20 k (a unit if one follows); 2 crore, 7-7.5 %, 12 months, 15-20 k (a unit must follow)
-    rf"(?=[0-9riu$₹€£g])(?:(?<!\w)(?:(?<![.,])(?=\d)|(?P<currency>{_CURRENCY})\s*+(?=\d))"
-    rf"{_RANGE}(?(currency)(?:\s*+{_UNIT})?|\s*+{_UNIT})"
-    r"|(?<![\w.,])(?:\d{1,3}(?:,\d{2,3})+(?:\.\d+)?(?![\w,])"  # 1,20,000 and 1,200,000: grouped for reading, not IDs
-    # 70000-80000: a range of round thousands, not a phone; not two groups of a longer number (4000-0000-0000-0002)
-    rf"|(?<![{_DASH}])\d+000(?P<joint_of_thousands>\s*[{_DASH}]\s*)\d+000(?![\w,]|\s*[{_DASH}]\s*\d)))")
+    figure = (rf"(?<!\w)(?:{_PLAIN_START if unit else _NEVER}|(?P<currency>{_CURRENCY if currency else _NEVER})"
+              rf"\s*+(?=\d)){_RANGE}(?(currency)(?:\s*+{_UNIT})?|\s*+{_UNIT})")
+    if not (unit or currency):
+        figure = f"{_NEVER}(?P<currency>)(?P<joint>)"  # its groups kept, for their numbers
+    return (rf"(?=[0-9riu$₹€£g])(?:{figure}"
+            rf"|(?<![\w.,])(?:{_GROUPED if grouped else _NEVER}|{_THOUSANDS if thousands else _NO_THOUSANDS}))")
+
+
+@functools.lru_cache(maxsize=16)
+def _amount_pattern(marks: tuple[bool, bool, bool, bool]) -> re.Pattern[str]:
+    """The amount pattern for a text with these marks (see ``_marks``)."""
+    return re.compile(_amount_source(*marks))
+
+
+_AMOUNT = re.compile(_amount_source())
 
 # a local part starts where a run of its characters starts and is at most 64 characters (RFC 5321), a domain 253
 _EMAIL = re.compile(r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9.-]{1,253}\.[A-Za-z]{2,}\b")
 # an IBAN: country, two check digits, 11 to 30 letters and digits, in groups of four or unbroken
-_IBAN = re.compile(r"(?=[a-z])(?<![a-z0-9])[a-z]{2}[0-9]{2}(?:[ \u00a0]?[a-z0-9]{4}){2,7}(?:[ \u00a0]?[a-z0-9]{1,4})?"
+# Each pattern below starts by taking one character of a class (then looks behind it): the engine then skips to the
+# next character of that class in a fast loop instead of trying the pattern at every place (the same matches)
+_IBAN = re.compile(r"[a-z](?<![a-z0-9][a-z])[a-z][0-9]{2}(?:[ \u00a0]?[a-z0-9]{4}){2,7}(?:[ \u00a0]?[a-z0-9]{1,4})?"
                    r"(?![a-z0-9])")
-_PAN = re.compile(r"(?=[a-z])\b[a-z]{5}[0-9]{4}[a-z]\b")
+_PAN = re.compile(r"[a-z](?<!\w[a-z])[a-z]{4}[0-9]{4}[a-z]\b")  # a word boundary before the first letter
 _CARD = re.compile(  # 4-4-4-4 (Visa, Mastercard, RuPay), 4-4-4-4-3
-    rf"(?=\d)(?<![\d-])(?:\d{{4}}({_SEP})\d{{4}}\1\d{{4}}\1\d{{4}}(?:\1\d{{3}})?"
-    rf"|\d{{4}}({_SEP})\d{{6}}\2\d{{4,5}}"  # 4-6-5 (American Express), 4-6-4 (Diners Club)
-    r"|\d{13,19})(?![\d-])")  # unbroken
+    rf"\d(?<![\d-]\d)(?:\d{{3}}({_SEP})\d{{4}}\1\d{{4}}\1\d{{4}}(?:\1\d{{3}})?"
+    rf"|\d{{3}}({_SEP})\d{{6}}\2\d{{4,5}}"  # 4-6-5 (American Express), 4-6-4 (Diners Club)
+    r"|\d{12,18})(?![\d-])")  # unbroken: 13 to 19 digits
 _ACCOUNT = re.compile(
-    r"(?=a)\b(?:account|a/c|acct|acc)\.?(?:\s*(?:number|num|no)\.?|\s*#)?(?:\s*(?:is|was|=))?\s*[:#\-]?\s*"
+    r"a(?<!\wa)(?:ccount|/c|cct|cc)\.?(?:\s*(?:number|num|no)\.?|\s*#)?(?:\s*(?:is|was|=))?\s*[:#\-]?\s*"
     rf"(\d(?:{_SEP}?\d){{8,17}})(?![\d])")
 # not a piece of a longer group of digits (a card number whose check digit is wrong is no Aadhaar number)
-_AADHAAR = re.compile(rf"(?=[2-9])(?<![{_DASH}\d+])(?<!\d[{_SPACE}])[2-9][0-9]{{3}}({_SEP}?)[0-9]{{4}}\1[0-9]{{4}}"
+_AADHAAR = re.compile(rf"[2-9](?<![{_DASH}\d+][2-9])(?<!\d[{_SPACE}][2-9])[0-9]{{3}}({_SEP}?)[0-9]{{4}}\1[0-9]{{4}}"
                       rf"(?![{_DASH}\d]|[{_SPACE}]\d)")
 _PHONE = re.compile(  # Indian mobile (98765 43210, +91 98765 43210, 987-654-3210), landline, international
     rf"(?=[0-9+(])(?:(?<![\w+])(?:(?:\+91{_SEP}?|91{_SEP}|0)?[6-9]\d{{4}}{_SEP}?\d{{5}}(?![\d])"
@@ -57,8 +80,32 @@ _PHONE = re.compile(  # Indian mobile (98765 43210, +91 98765 43210, 987-654-321
 # lower case is two characters, so that the copy the patterns read is as long as the text
 _READ = {**{point: str(unicodedata.digit(chr(point))) for point in range(0x80, 0x20000) if chr(point).isdecimal()},
          0x130: "I"}
+_LONG = 50_000  # characters: past this many the digit copy is made by NumPy
+
+
+@functools.lru_cache(maxsize=1)
+def _read_codes():  # every code point's reading by _READ (itself where _READ leaves it), for a NumPy lookup
+    import numpy  # only here: short texts, most of them, never load it
+
+    codes = numpy.arange(0x110000, dtype=numpy.uint32)
+    codes[list(_READ)] = [ord(value) for value in _READ.values()]
+    return codes
+
+
+def _read_digits(text: str) -> str:
+    """``text.translate(_READ)``; on a long text by one NumPy lookup of every code point (each reading is one
+    character), several times faster than ``str.translate`` reads text past ASCII."""
+    if len(text) < _LONG:
+        return text.translate(_READ)
+    import numpy
+
+    points = numpy.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=numpy.uint32)
+    return _read_codes()[points].tobytes().decode("utf-32-le", "surrogatepass")
+
+
 _OTHER_DIGIT = re.compile(r"[^\D0-9]|\u0130")  # a character _READ changes (sre's \d is str.isdecimal)
 _LETTER_DIGIT = re.compile("[a-z][0-9]")
+_THREE_DIGITS, _FOUR_DIGITS = re.compile(r"\d\d\d"), re.compile(r"\d\d\d\d")  # a class first: the engine skips to digits
 _DOUBLED = bytes.maketrans(b"0123456789", b"0246813579")  # a digit doubled, as the sum of its digits
 
 
@@ -121,12 +168,33 @@ def _identifier_at(read: str, start: int) -> int | None:
     return max(ends, default=None)
 
 
+# what each unit holds (lakh, million, billion an "l"; weeks, tokens a "k"; years, yrs, days a "y")
+_UNIT_MARKS = ("%", "per", "k", "l", "cr", "mn", "bn", "thousand", "rupee", "y", "month", "word", "turn", "message", "x")
+_CURRENCIES = ("rs", "inr", "₹", "$", "usd", "€", "eur", "£", "gbp")
+
+
+def _as_nuls(match: re.Match[str]) -> str:
+    return "\0" * (match.end() - match.start())
+
+
+def _marks(read: str) -> tuple[bool, bool, bool, bool]:
+    """Which of the amount pattern's branches can match in ``read``: each needs its mark (see ``_amount_source``)."""
+    return (any(mark in read for mark in _UNIT_MARKS), any(currency in read for currency in _CURRENCIES),
+            "," in read, "000" in read)
+
+
 def _masked_amounts(read: str) -> str:
     """``read`` with each amount's characters replaced by NUL, which no pattern matches; a range ends before a second
     figure that is an identifier ("Rs 500 to 98765 43210" pays a phone number: the amount is "Rs 500")."""
+    marks = _marks(read)
+    if not any(marks):
+        return read
+    amounts = _amount_pattern(marks)
+    if not _NINE_DIGITS.search(read):  # no identifier can start anywhere (each starts with nine digits): mask them all
+        return amounts.sub(_as_nuls, read)
     kept, last, position = [], 0, 0
     while True:
-        for amount in _AMOUNT.finditer(read, position):
+        for amount in amounts.finditer(read, position):
             start, end = amount.span()
             joint = amount.lastindex  # the group of a range's joint, if it is one
             if joint in _JOINTS and read[amount.start(joint) - 1] != ",":  # a joint after a digit, not a comma
@@ -144,7 +212,7 @@ def _masked_amounts(read: str) -> str:
 
 def redact(text: str) -> str:
     """``text`` with each identifier replaced by ``[EMAIL]``, ``[PHONE]``, ``[PAN]`` and so on; amounts kept."""
-    pair = (text, (text.translate(_READ) if not text.isascii() and _OTHER_DIGIT.search(text) else text).lower())
+    pair = (text, (_read_digits(text) if not text.isascii() and _OTHER_DIGIT.search(text) else text).lower())
     letter_digit = _LETTER_DIGIT.search(pair[1])  # every IBAN and PAN holds one; no later pass makes one
     if letter_digit:
         pair = _sub(_IBAN, pair, lambda match: "[IBAN]" if iban_valid(match[0]) else None)
@@ -156,9 +224,13 @@ def redact(text: str) -> str:
         pair = _sub(_PAN, pair, "[PAN]")
     if "ac" in read or "a/c" in read:
         pair = _sub(_ACCOUNT, pair, "[ACCOUNT]", group=1)
-    pair = _sub(_CARD, pair, _card)
-    pair = _sub(_AADHAAR, pair, "[AADHAAR]")
-    return _sub(_PHONE, pair, "[PHONE]")[0]
+    # exact gates: every card and Aadhaar number holds four digits in a row, every phone number three or a "+"
+    if _FOUR_DIGITS.search(pair[1]):
+        pair = _sub(_CARD, pair, _card)
+        pair = _sub(_AADHAAR, pair, "[AADHAAR]")
+    if "+" in pair[1] or _THREE_DIGITS.search(pair[1]):
+        pair = _sub(_PHONE, pair, "[PHONE]")
+    return pair[0]
 
 
 def redact_messages(messages: list[dict[str, str]]) -> list[dict[str, str]]:
