@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from helpers.memory import imitation, placement
 from helpers.memory.imitation import BLOCK_TEXTS, alternation, escape_imitations, note_clauses
+from helpers.base.code_points import every_character
 from helpers.memory.placement import ANGLES, INVISIBLE, LETTER_READINGS, latin_reading, readable_form
 
 LOOK_ALIKES = sorted(LETTER_READINGS)
@@ -45,7 +46,7 @@ def plain_imitation(headings):
 
 
 def test_the_engine_matches_a_class_of_characters_ignoring_case_as_it_matches_each_alone():
-    every = placement._every_character()
+    every = every_character()
     for character in "abcdefghijklmnopqrstuvwxyz(İıſ\u212aßẞΣσςΩωǅĳ\u1e9b\u0345":
         alone = set(re.findall("(?i)" + re.escape(character), every))
         assert set(re.findall(f"(?i)[{re.escape(character)}]", every)) == alone, character

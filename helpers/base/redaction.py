@@ -8,6 +8,7 @@ import re
 import unicodedata
 from collections.abc import Callable
 
+from helpers.base.code_points import OneForOne
 from helpers.base.errors import SettingError
 
 _DASH = "-\u2010\u2011\u2012\u2013\u2014"  # hyphen-minus, hyphen, non-breaking hyphen, figure, en and em dash
@@ -80,29 +81,7 @@ _PHONE = re.compile(  # Indian mobile (98765 43210, +91 98765 43210, 987-654-321
 # lower case is two characters, so that the copy the patterns read is as long as the text
 _READ = {**{point: str(unicodedata.digit(chr(point))) for point in range(0x80, 0x20000) if chr(point).isdecimal()},
          0x130: "I"}
-_LONG = 50_000  # characters: past this many the digit copy is made by NumPy
-
-
-@functools.lru_cache(maxsize=1)
-def _read_codes():  # every code point's reading by _READ (itself where _READ leaves it), for a NumPy lookup
-    import numpy  # only here: short texts, most of them, never load it
-
-    codes = numpy.arange(0x110000, dtype=numpy.uint32)
-    codes[list(_READ)] = [ord(value) for value in _READ.values()]
-    return codes
-
-
-def _read_digits(text: str) -> str:
-    """``text.translate(_READ)``; on a long text by one NumPy lookup of every code point (each reading is one
-    character), several times faster than ``str.translate`` reads text past ASCII."""
-    if len(text) < _LONG:
-        return text.translate(_READ)
-    import numpy
-
-    points = numpy.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=numpy.uint32)
-    return _read_codes()[points].tobytes().decode("utf-32-le", "surrogatepass")
-
-
+_read_digits = OneForOne(_READ)  # the digit copy: on a long text one NumPy lookup of every code point
 _OTHER_DIGIT = re.compile(r"[^\D0-9]|\u0130")  # a character _READ changes (sre's \d is str.isdecimal)
 _LETTER_DIGIT = re.compile("[a-z][0-9]")
 _THREE_DIGITS, _FOUR_DIGITS = re.compile(r"\d\d\d"), re.compile(r"\d\d\d\d")  # a class first: the engine skips to digits

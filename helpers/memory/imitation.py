@@ -9,9 +9,9 @@ import itertools
 import re
 from collections.abc import Callable, Iterable, Sequence
 
+from helpers.base.code_points import LONG, OneForOne, Translation, code_points, every_character, text_of
 from helpers.memory.pinned import PINNED_CLOSE, PINNED_HEADING, PINNED_NOTE, PINNED_OPEN
-from helpers.memory.placement import (DATA_CLOSE, DATA_NOTE, DATA_OPEN, _every_character, escape_markers,
-                                      readable_form)
+from helpers.memory.placement import DATA_CLOSE, DATA_NOTE, DATA_OPEN, escape_markers, readable_form
 
 # the texts the memory writes around a summary or the pinned rules (a kind's heading comes from its KIND)
 BLOCK_TEXTS = (PINNED_NOTE, PINNED_HEADING, PINNED_OPEN, PINNED_CLOSE, DATA_NOTE, DATA_OPEN, DATA_CLOSE)
@@ -47,7 +47,7 @@ def _case_forms(characters: str) -> str:
     answer, in order: one search of every code point for the class of them all (the engine matches a class of
     characters as it matches each alone: a test holds it to that), each found kept if it matches one alone."""
     alone = [re.compile("(?i)" + re.escape(character)) for character in set(characters)]
-    found = set(re.findall(f"(?i)[{re.escape(characters)}]", _every_character()))
+    found = set(re.findall(f"(?i)[{re.escape(characters)}]", every_character()))
     return "".join(sorted(ch for ch in found if any(character.fullmatch(ch) for character in alone)))
 
 
@@ -76,7 +76,7 @@ def _reading_with_origin(text: str) -> tuple[str, Callable[[], Sequence[int]]]:
     character read (made only when a match needs it: on a megabyte it takes longer than the reading)."""
     if text.isascii() and "\r\n" not in text:  # no ASCII character reads as another length: one for one
         return readable_form(text), lambda: range(len(text))
-    if len(text) >= 50_000:
+    if len(text) >= LONG:
         return _long_reading_with_origin(text)
     read = list(map(_read_one, text))
     return "".join(read), lambda: list(itertools.chain.from_iterable(map(itertools.repeat, range(len(text)),
@@ -88,27 +88,13 @@ def _long_reading_with_origin(text: str) -> tuple[str, Callable[[], Sequence[int
     every character's reading gathered from them by index (a megabyte: 0.02 s, not 0.15 s of calls)."""
     import numpy  # only here: short texts, most of them, never load it
 
-    def codes_of(part: str):
-        return numpy.frombuffer(part.encode("utf-32-le", "surrogatepass"), dtype=numpy.uint32)
-
-    codes = codes_of(text)
-    distinct = list(map(chr, numpy.flatnonzero(numpy.bincount(codes)).tolist()))  # sorted(set(text)), in NumPy
-    readings = [_read_one(ch) for ch in distinct]
-    if all(len(reading) == 1 for reading in readings):  # most texts: one lookup of every code point
-        table = numpy.arange(0x110000, dtype=numpy.uint32)
-        table[[ord(ch) for ch in distinct]] = [ord(reading) for reading in readings]
-        return table[codes].tobytes().decode("utf-32-le", "surrogatepass"), lambda: range(len(text))
-    lengths = numpy.zeros(0x110000, dtype=numpy.int64)
-    lengths[[ord(ch) for ch in distinct]] = [len(reading) for reading in readings]
-    starts = numpy.zeros(0x110000, dtype=numpy.int64)  # where each character's reading starts in ``flat``
-    starts[[ord(ch) for ch in distinct]] = numpy.cumsum([0, *map(len, readings[:-1])])
-    flat = codes_of("".join(readings))
-    each_length, each_start = lengths[codes], starts[codes]
-    total = int(each_length.sum())
-    written_at = numpy.cumsum(each_length) - each_length  # where each character's reading starts in the reading
-    at = numpy.repeat(each_start - written_at, each_length) + numpy.arange(total)
-    read = flat[at].tobytes().decode("utf-32-le", "surrogatepass")
-    return read, lambda: numpy.repeat(numpy.arange(len(text)), each_length).tolist()
+    codes = code_points(text)
+    distinct = numpy.flatnonzero(numpy.bincount(codes)).tolist()  # sorted(set(text)), in NumPy
+    readings = {point: _read_one(chr(point)) for point in distinct}
+    if all(len(reading) == 1 for reading in readings.values()):  # most texts: one lookup of every code point
+        return OneForOne(readings)(text), lambda: range(len(text))
+    read, each_length = Translation(readings).gather(codes)
+    return text_of(read), lambda: numpy.repeat(numpy.arange(len(text)), each_length).tolist()
 
 
 def escape_imitations(text: str, headings: Iterable[str] = ()) -> str:

@@ -4,7 +4,6 @@ the summary check and the escaping share (docs/architecture.md: Defences).
 """
 from __future__ import annotations
 
-import array
 import functools
 import itertools
 import operator
@@ -12,6 +11,7 @@ import re
 import unicodedata
 from collections.abc import Iterable
 
+from helpers.base.code_points import EVERY, LONG, OneForOne, Translation, code_points, every_character, text_of
 from helpers.base.errors import SettingError
 from helpers.base.unicode_data import ANGLE_READINGS, DEFAULT_IGNORABLE, FORMAT, LATIN_READINGS, MARKS
 
@@ -74,7 +74,7 @@ def strip_invisible(text: str) -> str:
     """``text`` without its default-ignorable and format characters (zero-width, bidi, tags, fillers, ...)."""
     if text.isascii() or not _INVISIBLE_FOUND.search(text):  # no invisible character is ASCII; the finder finds all
         return text
-    return _INVISIBLE.sub("", text) if len(text) < 50_000 else _drop_invisible(text)  # the same characters dropped
+    return _INVISIBLE.sub("", text) if len(text) < LONG else _drop_invisible(text)  # the same characters dropped
 
 
 def shows_nothing(text: str) -> bool:
@@ -104,17 +104,17 @@ def _spaced_between_angles(text: str) -> str:
         return text
     if not _ANGLE_PAIR.search(text):  # no two brackets side by side: no space to add
         return text
-    if len(text) < 50_000:
+    if len(text) < LONG:
         return _BETWEEN_ANGLES.sub(" ", text)
     import numpy  # only here: short texts, most of them, never load it
 
     if _angle_table is None:
-        _angle_table = numpy.zeros(0x110000, dtype=bool)
+        _angle_table = numpy.zeros(EVERY, dtype=bool)
         _angle_table[[ord(ch) for ch in ANGLES]] = True
-    codes = numpy.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=numpy.uint32)
+    codes = code_points(text)
     angle = _angle_table[codes]
     between = numpy.flatnonzero(angle[:-1] & angle[1:]) + 1  # the index of each bracket that follows a bracket
-    return numpy.insert(codes, between, ord(" ")).tobytes().decode("utf-32-le", "surrogatepass")
+    return text_of(numpy.insert(codes, between, ord(" ")))
 
 
 def memory_message(heading: str, body: str, placement: str, *, note: str = DATA_NOTE) -> dict[str, str]:
@@ -203,67 +203,12 @@ _LEFT_AFTER_BREAK = re.compile(f"[\\W_](?!{_TO_READ})(?=[^\\W_]*?{_LOOK_ALIKE})"
 _READINGS = str.maketrans(LETTER_READINGS)
 
 
-class _OneForOne:
-    """``str.translate`` by a table of one character for one; on a long text by one NumPy lookup of every code
-    point, about six times faster than ``str.translate`` reads text past ASCII (a megabyte: 0.02 s, not 0.13 s)."""
-
-    def __init__(self, table: dict[int, str]) -> None:
-        self.table, self.codes = table, None
-
-    def __call__(self, text: str) -> str:
-        if len(text) < 50_000:
-            return text.translate(self.table)
-        import numpy  # only here: short texts, most of them, never load it
-
-        if self.codes is None:
-            self.codes = numpy.arange(0x110000, dtype=numpy.uint32)
-            self.codes[list(self.table)] = [ord(value) for value in self.table.values()]
-        read = self.codes[numpy.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=numpy.uint32)]
-        return read.tobytes().decode("utf-32-le", "surrogatepass")
+_shadow_of, _read_letters = OneForOne(_AS_ONE), OneForOne(_READINGS)
 
 
-_shadow_of, _read_letters = _OneForOne(_AS_ONE), _OneForOne(_READINGS)
-
-
-class _Translation:
-    """``str.translate`` by a table of a character to one, several or none; on a long text by NumPy, each code
-    point's reading gathered by index from one array holding every code point and then every reading (a megabyte
-    losing its marks: 0.02 s, not 0.12 s)."""
-
-    def __init__(self, table: dict[int, str | int | None]) -> None:
-        self.table, self.arrays = table, None
-
-    def __call__(self, text: str) -> str:
-        if len(text) < 50_000:
-            return text.translate(self.table)
-        import numpy  # only here: short texts, most of them, never load it
-
-        if self.arrays is None:
-            readings = {point: "" if value is None else chr(value) if isinstance(value, int) else value
-                        for point, value in self.table.items()}
-            starts = numpy.arange(0x110000, dtype=numpy.int32)  # a character not in the table reads as itself
-            lengths = numpy.ones(0x110000, dtype=numpy.uint8)  # (small types: the arrays are kept, 10 MB a table)
-            starts[list(readings)] = 0x110000 + numpy.cumsum([0, *map(len, readings.values())])[:-1]
-            lengths[list(readings)] = list(map(len, readings.values()))
-            every = numpy.arange(0x110000, dtype=numpy.uint32)
-            self.arrays = numpy.concatenate([every, _code_points("".join(readings.values()))]), starts, lengths
-        flat, starts, lengths = self.arrays
-        codes = _code_points(text)
-        each_length = lengths[codes].astype(numpy.int64)
-        written_at = numpy.cumsum(each_length) - each_length  # where each character's reading starts
-        at = numpy.repeat(starts[codes] - written_at, each_length) + numpy.arange(int(each_length.sum()))
-        return flat[at].tobytes().decode("utf-32-le", "surrogatepass")
-
-
-def _code_points(text: str):
-    import numpy
-
-    return numpy.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=numpy.uint32)
-
-
-_tags_as_ascii, _no_marks = _Translation(_TAGS_AS_ASCII), _Translation(_NO_MARKS)
-_drop_invisible = _Translation(dict.fromkeys(map(ord, INVISIBLE)))  # the class past the BMP is read range by range
-_punctuation_read = _Translation(_PUNCTUATION_READINGS)
+_tags_as_ascii, _no_marks = Translation(_TAGS_AS_ASCII), Translation(_NO_MARKS)
+_drop_invisible = Translation(dict.fromkeys(map(ord, INVISIBLE)))  # the class past the BMP is read range by range
+_punctuation_read = Translation(_PUNCTUATION_READINGS)
 
 
 def latin_reading(text: str) -> str:
@@ -274,7 +219,7 @@ def latin_reading(text: str) -> str:
     if _LOOK_ALIKE not in shadow:
         return text
     read = _read_letters(text)
-    if len(text) >= 50_000:
+    if len(text) >= LONG:
         return _long_latin_reading(text, shadow, read)
     if not (_LEFT_AS_WRITTEN.match(shadow) or _LEFT_AFTER_BREAK.search(shadow)):
         return read  # only the look-alikes differ, and every one is in a word to read
@@ -297,9 +242,9 @@ def _long_latin_reading(text: str, shadow: str, read: str) -> str:
 
     global _in_word
     if _in_word is None:  # the engine's own answer, over every code point
-        _in_word = numpy.zeros(0x110000, dtype=bool)
-        _in_word[_code_points("".join(re.findall(r"[^\W_]", _every_character())))] = True
-    codes = _code_points(shadow)
+        _in_word = numpy.zeros(EVERY, dtype=bool)
+        _in_word[code_points("".join(re.findall(r"[^\W_]", every_character())))] = True
+    codes = code_points(shadow)
     in_word = _in_word[codes]
     before = numpy.concatenate(([False], in_word[:-1]))
     after = numpy.concatenate((in_word[1:], [False]))
@@ -317,11 +262,7 @@ def _long_latin_reading(text: str, shadow: str, read: str) -> str:
     edges = numpy.zeros(len(codes) + 1, dtype=numpy.int8)
     edges[starts[to_read]], edges[ends[to_read]] = 1, -1  # words never touch: a start is never another's end
     taken = numpy.cumsum(edges[:-1], dtype=numpy.int8).astype(bool)
-    chosen = numpy.where(taken, _code_points(read), _code_points(text))
-    return chosen.tobytes().decode("utf-32-le", "surrogatepass")
+    chosen = numpy.where(taken, code_points(read), code_points(text))
+    return text_of(chosen)
 
 
-@functools.cache
-def _every_character() -> str:
-    """Every code point, lone surrogates included, in order: for asking the engine which it matches."""
-    return array.array("I", range(0x110000)).tobytes().decode("utf-32-le", "surrogatepass")
