@@ -16,11 +16,10 @@ from helpers.base.tokens import count_tokens
 from helpers.memory import imitation
 from helpers.memory.imitation import escape_imitations
 from helpers.memory.types import (ROLES, FoldEvent, FoldResult, MemoryDefences, MemoryKind, MemorySnapshot, Message,
-                                  SettingError, StateError)
+                                  SettingError, StateError, new_tuple)
 from helpers.memory.validation import check_text
 
 DROPPED = FoldResult(None, False, False, None)  # what a fold that keeps nothing stores
-_make = tuple.__new__  # _make(MemoryState, fields): a named tuple made in C, on the paths run for every message/fold
 _NOT_SETTINGS = frozenset({"self", "system_prompt", "summarise", "defences"})  # what settings() leaves out
 _heading_tokens = functools.lru_cache(maxsize=64)(count_tokens)  # a kind's heading, counted once a process
 
@@ -126,12 +125,12 @@ class RollingMemory:
         if defences is None:  # the lessons' design: a second system message, the heading then the summary
             message = Sent(role="system", content=heading + summary)
             if _splits_after(heading, summary):  # exact: no token spans the heading's end
-                return _make(Held, (summary, summary_tokens, message, _heading_tokens(heading) + summary_tokens,
-                                    None, system, pinned_tokens, registered, headings))
+                return new_tuple(Held, (summary, summary_tokens, message, _heading_tokens(heading) + summary_tokens,
+                                        None, system, pinned_tokens, registered, headings))
         else:
             message = Sent(defences.summary_message(heading, escape_imitations(summary, headings)))
-        return _make(Held, (summary, summary_tokens, message, count_tokens(message["content"]), defences, system,
-                            pinned_tokens, registered, headings))
+        return new_tuple(Held, (summary, summary_tokens, message, count_tokens(message["content"]), defences, system,
+                                pinned_tokens, registered, headings))
 
     @staticmethod
     def _sent(message: Message, held: Held) -> tuple[Sent, int]:
@@ -255,7 +254,7 @@ class RollingMemory:
         one (or its ``index``-th); ``SettingError`` for a wrong role or an unstorable text."""
         expected = ROLES[(self._state.length if index is None else index) % 2]
         if role == expected and type(content) is str and (content.isascii() or lone_surrogate_at(content) is None):
-            return _make(Message, (role, content, count_tokens(content)))  # the common case, checked in one pass
+            return new_tuple(Message, (role, content, count_tokens(content)))  # the common case, checked in one pass
         if role not in ROLES:
             raise SettingError("role", role, f"role must be 'user' or 'assistant', got {role!r}; the system prompt "
                                "is set once, in the constructor")
@@ -279,7 +278,8 @@ class RollingMemory:
         messages.append(message)
         sent.append(message_sent)
         extras.append(added)
-        self._state = _make(MemoryState, (log, length + 1, folds, start, tokens + message.tokens, extra + added, held))
+        self._state = new_tuple(MemoryState,
+                                (log, length + 1, folds, start, tokens + message.tokens, extra + added, held))
 
     def _new_summary(self, old: list[Message], existing: str | None) -> FoldResult | None:
         """What a fold of ``old`` into ``existing`` stores (None: the fold is not made now); this base drops."""
@@ -301,7 +301,7 @@ class RollingMemory:
                              self.max_summary_tokens)
         if extra:
             extra -= sum(log.extra[start:end])
-        new = _make(MemoryState, (log, length, folds + 1, end, tokens - event.message_tokens, extra, held))
+        new = new_tuple(MemoryState, (log, length, folds + 1, end, tokens - event.message_tokens, extra, held))
         if len(log.events) > folds:
             log.cut_to(length, folds)
         log.events.append(event)

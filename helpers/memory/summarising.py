@@ -6,9 +6,9 @@ from typing import Any, NamedTuple
 
 from helpers.base.tokens import count_tokens
 from helpers.memory.placement import shows_nothing
-from helpers.memory.rolling import RollingMemory, _make
+from helpers.memory.rolling import RollingMemory
 from helpers.memory.types import (FoldResult, MemoryDefences, Message, SettingError, StateError, Summarised, Summariser,
-                                  SummariserError, SummaryRefused)
+                                  SummariserError, SummaryRefused, new_tuple)
 from helpers.memory.validation import check_count, check_text
 
 
@@ -91,12 +91,12 @@ class SummarisingMemory(RollingMemory):
             if shorter is not None and count_tokens(shorter) < tokens:
                 summary, condensed, cut = shorter, True, shorter_cut
         if defences is None:
-            return _make(FoldResult, (summary, condensed, cut, None))
+            return new_tuple(FoldResult, (summary, condensed, cut, None))
         findings = defences.check(summary, self.system_prompt)
         if defences.refuses(findings):
             raise SummaryRefused(f"the summary check refused the new summary ({'; '.join(findings or ())})",
                                  findings=findings or ())
-        return _make(FoldResult, (summary, condensed, cut, findings))
+        return new_tuple(FoldResult, (summary, condensed, cut, findings))
 
     def _call_summariser(self, messages: list[dict[str, str]], existing: str | None) -> tuple[str, bool]:
         """The summariser's text, stripped, and whether it was cut; ``SummariserError`` if it is no summary."""

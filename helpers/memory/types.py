@@ -52,6 +52,10 @@ class Summarised:
     cut: bool = True
 
 
+# new_tuple(FoldResult, fields): a named tuple made in C, for the paths run on every message and fold
+new_tuple = tuple.__new__
+
+
 class FoldResult(NamedTuple):
     """What a fold would store: the summary (None for a drop), whether it was condensed to meet
     ``max_summary_tokens`` or cut by the summariser, and the summary check's findings."""
