@@ -14,7 +14,8 @@ from helpers.base.errors import SettingError
 _DASH = "-\u2010\u2011\u2012\u2013\u2014"  # hyphen-minus, hyphen, non-breaking hyphen, figure, en and em dash
 _SPACE = " \u00a0\u1680\u2000-\u200a\u202f\u205f\u3000"  # Unicode's spaces (Zs): pasted numbers hold no-break ones
 _SEP = f"[{_DASH}{_SPACE}]"  # what the digits of an identifier are grouped with
-_CURRENCY = r"(?:rs\.?|inr|₹|\$|usd|€|eur|£|gbp)"
+_CURRENCIES = ("rs", "inr", "₹", "$", "usd", "€", "eur", "£", "gbp")
+_CURRENCY = "(?:" + "|".join(re.escape(c) + (r"\.?" if c == "rs" else "") for c in _CURRENCIES) + ")"  # and "rs."
 _UNIT = (r"(?=[%pkltcrmbyowdx])(?:%|per\s*cent|percent|k|l|lakhs?|lacs?|cr|crores?|mn|million|bn|billion|thousand|"
          r"rupees?|years?|yrs?|months?|weeks?|days?|tokens?|words?|turns?|messages?|x)(?![A-Za-z])")
 # a figure; possessive (nothing after one is a digit or comma, so giving some back never makes a match)
@@ -149,7 +150,6 @@ def _identifier_at(read: str, start: int) -> int | None:
 
 # what each unit holds (lakh, million, billion an "l"; weeks, tokens a "k"; years, yrs, days a "y")
 _UNIT_MARKS = ("%", "per", "k", "l", "cr", "mn", "bn", "thousand", "rupee", "y", "month", "word", "turn", "message", "x")
-_CURRENCIES = ("rs", "inr", "₹", "$", "usd", "€", "eur", "£", "gbp")
 
 
 def _as_nuls(match: re.Match[str]) -> str:

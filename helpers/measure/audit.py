@@ -19,8 +19,9 @@ FIGURE = re.compile(
     rf"(?=[\d₹ri])(?P<currency>₹|rs\.?\s?|inr\s?)?(?P<low>{_NUM})(?:\s?(?:[{_DASH}]|to)\s?(?P<high>{_NUM}))?"
     rf"(?:\s?(?=[%pklct])(?P<unit>{_UNIT}))?",
     re.IGNORECASE)
+_TIME_WORDS = ("month", "year", "week", "day", "lakh", "crore")  # what a number word needs after it
 _WORD_NUMBER = re.compile(r"\b(?=[otfsenw])(" + "|".join(NUMBER_WORDS) + r")\b"
-                          r"(?=[\s-]+(?:month|year|week|day|lakh|crore))", re.IGNORECASE)
+                          r"(?=[\s-]+(?:" + "|".join(_TIME_WORDS) + "))", re.IGNORECASE)
 NEGATION = re.compile(r"(?=[nwz])\b(?:no|never|without|zero|nil)\s+(?:(?:a|an|any|other|outstanding|existing)\s+)?"
                       r"(?P<what>[a-z][a-z-]+)", re.IGNORECASE)
 _NEGATION_TEXTS = re.compile(f"({NEGATION.pattern})", re.IGNORECASE)  # findall gives (text, what): no match objects
@@ -67,7 +68,6 @@ _FAST_FIGURE = (rf"(?:(?=\d)|₹|rs\.?\s?|inr\s?){_FAST_NUM}"
 # a figure glued to a letter, digit, comma or dot before it (inside a longer token: matched and left out) or not (kept,
 # in the one group): the regex engine gathers the texts, Python reads each distinct one once
 _FIGURE_TEXTS = re.compile(rf"(?=[\d₹ri])(?:(?<![^\W_]|[,.])({_FAST_FIGURE})|{_FAST_FIGURE})", re.IGNORECASE)
-_TIME_WORDS = ("month", "year", "week", "day", "lakh", "crore")  # what a number word needs after it
 
 
 def _has_digit(text: str) -> bool:
