@@ -34,11 +34,22 @@ def alternation(texts: Iterable[str], space: str = r"\s+", ahead: bool = False) 
     """A pattern of any of ``texts``, the longest first, each space between their words matching ``space``; with
     ``ahead``, led by a look at their first characters, for where it does not start the pattern (the engine itself
     passes at once over a place that starts no alternative only at a pattern's start)."""
-    unique = sorted(dict.fromkeys(" ".join(t.split()) for t in texts if t.strip()), key=len, reverse=True)
+    unique = longest_first(texts)
     pattern = "|".join(space.join(map(re.escape, text.split())) for text in unique)
     if not (ahead and unique):
         return pattern
-    return f"(?=[{re.escape(''.join(sorted({text[0] for text in unique})))}])(?:{pattern})"
+    return f"{first_look(unique)}(?:{pattern})"
+
+
+def longest_first(texts: Iterable[str]) -> list[str]:
+    """``texts`` as an alternation tries them: each with its spaces as one, once, blank ones left out, the longest
+    first (a text that starts another is tried after it)."""
+    return sorted(dict.fromkeys(" ".join(t.split()) for t in texts if t.strip()), key=len, reverse=True)
+
+
+def first_look(texts: Iterable[str]) -> str:
+    """A look ahead at the first characters of ``texts`` (none blank)."""
+    return f"(?=[{re.escape(''.join(sorted({text[0] for text in texts})))}])"
 
 
 @functools.cache
@@ -58,7 +69,7 @@ def _imitation(headings: tuple[str, ...]) -> re.Pattern[str]:
     passes over the rest in C, where an ignore-case alternation is tried at every character. Exact: each
     alternative, in the same order, checks its own first characters again (a look behind)."""
     texts = note_clauses(t for t in (*headings, *BLOCK_TEXTS) if not t.startswith("<<<"))
-    unique = sorted(dict.fromkeys(" ".join(t.split()) for t in texts), key=len, reverse=True)
+    unique = longest_first(texts)
     lead = 2 if all(len(text.split()[0]) >= 2 for text in unique) else 1
     classes = (_case_forms("".join(sorted({text[at] for text in unique}))) for at in range(lead))
     # each text's pattern starts with its first word's characters escaped (re.escape escapes one at a time)

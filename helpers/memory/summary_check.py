@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from helpers.base.errors import SettingError
-from helpers.memory.imitation import BLOCK_TEXTS, alternation, note_clauses
+from helpers.memory.imitation import BLOCK_TEXTS, alternation, first_look, longest_first, note_clauses
 from helpers.memory.pinned import PINNED_HEADING
 from helpers.memory.placement import readable_form
 from helpers.memory.registry import headings as kind_headings
@@ -67,10 +67,8 @@ def _needs(source: str) -> _Needs:
 
 def _alternatives_of(texts: Iterable[str], space: str) -> _Alternatives:
     """``alternation(texts, space)``'s alternatives, one for each text, each with what it needs."""
-    texts = tuple(texts)
-    # in alternation's order: the longest first (a test holds the alternatives joined to alternation's pattern)
-    unique = sorted(dict.fromkeys(" ".join(t.split()) for t in texts if t.strip()), key=len, reverse=True)
-    return tuple((alternation([text], space), _needs(alternation([text], space))) for text in unique)
+    # in alternation's order (a test holds the alternatives joined to alternation's pattern)
+    return tuple((alternation([text], space), _needs(alternation([text], space))) for text in longest_first(texts))
 
 
 def _source(alternative: str | _Framed, kept: Callable[[_Needs], bool] = lambda needs: True) -> str | None:
@@ -244,10 +242,9 @@ def _forged_alternatives(headings: tuple[str, ...]) -> _Gated:
 def _ahead(prefix: str, texts: Iterable[str], suffix: str) -> _Framed:
     """``prefix``, the alternation of ``texts`` led by a look at their first characters, ``suffix``; its alternatives
     kept as ``_alternatives_of``."""
-    texts = tuple(texts)
-    inner, led = _alternatives_of(texts, r"\s*"), alternation(texts, r"\s*", ahead=True)
-    look = led[:len(led) - len(alternation(texts, r"\s*")) - 1]  # the look at the first characters, and "(?:"
-    return _Framed(prefix + look, inner, ")" + suffix)
+    unique = longest_first(texts)
+    return _Framed(prefix + (first_look(unique) + "(?:" if unique else ""), _alternatives_of(unique, r"\s*"),
+                   ")" + suffix)
 
 
 @functools.lru_cache(maxsize=32)
