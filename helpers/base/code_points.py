@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import array
 import functools
+from collections.abc import Iterable
 from typing import Any
 
 LONG = 50_000  # characters: a shorter text is read the plain way (NumPy's arrays cost more than they save there)
@@ -27,6 +28,15 @@ def text_of(codes: Any) -> str:
 def every_character() -> str:
     """Every code point, lone surrogates included, in order: for asking the engine which it matches."""
     return array.array("I", range(EVERY)).tobytes().decode("utf-32-le", "surrogatepass")
+
+
+def membership(characters: Iterable[str]) -> Any:
+    """Whether each code point is one of ``characters``: a NumPy ``bool`` array indexed by code point."""
+    import numpy
+
+    found = numpy.zeros(EVERY, dtype=bool)
+    found[code_points("".join(characters))] = True
+    return found
 
 
 class OneForOne:

@@ -11,7 +11,7 @@ import re
 import unicodedata
 from collections.abc import Iterable
 
-from helpers.base.code_points import EVERY, LONG, OneForOne, Translation, code_points, every_character, text_of
+from helpers.base.code_points import LONG, OneForOne, Translation, code_points, every_character, membership, text_of
 from helpers.base.errors import SettingError
 from helpers.base.unicode_data import ANGLE_READINGS, DEFAULT_IGNORABLE, FORMAT, LATIN_READINGS, MARKS
 
@@ -67,7 +67,10 @@ _ANGLE_OR_PAST_BMP = _character_class([*sorted((ord(ch), ord(ch)) for ch in ANGL
 _ANGLE_FOUND = re.compile(_ANGLE_OR_PAST_BMP)
 _ANGLE_PAIR = re.compile(f"{_ANGLE_OR_PAST_BMP}(?={_ANGLE_OR_PAST_BMP})")
 _INVISIBLE_FOUND = _finder((*DEFAULT_IGNORABLE, *FORMAT))  # finds every invisible character (and any past the BMP)
-_angle_table = None  # for a long text: whether each code point reads as a bracket (NumPy, made on first use)
+# for a long text: whether each code point reads as a bracket, or is a letter of a word ([^\W_], the engine's own
+# answer over every code point), as NumPy arrays made on first use
+_angle_table = functools.cache(lambda: membership(ANGLES))
+_in_word = functools.cache(lambda: membership(re.findall(r"[^\W_]", every_character())))
 
 
 def strip_invisible(text: str) -> str:
@@ -99,7 +102,6 @@ def escape_markers(text: str) -> str:
 def _spaced_between_angles(text: str) -> str:
     """``_BETWEEN_ANGLES.sub(" ", text)``: a space between every two brackets; on a long text by NumPy (a megabyte
     of "<<" took 0.25 s in the engine, which tries the look behind at every character)."""
-    global _angle_table
     if text.isascii() and "<" not in text and ">" not in text:  # the only brackets in ASCII (str.find: memchr)
         return text
     if not _ANGLE_PAIR.search(text):  # no two brackets side by side: no space to add
@@ -108,11 +110,8 @@ def _spaced_between_angles(text: str) -> str:
         return _BETWEEN_ANGLES.sub(" ", text)
     import numpy  # only here: short texts, most of them, never load it
 
-    if _angle_table is None:
-        _angle_table = numpy.zeros(EVERY, dtype=bool)
-        _angle_table[[ord(ch) for ch in ANGLES]] = True
     codes = code_points(text)
-    angle = _angle_table[codes]
+    angle = _angle_table()[codes]
     between = numpy.flatnonzero(angle[:-1] & angle[1:]) + 1  # the index of each bracket that follows a bracket
     return text_of(numpy.insert(codes, between, ord(" ")))
 
@@ -231,21 +230,14 @@ def latin_reading(text: str) -> str:
     return "".join(map(operator.getitem, itertools.cycle((text, read)), map(slice, bounds[:-1], bounds[1:])))
 
 
-_in_word = None  # for a long text: whether each code point is a letter of a word, [^\W_] (NumPy, made on first use)
-
-
 def _long_latin_reading(text: str, shadow: str, read: str) -> str:
     """``latin_reading`` of a long text by NumPy: each word's look-alikes, Latin letters and other letters counted
     at once, and each character taken from ``read`` in a word to read, from ``text`` elsewhere (the word search
     tried the look-aheads at every word: a megabyte of "Система " took 0.1 s, now 0.03 s)."""
     import numpy  # only here: short texts, most of them, never load it
 
-    global _in_word
-    if _in_word is None:  # the engine's own answer, over every code point
-        _in_word = numpy.zeros(EVERY, dtype=bool)
-        _in_word[code_points("".join(re.findall(r"[^\W_]", every_character())))] = True
     codes = code_points(shadow)
-    in_word = _in_word[codes]
+    in_word = _in_word()[codes]
     before = numpy.concatenate(([False], in_word[:-1]))
     after = numpy.concatenate((in_word[1:], [False]))
     starts, ends = numpy.flatnonzero(in_word & ~before), numpy.flatnonzero(in_word & ~after) + 1
