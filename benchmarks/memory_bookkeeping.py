@@ -2,7 +2,8 @@
 the libraries that do the same job: all in one interleaved run on the same workloads.
 
 Prints figures; asserts nothing. A turn is what ``chat()`` asks of a memory: add the question, build the
-request, add the reply. The summarisers are stubs (no model), so the figures are the memories' own work.
+request, add the reply. Every summariser, the project's and the libraries' fake models, returns a short fixed text
+(no model), so the figures are the memories' own work.
 
 * **One run, interleaved**: in each round every contestant gets a fresh memory, and all of them are fed the
   same conversation a block of turns at a time, taking turns in a new (seeded) random order for each block,
@@ -34,9 +35,17 @@ from typing import Any
 
 from helpers.base.tokens import count_tokens, encoding
 from helpers.memory.sliding_window import SlidingWindowMemory
-from helpers.memory.stubs import turn_range_stub
 from helpers.memory.summary import SummaryMemory
 from helpers.memory.summary_buffer import SummaryBufferMemory
+
+
+FIXED_SUMMARY = "a short summary"  # what every contestant's summariser (or fake model) returns
+
+
+def fixed_summary(messages: list[dict[str, str]], existing_summary: str | None) -> str:
+    """The project's summariser in this run: the libraries' fake models' reply, so no memory does more summariser
+    work than another (``turn_range_stub`` parses the old summary and counts the turns it is given)."""
+    return FIXED_SUMMARY
 
 
 class CountOnce:
@@ -89,7 +98,7 @@ def langchain_summary_buffer(budget: int) -> Any:
         def get_num_tokens(self, text: str) -> int:
             return _tokens(text)
 
-    memory = ConversationSummaryBufferMemory(llm=CountingFake(responses=["a short summary"]), max_token_limit=budget)
+    memory = ConversationSummaryBufferMemory(llm=CountingFake(responses=[FIXED_SUMMARY]), max_token_limit=budget)
 
     class Adapter:
         pending = ""
@@ -131,7 +140,7 @@ def langmem_summarize(budget: int) -> Any:
     from langchain_core.messages import AIMessage, HumanMessage
     from langmem.short_term import summarize_messages
 
-    model = FakeListChatModel(responses=["a short summary"])
+    model = FakeListChatModel(responses=[FIXED_SUMMARY])
 
     class Adapter:
         def __init__(self) -> None:
@@ -223,13 +232,13 @@ def workloads(budgets: list[int]) -> list[tuple[str, list[tuple[str, Callable[[]
     for budget in budgets:
         group = [("floor: count each message once", CountOnce),
                  ("project: summary buffer memory",
-                  lambda b=budget: SummaryBufferMemory("system", turn_range_stub, b))]
+                  lambda b=budget: SummaryBufferMemory("system", fixed_summary, b))]
         group += [(name, lambda make=make, b=budget: make(b)) for name, make in LIBRARIES.items()]
         groups.append((f"{budget:,}-token budget", group))
     groups.append(("kinds without a budget", [
         ("floor: count each message once", CountOnce),
-        ("project: summary memory (4, keep 2)", lambda: SummaryMemory("system", turn_range_stub, 4, 2)),
-        ("project: summary memory (40, keep 20)", lambda: SummaryMemory("system", turn_range_stub, 40, 20)),
+        ("project: summary memory (4, keep 2)", lambda: SummaryMemory("system", fixed_summary, 4, 2)),
+        ("project: summary memory (40, keep 20)", lambda: SummaryMemory("system", fixed_summary, 40, 20)),
         ("project: sliding window (4 turns)", lambda: SlidingWindowMemory("system", 4)),
     ]))
     return groups
@@ -250,7 +259,7 @@ def main() -> None:
     running = [c for _, group in groups for c in group if c.missing is None]
     for round_number in range(args.rounds):
         run_round(running, turns, seed=round_number)
-    print(f"{args.turns:,} turns ({len(messages):,} messages) per memory, stub summarisers, {args.rounds} rounds, "
+    print(f"{args.turns:,} turns ({len(messages):,} messages) per memory, a fixed summary, {args.rounds} rounds, "
           "every memory interleaved with every other in each round;\nµs of CPU time per turn; each figure is the "
           "median of the rounds (lowest-highest); ratios are taken within a round")
     for title, group in groups:
