@@ -193,8 +193,8 @@ def forget(memory: RollingMemory, text: str, *, max_request_tokens: int | None =
         summary, events, reused, limit = _refold(memory, pieces, text, max_request_tokens, progress)
         start = sum(len(piece) for piece in pieces)
     # the check's findings quote summaries: blank any that hold the text
-    events = [dataclasses.replace(event, check=tuple("(erased)" if mentions(item, text) else item
-                                                     for item in event.check)) for event in events]
+    events = [event._replace(check=tuple("(erased)" if mentions(item, text) else item for item in event.check))
+              for event in events]
     kept = dataclasses.replace(defences, pinned_rules=kept_rules) if kept_rules != rules else defences
     # Commit: all above only read the memory; this one update changes it whole, so an interrupt lands before it
     # (nothing erased) or after it (all erased).

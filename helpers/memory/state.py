@@ -7,7 +7,7 @@ import dataclasses
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, get_type_hints
 
 from helpers.base import signing
 from helpers.base.json_limits import JSONRefused, load_limited
@@ -56,7 +56,7 @@ def to_dict(memory: RollingMemory, *, identity: str | None = None) -> dict[str, 
         "summary": memory.summary,
         "archive": [{"role": m.role, "content": m.content, "tokens": m.tokens} for m in memory.messages],
         "verbatim_start": memory.verbatim_start,
-        "fold_events": [dataclasses.asdict(event) for event in memory.fold_events],
+        "fold_events": [event._asdict() for event in memory.fold_events],
     }
 
 
@@ -245,21 +245,24 @@ def _field(data: dict[str, Any], name: str, kind: type | tuple[type, ...] | None
     return value
 
 
+_FOLD_EVENT_TYPES = get_type_hints(FoldEvent)  # each field's type: int, bool or tuple[str, ...]
+
+
 def _fold_event(where: str, saved: Any) -> FoldEvent:
     if not isinstance(saved, dict):
         raise StateError(where, f"{where} must be an object, got {type(saved).__name__}")
-    fields = {f.name: f for f in dataclasses.fields(FoldEvent)}
+    fields = _FOLD_EVENT_TYPES
     unknown = set(saved) - set(fields)
-    missing = {name for name, f in fields.items() if f.default is dataclasses.MISSING} - set(saved)
+    missing = set(fields) - set(FoldEvent._field_defaults) - set(saved)
     if unknown or missing:
         raise StateError(where, f"{where}: unknown fields {sorted(unknown)}, missing fields {sorted(missing)}")
     for name, value in saved.items():
         with _refused_as(f"{where}.{name}"):
             if name == "check" and not (isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)):
                 raise TypeError(f"must be a list of texts (what the summary check found), got {value!r:.60}")
-            if fields[name].type == "bool" and not isinstance(value, bool):
+            if fields[name] is bool and not isinstance(value, bool):
                 raise TypeError(f"must be true or false, got {value!r}")
-            if fields[name].type == "int":
+            if fields[name] is int:
                 check_count(f"{where}.{name}", value, int(name in ("first_turn", "last_turn", "messages_folded")),
                             "counts in a fold event are whole numbers")
     return FoldEvent(**{**saved, "check": tuple(saved.get("check", ()))})

@@ -77,8 +77,7 @@ class Message(NamedTuple):
         return {"role": self.role, "content": self.content}
 
 
-@dataclass(frozen=True)
-class FoldEvent:
+class FoldEvent(NamedTuple):
     """What one fold did: which turns left the verbatim part and the tokens in and out (a summary or a drop)."""
 
     first_turn: int
@@ -97,13 +96,10 @@ class FoldEvent:
            result: FoldResult, cap: int | None) -> FoldEvent:
         """The event of a fold of ``folded`` (whole turns from ``first_turn``) that stored ``result`` with
         ``summary_tokens`` under the cap ``cap`` (max_summary_tokens): what a fold and a remake both record."""
-        event = object.__new__(cls)  # its fields set in one call: the frozen __init__ makes one call for each
-        vars(event).update(first_turn=first_turn, last_turn=first_turn + len(folded) // 2 - 1,
-                           messages_folded=len(folded), message_tokens=sum(map(_TOKENS, folded)),
-                           old_summary_tokens=old_summary_tokens, summary_tokens=summary_tokens,
-                           condensed=result.condensed, over_cap=cap is not None and summary_tokens > cap,
-                           cut=result.cut, check=result.findings or ())
-        return event
+        n = len(folded)
+        return new_tuple(cls, (first_turn, first_turn + n // 2 - 1, n, sum(map(_TOKENS, folded)), old_summary_tokens,
+                               summary_tokens, result.condensed, cap is not None and summary_tokens > cap, result.cut,
+                               result.findings or ()))
 
     @property
     def tokens_in(self) -> int:
