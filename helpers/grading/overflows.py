@@ -35,7 +35,7 @@ class OverflowCase:
         return f"{self.about}: {setting}" if self.about else setting
 
 
-@functools.lru_cache(maxsize=2048)
+@functools.lru_cache(maxsize=8192)
 def memory_steps(case: OverflowCase, memory_class: type[SummaryBufferMemory] = SummaryBufferMemory
                  ) -> tuple[BudgetStep, ...]:
     """What ``memory_class`` does with the case's messages, step by step."""
