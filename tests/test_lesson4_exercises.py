@@ -438,6 +438,18 @@ def test_the_reference_answer_is_the_memorys(sizes, budget, compress):
     assert solution(sizes, budget, compress) == memory_overflows_at(OverflowCase(tuple(sizes), budget, compress))
 
 
+@settings(max_examples=300, deadline=None, derandomize=True, database=None)
+@given(sizes=st.lists(st.integers(1, 40), min_size=1, max_size=16), budget=st.integers(2, 160),
+       compress=st.sampled_from([2, 4, 6]))
+def test_the_mistakes_built_from_the_memory_are_the_wrong_rules_students_write(sizes, budget, compress):
+    """A mistake made from the class (a mutant, or another reading of one) gives what the plain wrong loop gives
+    on any sizes, odd folds and a fold of the whole buffer included."""
+    rules = {mistake.name: mistake.rule for mistake in OVERFLOW_MISTAKES}
+    case = OverflowCase(tuple(sizes), budget, compress)
+    for answer in (store_then_test, folds_a_waiting_question, extra_step_breaks_turns, extra_step_of_compress):
+        assert rules[WRONG_OVERFLOW_ANSWERS[answer][0]](case) == answer(sizes, budget, compress), answer.__name__
+
+
 def test_the_fixed_cases_include_the_lessons_figures():
     by_about = {case.about: memory_overflows_at(case) for case in OVERFLOW_CASES if case.about}
     assert len(by_about["the page's first try-it (replies of 150, 300 tokens)"]) == 9

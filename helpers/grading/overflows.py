@@ -35,7 +35,7 @@ class OverflowCase:
         return f"{self.about}: {setting}" if self.about else setting
 
 
-@functools.lru_cache(maxsize=2048)
+@functools.lru_cache(maxsize=8192)
 def memory_steps(case: OverflowCase, memory_class: type[SummaryBufferMemory] = SummaryBufferMemory
                  ) -> tuple[BudgetStep, ...]:
     """What ``memory_class`` does with the case's messages, step by step."""
@@ -74,32 +74,46 @@ _FoldsBelowTheBudget = _mutant(lambda memory, incoming, real: (
     0 if memory.buffer_tokens + incoming == memory.max_buffer_tokens + 1 else real(incoming)))
 
 
+def _fits(memory: SummaryBufferMemory, incoming: int, n: int) -> bool:
+    """Whether the incoming message fits once the oldest ``n`` messages have left the buffer."""
+    gone = sum(message.tokens for message in memory.verbatim_records[:n])
+    return memory.buffer_tokens - gone + incoming <= memory.max_buffer_tokens
+
+
+def _one_at_a_time(memory: SummaryBufferMemory, incoming: int, real: Callable[[int], int]) -> int:
+    """Past messages_to_compress, a message at a time: one fewer than the real fold when that is enough."""
+    n = real(incoming)
+    return n - 1 if n > memory.messages_to_compress_on_overflow and _fits(memory, incoming, n - 1) else n
+
+
+def _waiting_question_too(memory: SummaryBufferMemory, incoming: int, real: Callable[[int], int]) -> int:
+    """A message at a time, whole turns or not: on an overflow the waiting question goes too when fewer messages
+    than messages_to_compress are held, or when the turns before it are not enough."""
+    n, held = _one_at_a_time(memory, incoming, real), memory.verbatim_messages
+    short = held < memory.messages_to_compress_on_overflow or not _fits(memory, incoming, n)
+    return held if short and not _fits(memory, incoming, 0) else n
+
+
+def _by_compress(memory: SummaryBufferMemory, incoming: int, real: Callable[[int], int]) -> int:
+    """Past messages_to_compress, messages_to_compress at a time: the real fold rounded up to a multiple of it."""
+    n, step = real(incoming), memory.messages_to_compress_on_overflow
+    return n if n <= step else min(-(-n // step) * step, memory.verbatim_messages)
+
+
+_OneAtATime, _TakesTheWaitingQuestion, _ByCompress = map(_mutant, (_one_at_a_time, _waiting_question_too, _by_compress))
+
+
+def _stores_then_tests(case: OverflowCase) -> list[int]:
+    """Storing a message, then testing the buffer, is testing the buffer alone before the next one: the mistake
+    "tests without the message", one message earlier (a message added at the end makes the test after the last)."""
+    later = replace(case, sizes=(*case.sizes, 1))
+    return [number - 1 for number in memory_overflows_at(later, _IgnoresTheMessage)]
+
+
 def _folds_per_overflow(case: OverflowCase) -> list[int]:
     """Each pair folded past messages_to_compress counted as one more overflow."""
     return [number for number, step in enumerate(memory_steps(case), start=1) if step.overflow
             for _ in range(1 + max(0, step.messages_folded - case.compress) // 2)]
-
-
-def _fold_by(step: int, whole_turns: bool = True, store_first: bool = False) -> Callable[[OverflowCase], list[int]]:
-    """A fold going on ``step`` messages at a time (0: messages_to_compress), not by whole turns, or after storing."""
-    def overflows(case: OverflowCase) -> list[int]:
-        buffer: list[int] = []
-        found = []
-        for number, size in enumerate(case.sizes, start=1):
-            if store_first:
-                buffer.append(size)
-            coming = 0 if store_first else size  # a message stored first is tested as part of the buffer
-            if sum(buffer) + coming > case.budget:
-                limit = len(buffer) // 2 * 2 if whole_turns else len(buffer)
-                n = min(case.compress, limit)
-                while n < limit and sum(buffer[n:]) + coming > case.budget:
-                    n += step or case.compress
-                if n:
-                    buffer, found = buffer[n:], found + [number]
-            if not store_first:
-                buffer.append(size)
-        return found
-    return overflows
 
 
 _WHOLE_TURNS = ("when a reply arrives, its own question is the last message in the buffer: what does a fold do with "
@@ -136,21 +150,21 @@ MISTAKES = (
             "they are at the budget the message fits, and the fold stops",
             "look at the test that decides whether to fold one more turn: what does it say when the sum equals "
             "the budget?"),
-    Mistake("stores, then tests", _fold_by(2, store_first=True),
+    Mistake("stores, then tests", _stores_then_tests,
             "your rule stores the message first and tests afterwards, so a fold can take the message itself "
             "(and a reply with its question)", "would the buffer plus the message about to be stored pass the "
             "budget? The answer decides the fold, before the message is in the buffer"),
     Mistake("tests without the message", lambda case: memory_overflows_at(case, _IgnoresTheMessage),
             "your rule tests the buffer alone. Whether there is an overflow depends on the message about to be "
             "stored too", "a long message arriving at a buffer that is still under the budget: does it fit?"),
-    Mistake("folds a waiting question", _fold_by(1, whole_turns=False),
+    Mistake("folds a waiting question", lambda case: memory_overflows_at(case, _TakesTheWaitingQuestion),
             "your rule folds messages one by one, so a question can leave the buffer without its reply",
             _WHOLE_TURNS),
-    Mistake("folds more one message at a time", _fold_by(1),
+    Mistake("folds more one message at a time", lambda case: memory_overflows_at(case, _OneAtATime),
             "the first messages_to_compress messages your rule folds are whole turns, but when it folds more it "
             "goes one message at a time, so it can stop half way through a turn and leave a reply without its "
             "question", _WHOLE_TURNS),
-    Mistake("folds more messages_to_compress at a time", _fold_by(0),
+    Mistake("folds more messages_to_compress at a time", lambda case: memory_overflows_at(case, _ByCompress),
             "when messages_to_compress messages are not enough, your rule folds another messages_to_compress at "
             "once, and so folds more than the memory does in the case above",
             "in the smallest case, count how many messages the memory folds at the message named, and how many "
