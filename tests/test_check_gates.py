@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from benchmarks.pattern_time import SHAPES
+from helpers.base import literals
 from helpers.memory import summary_check
 from helpers.memory.imitation import BLOCK_TEXTS, alternation, note_clauses
 from helpers.memory.pinned import PINNED_HEADING
@@ -118,7 +119,7 @@ def test_every_match_of_an_alternative_holds_the_literals_it_is_gated_by():
     (r"(?:ab)+|cd", (("ab", "cd"),)), (r"q(?:ab)+", (("ab",), ("q",))),
 ])
 def test_what_a_pattern_needs_is_read_from_its_parse(source, needs):
-    assert summary_check._needs(source) == needs
+    assert literals.needs(source) == needs
 
 
 def _two_passes(text: str) -> str:
