@@ -122,6 +122,13 @@ def test_what_a_pattern_needs_is_read_from_its_parse(source, needs):
     assert literals.needs(source) == needs
 
 
+def test_a_gate_passes_a_text_that_holds_one_literal_of_each_group_the_pattern_needs():
+    may_match = literals.gate(r"(?:percent|cent)s,? and [xy]")  # "percent" is left out: every text it is in has "cent"
+    assert literals.needs(r"(?:percent|cent)s,? and [xy]") == ((" and ",), ("s",), ("percent", "cent"))
+    assert may_match("cents and x") and may_match("a cent, s and y")  # the gate is looser than the pattern
+    assert not may_match("percent and x") and not may_match("cents or x")
+
+
 def _two_passes(text: str) -> str:
     # the whitespace reading as two passes (blank lines, then other runs), as it was written before one pass
     text = re.sub(r"(?<![^\S\n])[^\S\n]*+\n\s*", "\n", text)

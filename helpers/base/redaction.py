@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from helpers.base.code_points import OneForOne
 from helpers.base.errors import SettingError
-from helpers.base.literals import gate
+from helpers.base.literals import first_look, gate
 
 _DASH = "-\u2010\u2011\u2012\u2013\u2014"  # hyphen-minus, hyphen, non-breaking hyphen, figure, en and em dash
 _SPACE = " \u00a0\u1680\u2000-\u200a\u202f\u205f\u3000"  # Unicode's spaces (Zs): pasted numbers hold no-break ones
@@ -20,7 +20,7 @@ _CURRENCY = "(?:" + "|".join(re.escape(c) + (r"\.?" if c == "rs" else "") for c 
 _UNITS = ("%", r"per\s*cent", "percent", "k", "l", "lakhs?", "lacs?", "cr", "crores?", "mn", "million", "bn",
           "billion", "thousand", "rupees?", "years?", "yrs?", "months?", "weeks?", "days?", "tokens?", "words?",
           "turns?", "messages?", "x")  # each starts with a literal: the look at the first characters is made of them
-_UNIT = f"(?=[{re.escape(''.join(dict.fromkeys(unit[0] for unit in _UNITS)))}])(?:{'|'.join(_UNITS)})(?![A-Za-z])"
+_UNIT = f"{first_look(_UNITS)}(?:{'|'.join(_UNITS)})(?![A-Za-z])"
 # a figure; possessive (nothing after one is a digit or comma, so giving some back never makes a match)
 _NUMBER = r"\d[\d,]*+(?:\.\d++)?+"
 # a range; the group ``joint`` holds what joins its figures

@@ -7,6 +7,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from helpers.base.literals import first_look
+
 UNITS = {"k": 1_000, "thousand": 1_000, "l": 100_000, "lakh": 100_000, "lakhs": 100_000, "lac": 100_000,
          "cr": 10_000_000, "crore": 10_000_000, "crores": 10_000_000}
 NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
@@ -29,16 +31,16 @@ def _figure(named: bool) -> str:
         return f"(?P<{name}>" if named else "(?:"
     return (rf"(?:(?=\d)|{group('currency')}{_CURRENCY})){group('low')}{_NUM})"
             rf"(?:(?=\s?[{_DASH}t{_UNIT_START}])(?:\s?(?:[{_DASH}]|to)\s?{group('high')}{_NUM})|)"
-            rf"(?:\s?(?=[{_UNIT_START}]){group('unit')}{_UNIT})|)|)")
+            rf"(?:\s?{first_look(_UNIT_WORDS)}{group('unit')}{_UNIT})|)|)")
 
 
 FIGURE = re.compile(_FIGURE_START + _figure(named=True), re.IGNORECASE)  # number words only before a unit (below)
 _TIME_WORDS = ("month", "year", "week", "day", "lakh", "crore")  # what a number word needs after it
-_WORD_NUMBER = re.compile(rf"\b(?=[{''.join(dict.fromkeys(word[0] for word in NUMBER_WORDS))}])("
-                          + "|".join(NUMBER_WORDS) + r")\b"
+_WORD_NUMBER = re.compile(r"\b" + first_look(NUMBER_WORDS) + "(" + "|".join(NUMBER_WORDS) + r")\b"
                           r"(?=[\s-]+(?:" + "|".join(_TIME_WORDS) + "))", re.IGNORECASE)
-NEGATION = re.compile(r"(?=[nwz])\b(?:no|never|without|zero|nil)\s+(?:(?:a|an|any|other|outstanding|existing)\s+)?"
-                      r"(?P<what>[a-z][a-z-]+)", re.IGNORECASE)
+_NEGATORS = ("no", "never", "without", "zero", "nil")
+NEGATION = re.compile(first_look(_NEGATORS) + r"\b(?:" + "|".join(_NEGATORS) + r")\s+"
+                      r"(?:(?:a|an|any|other|outstanding|existing)\s+)?(?P<what>[a-z][a-z-]+)", re.IGNORECASE)
 _NEGATION_TEXTS = re.compile(f"({NEGATION.pattern})", re.IGNORECASE)  # findall gives (text, what): no match objects
 _STOP = {"the", "a", "an", "to", "be", "is", "are", "and", "or", "of", "for", "in", "more", "longer"}
 
