@@ -1,5 +1,5 @@
-"""The literals a regular expression cannot match without, read from its parse: an exact gate, for a text that
-lacks them holds no match, and its search can be left out."""
+"""Exact gates for regular expressions: the literals a pattern cannot match without, read from its parse (a text that
+lacks them holds no match, so its search can be left out), and a look at the first characters of its alternatives."""
 from __future__ import annotations
 
 import itertools

@@ -12,9 +12,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from helpers.base.errors import SettingError
 from helpers.base import literals
-from helpers.memory.imitation import BLOCK_TEXTS, alternation, first_look, longest_first, note_clauses
+from helpers.base.errors import SettingError
+from helpers.memory.imitation import BLOCK_TEXTS, alternation, longest_first, note_clauses
 from helpers.memory.pinned import PINNED_HEADING
 from helpers.memory.placement import readable_form
 from helpers.memory.registry import headings as kind_headings
@@ -218,7 +218,7 @@ def _ahead(prefix: str, texts: Iterable[str], suffix: str) -> _Framed:
     """``prefix``, the alternation of ``texts`` led by a look at their first characters, ``suffix``; its alternatives
     kept as ``_alternatives_of``."""
     unique = longest_first(texts)
-    return _Framed(prefix + (first_look(unique) + "(?:" if unique else ""), _alternatives_of(unique, r"\s*"),
+    return _Framed(prefix + (literals.first_look(unique) + "(?:" if unique else ""), _alternatives_of(unique, r"\s*"),
                    ")" + suffix)
 
 
