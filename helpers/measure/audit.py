@@ -21,20 +21,12 @@ _NUM = r"\d[\d,]*(?:\.\d+|)"  # "X|" for "X?": the same order of tries, no repea
 _UNIT_WORDS = ("%", "percent", *UNITS)  # each but "%" ends a word: at most one matches at a place, in any order
 _UNIT = "(?:%|" + "|".join(rf"{word}\b" for word in _UNIT_WORDS[1:]) + ")"
 _UNIT_START = "".join(dict.fromkeys(word[0] for word in _UNIT_WORDS))
-
-
-def _figure(named: bool) -> str:
-    """Optional ₹, a number or a range ("15-20", "4 to 5"), an optional unit or %: its parts in named groups, or in
-    none (findall then gives the texts). A digit is tried before the currencies (a place that starts with one starts
-    with no currency), and both tails are skipped at once where neither a dash, "to" nor a unit can follow."""
-    def group(name: str) -> str:
-        return f"(?P<{name}>" if named else "(?:"
-    return (rf"(?:(?=\d)|{group('currency')}{_CURRENCY})){group('low')}{_NUM})"
-            rf"(?:(?=\s?[{_DASH}t{_UNIT_START}])(?:\s?(?:[{_DASH}]|to)\s?{group('high')}{_NUM})|)"
-            rf"(?:\s?{first_look(_UNIT_WORDS)}{group('unit')}{_UNIT})|)|)")
-
-
-FIGURE = re.compile(_FIGURE_START + _figure(named=True), re.IGNORECASE)  # number words only before a unit (below)
+# optional ₹, a number or a range ("15-20", "4 to 5"), an optional unit or %; number words only before a unit (below).
+# A digit is tried before the currencies (a place that starts with one starts with no currency), and both tails are
+# skipped at once where neither a dash, "to" nor a unit can follow
+_FIGURE = (rf"(?:(?=\d)|(?P<currency>{_CURRENCY}))(?P<low>{_NUM})(?:(?=\s?[{_DASH}t{_UNIT_START}])"
+           rf"(?:\s?(?:[{_DASH}]|to)\s?(?P<high>{_NUM})|)(?:\s?{first_look(_UNIT_WORDS)}(?P<unit>{_UNIT})|)|)")
+FIGURE = re.compile(_FIGURE_START + _FIGURE, re.IGNORECASE)
 _TIME_WORDS = ("month", "year", "week", "day", "lakh", "crore")  # what a number word needs after it
 _WORD_NUMBER = re.compile(r"\b" + first_look(NUMBER_WORDS) + "(" + "|".join(NUMBER_WORDS) + r")\b"
                           r"(?=[\s-]+(?:" + "|".join(_TIME_WORDS) + "))", re.IGNORECASE)
@@ -78,7 +70,7 @@ class Figure:
 
 # a figure glued to a letter, digit, comma or dot before it (inside a longer token: matched and left out) or not (kept,
 # in the one group): the regex engine gathers the texts, Python reads each distinct one once
-_ANY_FIGURE = _figure(named=False)
+_ANY_FIGURE = re.sub(r"\(\?P<\w+>", "(?:", _FIGURE)  # its groups left unnamed, findall gives the texts
 _FIGURE_TEXTS = re.compile(rf"{_FIGURE_START}(?:(?<![^\W_]|[,.])({_ANY_FIGURE})|{_ANY_FIGURE})", re.IGNORECASE)
 
 
