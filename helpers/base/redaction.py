@@ -48,7 +48,7 @@ def _amount_source(unit: bool = True, currency: bool = True, grouped: bool = Tru
 
 
 @functools.lru_cache(maxsize=16)
-def _amount_pattern(marks: tuple[bool, bool, bool, bool]) -> re.Pattern[str]:
+def _amount_pattern(marks: tuple[bool, ...]) -> re.Pattern[str]:
     """The amount pattern for a text with these marks (see ``_marks``)."""
     return re.compile(_amount_source(*marks))
 
@@ -160,9 +160,9 @@ def _as_nuls(match: re.Match[str]) -> str:
     return "\0" * (match.end() - match.start())
 
 
-def _marks(read: str) -> tuple[bool, bool, bool, bool]:
+def _marks(read: str) -> tuple[bool, ...]:
     """Which of the amount pattern's branches can match in ``read``: each needs its mark (see ``_amount_source``)."""
-    return tuple(may_match(read) for may_match in _BRANCH_GATES)  # type: ignore[return-value]
+    return tuple(may_match(read) for may_match in _BRANCH_GATES)
 
 
 def _masked_amounts(read: str) -> str:
