@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from benchmarks.pattern_time import SHAPES
+from helpers.base import literals
 from helpers.memory import summary_check
 from helpers.memory.imitation import BLOCK_TEXTS, alternation, note_clauses
 from helpers.memory.pinned import PINNED_HEADING
@@ -118,7 +119,14 @@ def test_every_match_of_an_alternative_holds_the_literals_it_is_gated_by():
     (r"(?:ab)+|cd", (("ab", "cd"),)), (r"q(?:ab)+", (("ab",), ("q",))),
 ])
 def test_what_a_pattern_needs_is_read_from_its_parse(source, needs):
-    assert summary_check._needs(source) == needs
+    assert literals.needs(source) == needs
+
+
+def test_a_gate_passes_a_text_that_holds_one_literal_of_each_group_the_pattern_needs():
+    may_match = literals.gate(r"(?:percent|cent)s,? and [xy]")  # "percent" is left out: every text it is in has "cent"
+    assert literals.needs(r"(?:percent|cent)s,? and [xy]") == ((" and ",), ("s",), ("percent", "cent"))
+    assert may_match("cents and x") and may_match("a cent, s and y")  # the gate is looser than the pattern
+    assert not may_match("percent and x") and not may_match("cents or x")
 
 
 def _two_passes(text: str) -> str:

@@ -22,8 +22,14 @@ def _texts(seed: int, count: int = 300) -> list[str]:
     return ["".join(rng.choices(PIECES, k=rng.randint(1, 40))) for _ in range(count)]
 
 
-# the figure texts as main gathered them: FIGURE without its groups, glued to a word character, comma or dot or not
-_PLAIN = re.sub(r"\(\?P<\w+>", "(?:", audit.FIGURE.pattern)
+# FIGURE as it was written before it was made of the fast form's pieces (each optional part "X?", the currency tried
+# before a digit, no look ahead at the tails), and the figure texts as main gathered them: FIGURE without its groups,
+# glued to a word character, comma or dot or not
+_NUM, _UNIT = r"\d[\d,]*(?:\.\d+)?", r"(?:%|percent\b|k\b|l\b|lakhs?\b|lac\b|cr\b|crores?\b|thousand\b)"
+_PLAIN_FIGURE = re.compile(
+    rf"(?=[\d₹ri])(?P<currency>₹|rs\.?\s?|inr\s?)?(?P<low>{_NUM})(?:\s?(?:[{audit._DASH}]|to)\s?(?P<high>{_NUM}))?"
+    rf"(?:\s?(?=[%pklct])(?P<unit>{_UNIT}))?", re.IGNORECASE)
+_PLAIN = re.sub(r"\(\?P<\w+>", "(?:", _PLAIN_FIGURE.pattern)
 _PLAIN_FIGURE_TEXTS = re.compile(rf"(?<=[^\W_]|[,.])(?:{_PLAIN})|({_PLAIN})", re.IGNORECASE)
 
 
@@ -31,6 +37,13 @@ _PLAIN_FIGURE_TEXTS = re.compile(rf"(?<=[^\W_]|[,.])(?:{_PLAIN})|({_PLAIN})", re
 def test_the_fast_figure_pattern_gathers_what_the_plain_one_does(seed):
     for text in _texts(seed):
         assert audit._FIGURE_TEXTS.findall(text) == _PLAIN_FIGURE_TEXTS.findall(text), text
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_figure_pattern_matches_as_the_plain_one_with_the_same_groups(seed):
+    for text in _texts(seed) + ["Rs. 15-20 lakhs", "₹1,20,000 to 1,40,000 L", "7 percent", "3 crores", "INR 5 k"]:
+        found = [(m.span(), m.groupdict()) for m in audit.FIGURE.finditer(text)]
+        assert found == [(m.span(), m.groupdict()) for m in _PLAIN_FIGURE.finditer(text)], text
 
 
 @pytest.mark.parametrize("seed", range(4))

@@ -10,14 +10,17 @@ from collections.abc import Callable
 
 from helpers.base.code_points import OneForOne
 from helpers.base.errors import SettingError
+from helpers.base.literals import first_look, gate
 
 _DASH = "-\u2010\u2011\u2012\u2013\u2014"  # hyphen-minus, hyphen, non-breaking hyphen, figure, en and em dash
 _SPACE = " \u00a0\u1680\u2000-\u200a\u202f\u205f\u3000"  # Unicode's spaces (Zs): pasted numbers hold no-break ones
 _SEP = f"[{_DASH}{_SPACE}]"  # what the digits of an identifier are grouped with
 _CURRENCIES = ("rs", "inr", "₹", "$", "usd", "€", "eur", "£", "gbp")
 _CURRENCY = "(?:" + "|".join(re.escape(c) + (r"\.?" if c == "rs" else "") for c in _CURRENCIES) + ")"  # and "rs."
-_UNIT = (r"(?=[%pkltcrmbyowdx])(?:%|per\s*cent|percent|k|l|lakhs?|lacs?|cr|crores?|mn|million|bn|billion|thousand|"
-         r"rupees?|years?|yrs?|months?|weeks?|days?|tokens?|words?|turns?|messages?|x)(?![A-Za-z])")
+_UNITS = ("%", r"per\s*cent", "percent", "k", "l", "lakhs?", "lacs?", "cr", "crores?", "mn", "million", "bn",
+          "billion", "thousand", "rupees?", "years?", "yrs?", "months?", "weeks?", "days?", "tokens?", "words?",
+          "turns?", "messages?", "x")  # each starts with a literal: the look at the first characters is made of them
+_UNIT = f"{first_look(_UNITS)}(?:{'|'.join(_UNITS)})(?![A-Za-z])"
 # a figure; possessive (nothing after one is a digit or comma, so giving some back never makes a match)
 _NUMBER = r"\d[\d,]*+(?:\.\d++)?+"
 # a range; the group ``joint`` holds what joins its figures
@@ -45,7 +48,7 @@ def _amount_source(unit: bool = True, currency: bool = True, grouped: bool = Tru
 
 
 @functools.lru_cache(maxsize=16)
-def _amount_pattern(marks: tuple[bool, bool, bool, bool]) -> re.Pattern[str]:
+def _amount_pattern(marks: tuple[bool, ...]) -> re.Pattern[str]:
     """The amount pattern for a text with these marks (see ``_marks``)."""
     return re.compile(_amount_source(*marks))
 
@@ -85,6 +88,7 @@ _READ = {**{point: str(unicodedata.digit(chr(point))) for point in range(0x80, 0
 _read_digits = OneForOne(_READ)  # the digit copy: on a long text one NumPy lookup of every code point
 _OTHER_DIGIT = re.compile(r"[^\D0-9]|\u0130")  # a character _READ changes (sre's \d is str.isdecimal)
 _LETTER_DIGIT = re.compile("[a-z][0-9]")
+_EMAIL_GATE, _ACCOUNT_GATE = gate(_EMAIL.pattern), gate(_ACCOUNT.pattern)  # the literals each cannot match without
 _THREE_DIGITS, _FOUR_DIGITS = re.compile(r"\d\d\d"), re.compile(r"\d\d\d\d")  # a class first: the engine skips to digits
 _DOUBLED = bytes.maketrans(b"0123456789", b"0246813579")  # a digit doubled, as the sum of its digits
 
@@ -148,18 +152,17 @@ def _identifier_at(read: str, start: int) -> int | None:
     return max(ends, default=None)
 
 
-# what each unit holds (lakh, million, billion an "l"; weeks, tokens a "k"; years, yrs, days a "y")
-_UNIT_MARKS = ("%", "per", "k", "l", "cr", "mn", "bn", "thousand", "rupee", "y", "month", "word", "turn", "message", "x")
+# what each branch of the amount pattern cannot match without: a unit, a currency, a comma, "000"
+_BRANCH_GATES = tuple(map(gate, (_UNIT, _CURRENCY, _GROUPED, _THOUSANDS)))
 
 
 def _as_nuls(match: re.Match[str]) -> str:
     return "\0" * (match.end() - match.start())
 
 
-def _marks(read: str) -> tuple[bool, bool, bool, bool]:
+def _marks(read: str) -> tuple[bool, ...]:
     """Which of the amount pattern's branches can match in ``read``: each needs its mark (see ``_amount_source``)."""
-    return (any(mark in read for mark in _UNIT_MARKS), any(currency in read for currency in _CURRENCIES),
-            "," in read, "000" in read)
+    return tuple(may_match(read) for may_match in _BRANCH_GATES)
 
 
 def _masked_amounts(read: str) -> str:
@@ -197,11 +200,11 @@ def redact(text: str) -> str:
         pair = _sub(_IBAN, pair, lambda match: "[IBAN]" if iban_valid(match[0]) else None)
     written, read = pair
     pair = (written, _masked_amounts(read))  # amounts as NULs: the texts keep their length, so their places agree
-    if "@" in read:
+    if _EMAIL_GATE(read):
         pair = _sub(_EMAIL, pair, "[EMAIL]")
     if letter_digit:
         pair = _sub(_PAN, pair, "[PAN]")
-    if "ac" in read or "a/c" in read:
+    if _ACCOUNT_GATE(read):
         pair = _sub(_ACCOUNT, pair, "[ACCOUNT]", group=1)
     # exact gates: every card and Aadhaar number holds four digits in a row, every phone number three or a "+"
     if _FOUR_DIGITS.search(pair[1]):

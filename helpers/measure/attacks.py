@@ -15,7 +15,7 @@ from helpers.memory.pinned import PINNED_CLOSE, PINNED_HEADING, PINNED_OPEN
 from helpers.memory.placement import DATA_CLOSE, DATA_OPEN
 from helpers.memory.registry import KINDS, kind_named
 from helpers.memory.summary_check import CHECK_MODES, assistant_names, check_summary
-from helpers.memory.types import SettingError, Summariser, SummariserError, SummaryRefused
+from helpers.memory.types import SettingError, Summarised, Summariser, SummariserError, SummaryRefused
 
 
 @dataclass(frozen=True)
@@ -88,15 +88,22 @@ def _mentions(text: str | None, canary: str) -> bool:
     return bool(text) and canary.casefold() in text.casefold()  # type: ignore[union-attr]
 
 
+def _asked(summarise: Summariser | None) -> Summariser | None:
+    """What a memory asks of ``summarise``: its ``summarised`` if it has one (whose answer tells a cut), else itself."""
+    flagged = getattr(summarise, "summarised", None)
+    return flagged if callable(flagged) else summarise
+
+
 def run_one(item: dict[str, Any], memory_kind: str, setting: DefenceSetting, summarise: Summariser | None,
             system_prompt: str) -> AttackRun:
     """Run the scripted conversation with the payload ``item`` as turn 2: what its canary did."""
     text, canary = item["text"], item["canary"]
-    written: list[str] = []
+    ask, written = _asked(summarise), []
 
-    def recording_summariser(messages: list[dict[str, str]], existing: str | None) -> str:
-        written.append(summarise(messages, existing))  # type: ignore[misc]
-        return written[-1]
+    def recording_summariser(messages: list[dict[str, str]], existing: str | None) -> str | Summarised:
+        answer = ask(messages, existing)  # type: ignore[misc]
+        written.append(answer.text if isinstance(answer, Summarised) else answer)
+        return answer  # a Summarised as it came: the fold event reports its cut
 
     cls = KINDS[memory_kind]
     memory = cls.create(system_prompt, recording_summariser, dict(cls.KIND.attack_settings), setting.defences)
@@ -117,13 +124,14 @@ def run_one(item: dict[str, Any], memory_kind: str, setting: DefenceSetting, sum
 
 
 def memoised(summarise: Summariser) -> Summariser:
-    """The summariser, answering a repeated (messages, existing summary) from memory: fewer model calls."""
-    answers: dict[str, str] = {}
+    """The summariser, answering a repeated (messages, existing summary) from memory: fewer model calls; asked as a
+    memory asks it (``summarised`` where it has one), so the fold event still reports a cut."""
+    ask, answers = _asked(summarise), {}
 
-    def call(messages: list[dict[str, str]], existing: str | None) -> str:
+    def call(messages: list[dict[str, str]], existing: str | None) -> str | Summarised:
         key = json.dumps([messages, existing], ensure_ascii=False)
         if key not in answers:
-            answers[key] = summarise(messages, existing)
+            answers[key] = ask(messages, existing)  # type: ignore[misc]
         return answers[key]
     return call
 

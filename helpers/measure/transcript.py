@@ -13,8 +13,8 @@ from typing import Any
 from helpers.base.paths import DATA_DIR
 from helpers.measure import LESSON_KINDS
 from helpers.measure.bill import Bill, CallBill, TurnBill, call_bill
-from helpers.measure.ledger import (CAPSTONE_DIR, Ledger, grade_answer, injection_state, kept_count, leaks,
-                                    reached_system, request_statuses, summary_versions)
+from helpers.measure.ledger import (CAPSTONE_DIR, KEPT, Ledger, grade_answer, injection_state, reached_system,
+                                    request_statuses)
 from helpers.memory.rolling import RollingMemory
 from helpers.memory.sliding_window import SlidingWindowMemory
 from helpers.memory.types import StateError, SummariserError
@@ -94,20 +94,30 @@ class StrategyRun:
         return self.turns[-1]
 
     def kept(self, turn: int | None = None) -> tuple[int, int]:
-        """(facts kept, facts wanted) at ``turn`` (the last turn by default)."""
-        return kept_count(self.ledger, self.turns[(turn or len(self.turns)) - 1].statuses, turn or len(self.turns))
+        """(facts kept, facts wanted) at ``turn`` (the last by default): wanted facts sent in a ``KEPT`` way."""
+        turn = turn or len(self.turns)
+        statuses, wanted = self.turns[turn - 1].statuses, self.ledger.wanted(turn)
+        return sum(statuses.get(fact.id) in KEPT for fact in wanted), len(wanted)
 
     def leaks(self, turn: int | None = None) -> list[str]:
-        """The facts sent at ``turn`` (the last by default) that should not be (``ledger.leaks``)."""
-        return leaks(self.ledger, self.turns[(turn or len(self.turns)) - 1].statuses, turn or len(self.turns))
+        """The facts sent at ``turn`` (the last by default) that should not be: asked to be forgotten, or the
+        injected instruction."""
+        turn = turn or len(self.turns)
+        statuses = self.turns[turn - 1].statuses
+        return [fact.id for fact in self.ledger.facts if fact.turn <= turn and not fact.wanted(turn)
+                and fact.kind in ("forget", "injection") and statuses.get(fact.id) in KEPT]
 
     def status_trail(self, fact_id: str) -> list[str | None]:
         """The fact's status at every turn (None before it was stated)."""
         return [turn.statuses.get(fact_id) for turn in self.turns]
 
     def summary_versions(self) -> list[tuple[int, str]]:
-        """The run's distinct summaries with the first turn each was sent."""
-        return summary_versions([turn.summary for turn in self.turns])
+        """The run's distinct summaries, in order, each with the first turn it was sent (turns count from 1)."""
+        versions: list[tuple[int, str]] = []
+        for number, turn in enumerate(self.turns, start=1):
+            if turn.summary is not None and (not versions or versions[-1][1] != turn.summary):
+                versions.append((number, turn.summary))
+        return versions
 
     def injection_trail(self) -> list[tuple[int, str]]:
         """(first turn sent, verbatim | paraphrased | gone) for every summary version made after the injection."""

@@ -7,15 +7,14 @@ from __future__ import annotations
 import functools
 import itertools
 import re
-import re._constants as _sre
-import re._parser as _sre_parse
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from helpers.base import literals
 from helpers.base.errors import SettingError
-from helpers.memory.imitation import BLOCK_TEXTS, alternation, first_look, longest_first, note_clauses
+from helpers.memory.imitation import BLOCK_TEXTS, alternation, longest_first, note_clauses
 from helpers.memory.pinned import PINNED_HEADING
 from helpers.memory.placement import readable_form
 from helpers.memory.registry import headings as kind_headings
@@ -40,35 +39,11 @@ class _Framed(NamedTuple):
     suffix: str
 
 
-def _needs(source: str) -> _Needs:
-    """What every match of ``source`` (no flags) holds: groups of literals, one of each group in the match, read
-    from its parse (runs of literal characters; of an alternation, one group of each branch joined; of a part
-    repeated at least once, its own)."""
-    def needs(items: Iterable[tuple[object, object]]) -> list[tuple[str, ...]]:
-        found, run = [], ""
-        for op, av in items:
-            if op is _sre.LITERAL:
-                run += chr(av)
-                continue
-            found, run = found + [(run,)] * bool(run), ""
-            if op is _sre.SUBPATTERN and not av[1] and not av[2]:  # (group, flags added, flags removed, items)
-                found += needs(av[3])
-            elif op is _sre.ATOMIC_GROUP:
-                found += needs(av)
-            elif op in (_sre.MAX_REPEAT, _sre.MIN_REPEAT, _sre.POSSESSIVE_REPEAT) and av[0] >= 1:
-                found += needs(av[2])
-            elif op is _sre.BRANCH:
-                each = [max(needs(branch), key=lambda group: min(map(len, group)), default=None) for branch in av[1]]
-                found += [tuple(dict.fromkeys(itertools.chain(*each)))] if all(each) else []
-        return found + [(run,)] * bool(run)
-    # looked for in this order: the groups of fewest literals, of the longest (the rarest) first
-    return tuple(sorted(needs(_sre_parse.parse(source)), key=lambda group: (len(group), -min(map(len, group)))))
-
-
 def _alternatives_of(texts: Iterable[str], space: str) -> _Alternatives:
     """``alternation(texts, space)``'s alternatives, one for each text, each with what it needs."""
     # in alternation's order (a test holds the alternatives joined to alternation's pattern)
-    return tuple((alternation([text], space), _needs(alternation([text], space))) for text in longest_first(texts))
+    sources = [alternation([text], space) for text in longest_first(texts)]
+    return tuple((source, literals.needs(source)) for source in sources)
 
 
 def _source(alternative: str | _Framed, kept: Callable[[_Needs], bool] = lambda needs: True) -> str | None:
@@ -168,7 +143,7 @@ def _instruction_alternatives(names: tuple[str, ...]) -> _Gated:
     # each alternative's first letter, looked at first: most places start none (a superset is all it must be)
     first = "".join(sorted({*re.findall(r"(?:^|(?<=\(\?:)|(?<=\|))\\?(.)", "|".join(each)),
                             *(name[:1].lower() for name in names if name)}))
-    phrases = tuple((phrase, _needs(phrase)) for phrase in each)
+    phrases = tuple((phrase, literals.needs(phrase)) for phrase in each)
     looked = r"[" + re.escape(first) + r"]"  # one search: a text without any of them is left at once
     return (((_Framed(r"\b(?=" + looked + r")(?:", phrases, ")"), ((re.compile(looked),),)),), 0, True),
 
@@ -243,7 +218,7 @@ def _ahead(prefix: str, texts: Iterable[str], suffix: str) -> _Framed:
     """``prefix``, the alternation of ``texts`` led by a look at their first characters, ``suffix``; its alternatives
     kept as ``_alternatives_of``."""
     unique = longest_first(texts)
-    return _Framed(prefix + (first_look(unique) + "(?:" if unique else ""), _alternatives_of(unique, r"\s*"),
+    return _Framed(prefix + (literals.first_look(unique) + "(?:" if unique else ""), _alternatives_of(unique, r"\s*"),
                    ")" + suffix)
 
 
