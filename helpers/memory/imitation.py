@@ -10,6 +10,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 
 from helpers.base.code_points import LONG, OneForOne, Translation, code_points, every_character, text_of
+from helpers.base.literals import first_look
 from helpers.memory.pinned import PINNED_CLOSE, PINNED_HEADING, PINNED_NOTE, PINNED_OPEN
 from helpers.memory.placement import DATA_CLOSE, DATA_NOTE, DATA_OPEN, escape_markers, readable_form
 
@@ -45,11 +46,6 @@ def longest_first(texts: Iterable[str]) -> list[str]:
     """``texts`` as an alternation tries them: each with its spaces as one, once, blank ones left out, the longest
     first (a text that starts another is tried after it)."""
     return sorted(dict.fromkeys(" ".join(t.split()) for t in texts if t.strip()), key=len, reverse=True)
-
-
-def first_look(texts: Iterable[str]) -> str:
-    """A look ahead at the first characters of ``texts`` (none blank)."""
-    return f"(?=[{re.escape(''.join(sorted({text[0] for text in texts})))}])"
 
 
 @functools.cache
