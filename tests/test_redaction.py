@@ -39,6 +39,13 @@ def test_amounts_ranges_years_ages_and_percentages_are_kept(text):
     assert redact(text) == text
 
 
+@pytest.mark.parametrize("currency", ["Rs", "Rs.", "INR", "₹", "$", "USD", "€", "EUR", "eur", "£", "GBP"])
+def test_an_amount_after_any_currency_is_kept_alike(currency):
+    # ten digits after a currency are an amount, after every currency the pattern names (EUR was read as a phone)
+    assert redact(f"{currency} 9876543210 a year") == f"{currency} 9876543210 a year"
+    assert redact("call 9876543210") == "call [PHONE]"
+
+
 def test_every_figure_of_the_lessons_conversations_and_summaries_comes_out_unchanged():
     texts = lesson_texts()
     assert sum("₹" in text or "Rs" in text for text in texts) > 20

@@ -35,6 +35,9 @@ _NO_THOUSANDS = f"{_NEVER}(?P<joint_of_thousands>)"  # its group kept, for its n
 _THOUSANDS = rf"(?<![{_DASH}])\d+000(?P<joint_of_thousands>\s*[{_DASH}]\s*)\d+000(?![\w,]|\s*[{_DASH}]\s*\d)"
 
 
+_AMOUNT_LOOK = first_look((*"0123456789", *_CURRENCIES))  # an amount starts with a digit or a currency
+
+
 def _amount_source(unit: bool = True, currency: bool = True, grouped: bool = True, thousands: bool = True) -> str:
     """The amount pattern; a branch whose mark (a unit, a currency, a comma, "000") is absent from
     the text can match nothing there, and is written as ``_NEVER``."""
@@ -43,7 +46,7 @@ def _amount_source(unit: bool = True, currency: bool = True, grouped: bool = Tru
               rf"\s*+(?=\d)){_RANGE}(?(currency)(?:\s*+{_UNIT})?|\s*+{_UNIT})")
     if not (unit or currency):
         figure = f"{_NEVER}(?P<currency>)(?P<joint>)"  # its groups kept, for their numbers
-    return (rf"(?=[0-9riu$₹€£g])(?:{figure}"
+    return (rf"{_AMOUNT_LOOK}(?:{figure}"
             rf"|(?<![\w.,])(?:{_GROUPED if grouped else _NEVER}|{_THOUSANDS if thousands else _NO_THOUSANDS}))")
 
 
