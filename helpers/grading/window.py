@@ -1,5 +1,6 @@
 """Exercise 2.1 (notebook 02): summary memory's trigger, a sliding window's forgetting. The right answer is what
-``SummaryMemory`` sends word for word, with no summary; each named mistake is a mutant of it with one slip."""
+``SummaryMemory`` sends word for word, with no summary; each named mistake is a mutant of it (its messages_to_fold
+overridden) or, where no mutant can send it, a small function of its own."""
 from __future__ import annotations
 
 import functools
@@ -71,8 +72,7 @@ def _mutant(fold: Callable[[SummaryMemory, int], int]) -> Callable[[int, int, in
     """The requests of ``SummaryMemory`` whose fold after a reply takes ``fold(memory, the real count)`` messages."""
     class Mutant(SummaryMemory):
         def messages_to_fold(self, role: str) -> int:
-            n = super().messages_to_fold(role)
-            return fold(self, n) if role == "assistant" else n
+            return fold(self, super().messages_to_fold(role)) if role == "assistant" else 0
 
     @functools.lru_cache(maxsize=256)  # a check tries each mistake on every case: made once a kernel
     def requests(threshold: int, keep: int, turns: int) -> list[Request]:
