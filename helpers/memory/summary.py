@@ -60,10 +60,8 @@ class SummaryMemory(SummarisingMemory):
 
     def messages_to_fold(self, role: str) -> int:
         """How many of the oldest verbatim messages are folded once a ``role`` message is stored (0: none)."""
-        turns = self.verbatim_messages // 2
-        if role == "assistant" and turns >= self.max_turns_before_summary:
-            return 2 * (turns - self.turns_to_keep_verbatim)
-        return 0
+        turns = self.verbatim_messages // 2 if role == "assistant" else 0  # the trigger waits for the reply
+        return 2 * (turns - self.turns_to_keep_verbatim) if turns >= self.max_turns_before_summary else 0
 
     def add_message(self, role: str, content: str) -> None:
         """Store the message; after a reply, fold the oldest turns once the threshold is reached (if that fold
