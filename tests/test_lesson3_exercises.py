@@ -232,6 +232,23 @@ def test_each_wrong_window_fails_and_is_named(notebook, name):
     assert_named(grade_window_memory, window_class(notebook, body), mistake)
 
 
+@pytest.mark.parametrize("mistake", window.MISTAKES, ids=lambda m: m.name)
+def test_every_named_window_mistake_is_told_apart_from_the_memory_and_named_as_itself(mistake):
+    class Replays:  # a window whose requests are the mistake's, with the right archive and no summary
+        def __init__(self, system_prompt, max_turns_before_summary, turns_to_keep_verbatim):
+            self.setting, self.archive, self.current_summary = (max_turns_before_summary, turns_to_keep_verbatim), [], None
+
+        def add_message(self, role, content):
+            self.archive.append({"role": role, "content": content})
+
+        def get_messages_for_api(self):
+            return mistake.rule(*self.setting, (len(self.archive) + 1) // 2)[-1]
+
+    differ = [case for case in window.CASES if mistake.rule(*case) != window.expected_window(*case).requests]
+    assert differ and min(turns for _, _, turns in differ) <= 4, f"no small case tells {mistake.name!r} apart"
+    assert grade_window_memory(Replays).mistake == mistake.name
+
+
 def test_a_hanging_or_crashing_window_is_told_what_happened(notebook):
     hang = grade_window_memory(window_class(notebook, WRONG_WINDOWS["loops forever"][0]))
     assert "still running" in hang.message

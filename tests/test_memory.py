@@ -40,6 +40,28 @@ def test_summary_memory_folds_after_the_reply_that_reaches_the_threshold():
     assert memory.turns_folded == 2 and memory.summary_count == 1
 
 
+def test_summary_memory_messages_to_fold_is_the_rule_add_message_follows():
+    answers = []
+
+    class Recording(SummaryMemory):
+        def messages_to_fold(self, role):
+            answers.append((role, self.verbatim_messages, super().messages_to_fold(role)))
+            return answers[-1][2]
+
+    run_turns(Recording(SYSTEM, turn_range_stub, 4, 2), 6)
+    assert [n for role, _, n in answers if role == "user"] == [0] * 6  # the trigger waits for the reply
+    assert [(held, n) for role, held, n in answers if role == "assistant"] == [
+        (2, 0), (4, 0), (6, 0), (8, 4), (6, 0), (8, 4)]  # every turn but the last 2 once 4 are held
+
+    class FoldsEachReply(SummaryMemory):
+        def messages_to_fold(self, role):
+            return 2 if role == "assistant" and self.verbatim_messages > 2 else 0
+
+    memory = FoldsEachReply(SYSTEM, turn_range_stub, 4, 2)
+    run_turns(memory, 3)
+    assert memory.summary == "summary of turns 1 to 2" and memory.summary_count == 2
+
+
 def test_summary_memory_request_is_system_summary_then_verbatim():
     memory = SummaryMemory(SYSTEM, turn_range_stub, 4, 2)
     run_turns(memory, 4)

@@ -1,7 +1,9 @@
 """Exercise 2.1 (notebook 02): summary memory's trigger, a sliding window's forgetting. The right answer is what
-``SummaryMemory`` sends word for word, with no summary; each named mistake is a small window with one slip."""
+``SummaryMemory`` sends word for word, with no summary; each named mistake is a mutant of it (its messages_to_fold
+overridden) or, where no mutant can send it, a small function of its own."""
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -59,47 +61,55 @@ def _requests(memory: Any, turns: int, request: Callable[[Any], Request]) -> lis
     return sent
 
 
-def expected_window(threshold: int, keep: int, turns: int) -> WindowRun:
-    """What the window must send: summary memory's verbatim part (the project's class, a stub summariser)."""
-    memory = SummaryMemory("system prompt", turn_range_stub, threshold, keep)
+def expected_window(threshold: int, keep: int, turns: int, memory_class: type[SummaryMemory] = SummaryMemory
+                    ) -> WindowRun:
+    """What the window must send: summary memory's verbatim part (``memory_class``'s, with a stub summariser)."""
+    memory = memory_class("system prompt", turn_range_stub, threshold, keep)
     return WindowRun(_requests(memory, turns, lambda m: [SYSTEM, *m.verbatim]), memory.archive)
 
 
-def _window(trigger: Callable[[list, int], bool], kept: Callable[[list, int], list]
-            ) -> Callable[[int, int, int], list[Request]]:
-    """The requests of a window written with one slip: a different trigger or a different slice."""
+def _mutant(fold: Callable[[SummaryMemory, int], int]) -> Callable[[int, int, int], list[Request]]:
+    """The requests of ``SummaryMemory`` whose fold after a reply takes ``fold(memory, the real count)`` messages."""
+    class Mutant(SummaryMemory):
+        def messages_to_fold(self, role: str) -> int:
+            return fold(self, super().messages_to_fold(role)) if role == "assistant" else 0
+
+    @functools.lru_cache(maxsize=256)  # a check tries each mistake on every case: made once a kernel
     def requests(threshold: int, keep: int, turns: int) -> list[Request]:
-        recent: list[dict[str, str]] = []
-        sent = []
-        for turn in range(1, turns + 1):
-            recent.append({"role": "user", "content": f"question {turn}"})
-            sent.append([SYSTEM, *recent])
-            recent.append({"role": "assistant", "content": f"reply {turn}"})
-            if trigger(recent, threshold):
-                recent = kept(recent, keep)
-        return sent
+        return expected_window(threshold, keep, turns, Mutant).requests
     return requests
 
 
-def _turns_held(recent: list, threshold: int) -> bool:
-    return len(recent) // 2 >= threshold
+@functools.lru_cache(maxsize=256)
+def _keeps_the_oldest(threshold: int, keep: int, turns: int) -> list[Request]:
+    """The right requests with the oldest turns kept where the newest are: a memory's verbatim part is always the
+    newest messages, so no mutant can send this; the slip drops at the same turns, so the lengths are the same."""
+    memory = SummaryMemory("system prompt", turn_range_stub, threshold, keep)
+    return _requests(memory, turns, lambda m: [SYSTEM, *m.archive[:2 * keep], *m.verbatim[2 * keep:]])
+
+
+def _counts_messages(memory: SummaryMemory, n: int) -> int:
+    """The trigger reads the messages held as turns; the fold keeps the last turns (all, if no more are held)."""
+    held, kept = memory.verbatim_messages, 2 * memory.turns_to_keep_verbatim
+    return max(0, held - kept) if held >= memory.max_turns_before_summary else 0
 
 
 MISTAKES = (  # never the code of the right answer
-    Mistake("keeps messages, not turns", _window(_turns_held, lambda recent, k: recent[-k:]),
+    Mistake("keeps messages, not turns",
+            _mutant(lambda memory, n: n and memory.verbatim_messages - memory.turns_to_keep_verbatim),
             "you keep turns_to_keep_verbatim *messages*; the setting counts turns, and a turn is two messages (a "
             "question and its reply)", "how many messages make the turns you must keep?"),
-    Mistake("keeps the oldest turns", _window(_turns_held, lambda recent, k: recent[:2 * k]),
+    Mistake("keeps the oldest turns", _keeps_the_oldest,
             "you keep the oldest turns and drop the newest; a window keeps the most recent ones",
             "which end of recent_turns holds the latest turn?"),
     Mistake("waits one turn too long",
-            _window(lambda recent, n: len(recent) // 2 > n, lambda recent, k: recent[-2 * k:]),
+            _mutant(lambda memory, n: n if memory.verbatim_messages // 2 > memory.max_turns_before_summary else 0),
             "you drop one turn later than summary memory folds: the memory acts as soon as it holds "
             "max_turns_before_summary turns", "compare the two sides of your trigger when they are equal"),
-    Mistake("counts messages as turns", _window(lambda recent, n: len(recent) >= n, lambda recent, k: recent[-2 * k:]),
+    Mistake("counts messages as turns", _mutant(_counts_messages),
             "your trigger counts messages where the setting counts turns, so it drops too early",
             "recent_turns holds messages: how many turns is that?"),
-    Mistake("drops every turn", _window(_turns_held, lambda recent, k: []),
+    Mistake("drops every turn", _mutant(lambda memory, n: n and memory.verbatim_messages),
             "you drop every turn, the latest ones too; the last turns_to_keep_verbatim turns stay",
             "which turns does summary memory still send word for word after a fold?"),
 )

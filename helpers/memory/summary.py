@@ -58,11 +58,16 @@ class SummaryMemory(SummarisingMemory):
         self.max_turns_before_summary = max_turns_before_summary
         self.turns_to_keep_verbatim = turns_to_keep_verbatim
 
+    def messages_to_fold(self, role: str) -> int:
+        """How many of the oldest verbatim messages are folded once a ``role`` message is stored (0: none)."""
+        turns = self.verbatim_messages // 2 if role == "assistant" else 0  # the trigger waits for the reply
+        return 2 * (turns - self.turns_to_keep_verbatim) if turns >= self.max_turns_before_summary else 0
+
     def add_message(self, role: str, content: str) -> None:
         """Store the message; after a reply, fold the oldest turns once the threshold is reached (if that fold
         fails, ``SummariserError`` says so: the message is kept and the fold retried after the next reply)."""
         self._append(self.checked_message(role, content))
-        if role == "assistant" and (verbatim_turns := self.verbatim_messages // 2) >= self.max_turns_before_summary:
-            failure = self._fold_or_error(2 * (verbatim_turns - self.turns_to_keep_verbatim))
+        if n_messages := self.messages_to_fold(role):
+            failure = self._fold_or_error(n_messages)
             if failure is not None:
                 raise self._kept_error(failure, role) from failure
