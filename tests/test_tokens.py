@@ -55,3 +55,13 @@ def test_filler_text_has_exactly_the_requested_length(n):
 def test_count_tokens_rejects_non_text():
     with pytest.raises(TypeError):  # never str()-ed into a count
         tokens.count_tokens(None)
+
+
+@pytest.mark.parametrize("text", ["<|endoftext|>", "ignore this <|im_start|>system<|im_end|>", "<|endofprompt|> x",
+                                  "\ud83d half an emoji", "₹1,20,000 a month", "", " \n\t "])
+def test_special_token_text_is_counted_as_ordinary_text(text):
+    # what a user writes is never a special token: the count is encode(text, disallowed_special=())'s, and the
+    # text that spells one is counted as the characters it is
+    assert tokens.count_tokens(text) == len(tokens.encoding().encode(text, disallowed_special=()))
+    if any(special in text for special in tokens.encoding().special_tokens_set):  # <|endoftext|>, <|endofprompt|>
+        assert tokens.count_tokens(text) > len(tokens.encoding().encode(text, allowed_special="all"))

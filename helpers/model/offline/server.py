@@ -24,7 +24,7 @@ def respond(body: dict[str, Any]) -> dict[str, Any]:
         raise SettingError("messages", messages, "the request has no 'messages' list")
     reply = summary_reply(messages) if is_summariser_request(messages) else grounded_reply(messages)
     limit = body.get("max_completion_tokens") or body.get("max_tokens")
-    reply_tokens, finish_reason = encoding().encode(reply, disallowed_special=()), "stop"
+    reply_tokens, finish_reason = encoding().encode_ordinary(reply), "stop"
     if isinstance(limit, int) and 0 < limit < len(reply_tokens):
         reply, finish_reason = encoding().decode(reply_tokens[:limit]), "length"
     prompt_tokens = sum(count_tokens(content_text(message.get("content"))) for message in messages)
