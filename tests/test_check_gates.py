@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from benchmarks.pattern_time import SHAPES
 from helpers.base import literals
 from helpers.memory import summary_check
-from helpers.memory.imitation import BLOCK_TEXTS, alternation, note_clauses
+from helpers.memory.imitation import BLOCK_TEXTS, alternation, longest_first, note_clauses
 from helpers.memory.pinned import PINNED_HEADING
 from helpers.memory.registry import headings as kind_headings
 from helpers.memory.summary_check import check_summary
@@ -77,9 +77,14 @@ def test_the_whole_patterns_are_the_alternations_written_whole(headings):
     shaped = (*summary_check.AUTHORITY_HEADERS, *summary_check.SUMMARISER_HEADERS, titles[-1])
     capitals = (*shaped, *titles[:-1], *(t for t in notes if t.isupper()))
     whole = (*headings, *(t for t in notes if not t.isupper() or "(" in t))
+
+    def led(texts):  # the alternation led by a look at the first characters of its texts
+        unique = longest_first(texts)
+        return literals.first_look(unique) + "(?:" + alternation(unique, r"\s*") + ")"
+
     written = [alternation((t.lower() for t in whole), r"\s*"),
-               r"\b(?:" + alternation((t.upper() for t in capitals), r"\s*", ahead=True) + r")\b",
-               summary_check._SENTENCE_START + r"(?:" + alternation((t.lower() for t in shaped), r"\s*", ahead=True)
+               r"\b(?:" + led(t.upper() for t in capitals) + r")\b",
+               summary_check._SENTENCE_START + r"(?:" + led(t.lower() for t in shaped)
                + r")(?![^\W_])[*_]*\s*(?:\([^)\n]{0,80}\)[*_]*\s*)?:|<<<|>>>"]
     assert [pattern.pattern for pattern, _ in summary_check._forged_header(headings)] == written
     phrases = summary_check._phrases(*summary_check._INSTRUCTION_PHRASES,

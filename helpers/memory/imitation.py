@@ -10,7 +10,6 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 
 from helpers.base.code_points import LONG, OneForOne, Translation, code_points, every_character, text_of
-from helpers.base.literals import first_look
 from helpers.memory.pinned import PINNED_CLOSE, PINNED_HEADING, PINNED_NOTE, PINNED_OPEN
 from helpers.memory.placement import DATA_CLOSE, DATA_NOTE, DATA_OPEN, escape_markers, readable_form
 
@@ -31,15 +30,9 @@ def note_clauses(texts: Iterable[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
-def alternation(texts: Iterable[str], space: str = r"\s+", ahead: bool = False) -> str:
-    """A pattern of any of ``texts``, the longest first, each space between their words matching ``space``; with
-    ``ahead``, led by a look at their first characters, for where it does not start the pattern (the engine itself
-    passes at once over a place that starts no alternative only at a pattern's start)."""
-    unique = longest_first(texts)
-    pattern = "|".join(space.join(map(re.escape, text.split())) for text in unique)
-    if not (ahead and unique):
-        return pattern
-    return f"{first_look(unique)}(?:{pattern})"
+def alternation(texts: Iterable[str], space: str = r"\s+") -> str:
+    """A pattern of any of ``texts``, the longest first, each space between their words matching ``space``."""
+    return "|".join(space.join(map(re.escape, text.split())) for text in longest_first(texts))
 
 
 def longest_first(texts: Iterable[str]) -> list[str]:
