@@ -15,7 +15,7 @@ from helpers.memory.pinned import PINNED_CLOSE, PINNED_HEADING, PINNED_OPEN
 from helpers.memory.placement import DATA_CLOSE, DATA_OPEN
 from helpers.memory.registry import KINDS, kind_named
 from helpers.memory.summary_check import CHECK_MODES, assistant_names, check_summary
-from helpers.memory.types import SettingError, Summarised, Summariser, SummariserError, SummaryRefused
+from helpers.memory.types import SettingError, Summarised, Summariser, SummariserError, SummaryRefused, asked
 
 
 @dataclass(frozen=True)
@@ -88,17 +88,11 @@ def _mentions(text: str | None, canary: str) -> bool:
     return bool(text) and canary.casefold() in text.casefold()  # type: ignore[union-attr]
 
 
-def _asked(summarise: Summariser | None) -> Summariser | None:
-    """What a memory asks of ``summarise``: its ``summarised`` if it has one (whose answer tells a cut), else itself."""
-    flagged = getattr(summarise, "summarised", None)
-    return flagged if callable(flagged) else summarise
-
-
 def run_one(item: dict[str, Any], memory_kind: str, setting: DefenceSetting, summarise: Summariser | None,
             system_prompt: str) -> AttackRun:
     """Run the scripted conversation with the payload ``item`` as turn 2: what its canary did."""
     text, canary = item["text"], item["canary"]
-    ask, written = _asked(summarise), []
+    ask, written = asked(summarise), []
 
     def recording_summariser(messages: list[dict[str, str]], existing: str | None) -> str | Summarised:
         answer = ask(messages, existing)  # type: ignore[misc]
@@ -126,7 +120,7 @@ def run_one(item: dict[str, Any], memory_kind: str, setting: DefenceSetting, sum
 def memoised(summarise: Summariser) -> Summariser:
     """The summariser, answering a repeated (messages, existing summary) from memory: fewer model calls; asked as a
     memory asks it (``summarised`` where it has one), so the fold event still reports a cut."""
-    ask, answers = _asked(summarise), {}
+    ask, answers = asked(summarise), {}
 
     def call(messages: list[dict[str, str]], existing: str | None) -> str | Summarised:
         key = json.dumps([messages, existing], ensure_ascii=False)

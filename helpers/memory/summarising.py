@@ -8,7 +8,7 @@ from helpers.base.tokens import count_tokens
 from helpers.memory.placement import shows_nothing
 from helpers.memory.rolling import RollingMemory
 from helpers.memory.types import (FoldResult, MemoryDefences, Message, SettingError, StateError, Summarised, Summariser,
-                                  SummariserError, SummaryRefused, new_tuple)
+                                  SummariserError, SummaryRefused, asked, new_tuple)
 from helpers.memory.validation import check_count, check_text
 
 
@@ -100,11 +100,8 @@ class SummarisingMemory(RollingMemory):
 
     def _call_summariser(self, messages: list[dict[str, str]], existing: str | None) -> tuple[str, bool]:
         """The summariser's text, stripped, and whether it was cut; ``SummariserError`` if it is no summary."""
-        summarise = self.summarise
         try:
-            # a summariser that can tell a cut (``summarised``) says so; any other returns str (or Summarised)
-            flagged = getattr(summarise, "summarised", None)
-            result = flagged(messages, existing) if callable(flagged) else summarise(messages, existing)
+            result = asked(self.summarise)(messages, existing)  # type: ignore[misc]
         except Exception as error:
             retry = getattr(error, "retry_can_help", True) is not False
             raise SummariserError(_sentence(f"the summariser raised {type(error).__name__} while {_doing(messages)}: "

@@ -52,6 +52,13 @@ class Summarised:
     cut: bool = True
 
 
+def asked(summarise: Summariser | None) -> Summariser | None:
+    """What a memory calls to ask ``summarise`` for a summary: its ``summarised`` where it has one (a summariser that
+    can tell a cut answers a ``Summarised`` there), else ``summarise`` itself (which returns str or Summarised)."""
+    flagged = getattr(summarise, "summarised", None)
+    return flagged if callable(flagged) else summarise
+
+
 # new_tuple(FoldResult, fields): a named tuple made in C, for the paths run on every message and fold
 new_tuple = tuple.__new__
 
