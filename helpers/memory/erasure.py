@@ -3,7 +3,6 @@ in as few summariser calls as its context allows; all or nothing, and resumable 
 from __future__ import annotations
 
 import dataclasses
-import unicodedata
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -11,7 +10,7 @@ from typing import Any
 
 from helpers.base.tokens import count_tokens
 from helpers.memory.imitation import BLOCK_TEXTS
-from helpers.memory.placement import strip_invisible
+from helpers.memory.reading import _normal, mentions
 from helpers.memory.rolling import RollingMemory
 from helpers.memory.types import FoldEvent, Message, SettingError, SummariserError, SummaryRefused
 from helpers.memory.validation import check_count
@@ -55,16 +54,6 @@ class ErasureReport:
 
 def _plural(count: int, noun: str) -> str:
     return f"{count:,} {noun}{'s' * (count != 1)}"
-
-
-def _normal(text: str) -> str:
-    """``text`` as a match sees it: invisible characters dropped, NFKC, case folded, runs of whitespace one space."""
-    return " ".join(unicodedata.normalize("NFKC", strip_invisible(text)).casefold().split())
-
-
-def mentions(content: str, text: str) -> bool:
-    """True if ``content`` holds ``text``, whatever the case, spacing, full-width forms or invisible characters."""
-    return _normal(text) in _normal(content)
 
 
 def _pieces(memory: RollingMemory, drop: set[int]) -> list[list[Message]]:
