@@ -18,7 +18,7 @@ KEPT = ("verbatim", "summary")  # a fact counts as kept (a rule only as a rule) 
 
 def normalise(text: str) -> str:
     """The text as facts are looked for in it: lower case, every run of white space one space."""
-    return re.sub(r"\s+", " ", text).strip().lower()
+    return " ".join(text.lower().split())
 
 
 @dataclass(frozen=True)
@@ -84,8 +84,8 @@ def request_statuses(ledger: Ledger, request: Sequence[dict], summary: str | Non
     """How this request carries every fact stated by ``turn``: verbatim (in a turn of the request), summary,
     absent, contradicted (a correction whose old value alone is sent) or softened (a rule the summary keeps only
     as a preference or a mention)."""
-    turns = "\x00".join(normalise(m["content"]) for m in request if m.get("role") in ("user", "assistant")
-                        and not (summary and summary in m["content"]))
+    turns = normalise("\x00".join(m["content"] for m in request if m.get("role") in ("user", "assistant")
+                                   and not (summary and summary in m["content"])))
     normalised = normalise(summary or "")
 
     def where(fact: Fact) -> str:
