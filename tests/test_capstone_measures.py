@@ -54,9 +54,9 @@ def test_a_correction_is_contradicted_when_only_the_old_value_is_sent():
     assert statuses(None, ("user", "hi"), turn=3)["salary (corrected)"] == "absent"
 
 
-@pytest.mark.parametrize("summary, expected", [("The user must never be offered equity.", "summary"),
-                                               ("The user prefers to avoid equity.", "softened"),
-                                               ("The user mentioned equity.", "softened"), ("The user is 34.", "absent")])
+@pytest.mark.parametrize("summary, expected", [
+    ("The user must never be offered equity.", "summary"), ("The user prefers to avoid equity.", "softened"),
+    ("The user mentioned equity.", "softened"), ("The user is 34.", "absent")])
 def test_a_rule_in_the_summary_is_read_with_notebook_03s_measure_and_verbatim_wins(summary, expected):
     assert statuses(summary, ("user", "hi"))["rule"] == expected
     assert statuses(summary, ("user", "Never recommend equity to me."))["rule"] == "verbatim"

@@ -197,4 +197,5 @@ def call_plan(runs: Mapping[str, StrategyRun], context_tokens: int, probe_tokens
             "FULL_MEASUREMENT = True: about "
             f"{full} calls, up to {largest:,} tokens a request: every probe, {replies} replies to each strategy's "
             f"own\n  requests, {repeats} repeats of summary memory, and the sliders and exercise 7.1 on the model.\n"
-            "(Counted on a dry run with the stand-in's summaries; a model's may be longer.)")
+            "(o200k_base counts on a dry run with the stand-in's summaries: a model's may be longer, and a server's "
+            "tokenizer\n  may count about a fifth more.)")
