@@ -43,12 +43,10 @@ def fold_line(event: FoldEvent, kind: str) -> str:
 def turn_lines(record: TurnRecord) -> list[str]:
     """Everything a turn prints, in the order it happened: folds, the turn line, folds, notes."""
     return ([fold_line(e, record.kind) for e in record.folds_before] + [turn_line(record)]
-            + [fold_line(e, record.kind) for e in record.folds_after]
-            + [f"  [NOTE] {note}" for note in record.notes])
+            + [fold_line(e, record.kind) for e in record.folds_after] + [f"  [NOTE] {note}" for note in record.notes])
 
 
 def turn_text(record: TurnRecord) -> str:
-    """``turn_lines`` joined, ready to print."""
     return "\n".join(turn_lines(record))
 
 
@@ -62,7 +60,8 @@ def schedule_text(schedule: Schedule) -> str:
     """The whole schedule: heading, a row per turn, the number of summariser calls."""
     heading = (f"Summarise after {schedule.max_turns_before_summary} turns, "
                f"keep {schedule.turns_to_keep_verbatim} verbatim:")
-    footer = f" summariser calls in {schedule.total_turns} turns: {schedule.calls}"
+    turns = schedule.total_turns
+    footer = f" summariser calls in {turns} turn{'' if turns == 1 else 's'}: {schedule.calls}"
     return "\n".join([heading, *(schedule_row_line(row) for row in schedule.rows), footer])
 
 
