@@ -50,7 +50,6 @@ def turn_text(record: TurnRecord) -> str:
     return "\n".join(turn_lines(record))
 
 
-# ----- lesson 3's schedule and lesson 4's budget table ----------------------------------------------
 def schedule_row_line(row: ScheduleRow) -> str:
     """A schedule row as the lesson prints it."""
     return f" turn {row.turn:>2} request: {row.summary_label:<25} + verbatim turns {list(row.verbatim_turns)}"
@@ -72,7 +71,6 @@ def budget_table_text(table: BudgetTable) -> str:
     return "\n".join(lines)
 
 
-# ----- drift and the audit ---------------------------------------------------------------------------
 def cycle_line(cycle: CycleMeasure) -> str:
     """The lesson's line: ``Cycle 1: batch 82 tokens | summary 58 tokens | mentions equity: True``."""
     return (f"Cycle {cycle.cycle}: batch {cycle.batch_tokens} tokens | summary {cycle.summary_tokens} tokens | "
@@ -110,7 +108,6 @@ def audit_report(summary: str, archive: Sequence[dict[str, str]]) -> str:
                       *(cut if fragment else [])])
 
 
-# ----- a request message by message ---------------------------------------------------------------
 def request_text(messages: Sequence[Mapping[str, str]], *, known: Mapping[str, str] | None = None,
                  width: int = 100, first_line_over: int | None = None) -> str:
     """One block per message: ``[n] role (tokens)`` then its text, indented and wrapped. ``known`` maps a text

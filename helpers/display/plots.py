@@ -35,7 +35,6 @@ def new_figure(width: float, height: float, ncols: int = 1, margins: dict | None
 
 
 def png_bytes(fig: Figure, dpi: int = 72) -> bytes:
-    """The whole figure as PNG bytes (what a notebook output or a slider's image shows)."""
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=dpi, pil_kwargs={"compress_level": 1})
     return buffer.getvalue()
@@ -51,14 +50,10 @@ def _points(points: list[tuple[float, float]]) -> list:
 
 
 class _SliderChart:
-    fig: Figure
-
-    def png(self, dpi: int = 72) -> bytes:
-        """The chart as PNG bytes (what a slider panel's image shows)."""
+    def png(self, dpi: int = 72) -> bytes:  # what a slider panel's image shows
         return png_bytes(self.fig, dpi)
 
 
-# ----- lesson 3: the summary schedule --------------------------------------------------------------
 class ScheduleChart(_SliderChart):
     """Which turns each request sends as summary and which verbatim, and after which replies the summariser runs."""
 
@@ -90,7 +85,6 @@ class ScheduleChart(_SliderChart):
         return self.fig
 
 
-# ----- lesson 4: the token budget --------------------------------------------------------------------
 def overflow_bars(ax: Axes, budgets: Sequence[int], overflows: Sequence[int]) -> tuple:
     """Lesson 4's bars: summariser calls (overflows) per budget, each with its count on top (cell and slider)."""
     bars = ax.bar([str(b) for b in budgets], overflows, color=COLOURS["budget"])
@@ -151,7 +145,6 @@ class BudgetChart(_SliderChart):
         return self.fig
 
 
-# ----- what a request is made of ----------------------------------------------------------------------
 def request_chart(records: Sequence, title: str, budget: int | None = None) -> Figure:
     """What each turn's request was made of (``TurnRecord``s), stacked in the order sent and named as their kind
     names them, each segment tall enough holding its value; with a budget (``budget`` or the records') a ceiling."""
@@ -185,7 +178,6 @@ def request_chart(records: Sequence, title: str, budget: int | None = None) -> F
     return fig
 
 
-# ----- lesson 4: the flowchart, its four steps numbered like the page's list -----------------------------
 FLOW_BOXES = (  # (key, text, x, y, colour) in a 14 x 7 drawing area
     ("message", "user message", 1.1, 5.6, "#ffffff"),
     ("buffer", "buffer: recent messages,\nword for word,\nwithin max_buffer_tokens", 5.0, 5.6, COLOURS["verbatim"]),

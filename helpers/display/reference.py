@@ -43,8 +43,7 @@ def lesson4_run_lines() -> list[str]:
 
 
 def lesson4_run_sizes() -> list[int]:
-    """The o200k_base size of each message of lesson 4's run up to turn 6's question: user messages counted here,
-    replies by difference from the page's figures (buffers after turns 1 to 3, overflows, turn 6's buffer)."""
+    """Each message's o200k_base size in lesson 4's run up to turn 6's question (replies from the page's figures)."""
     run = published_run(4)["buffer_run"]
     users = [count_tokens(text) for text in lesson4()["buffer_run"]["user_turns"]]
     after_1, after_2, after_3 = run["buffer_tokens_turns_1_to_3"]

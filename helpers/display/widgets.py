@@ -1,9 +1,7 @@
-"""Slider panels: sliders, a text readout and a chart image, from a pure ``render_*(...) -> (text, figure)``
-function, the one a notebook's fixed-value cell calls, so the stored (nbval-compared) output and the slider agree.
-The lessons' panels also print their starting figures: a front end that cannot draw widgets still shows them."""
+"""Slider panels: sliders, a text readout and a chart from ``render_*(...) -> (text, figure)``, the function a
+notebook's fixed-value cell calls; the lessons' panels also print their starting figures, for front ends without widgets."""
 from __future__ import annotations
 
-import functools
 import html
 from collections.abc import Callable
 from typing import Any
@@ -14,7 +12,7 @@ from matplotlib.figure import Figure
 from helpers.display.lines import budget_table_text, schedule_text
 from helpers.display.plots import BudgetChart, ScheduleChart
 from helpers.lessons.data import lesson4
-from helpers.memory.budget import BudgetTable, analyse_budget, budget_table
+from helpers.memory.budget import analyse_budget, budget_table
 from helpers.memory.schedule import summary_schedule
 
 PANEL_DPI = 72  # PNG resolution of slider charts: sharp enough, and quick to redraw
@@ -25,21 +23,15 @@ def render_schedule(threshold: int = 4, keep: int = 2, turns: int = 10,
                     chart: ScheduleChart | None = None) -> tuple[str, Figure]:
     """Lesson 3's schedule for one setting: its lines, how many verbatim turns the last request holds, the chart."""
     schedule = summary_schedule(turns, threshold, keep)
-    last = schedule.rows[-1]
-    text = f"{schedule_text(schedule)}\n request at turn {last.turn} holds {len(last.verbatim_turns)} verbatim turns"
+    held = len(schedule.rows[-1].verbatim_turns)
+    text = f"{schedule_text(schedule)}\n request at turn {turns} holds {held} verbatim turns"
     return text, (chart or ScheduleChart()).update(schedule)
-
-
-@functools.lru_cache(maxsize=256)
-def _lesson_table(reply_tokens: int, compress: int) -> BudgetTable:
-    """The lesson's six budgets for one reply length and compression (cached: sliders revisit values)."""
-    return budget_table(_MESSAGES, _BUDGETS, reply_tokens, compress)
 
 
 def render_budget(budget: int = 600, reply_tokens: int = 100, compress: int = 4,
                   chart: BudgetChart | None = None) -> tuple[str, Figure]:
     """Lesson 4's budget table for one reply length and compression, and the buffer for one budget."""
-    table, chosen = _lesson_table(reply_tokens, compress), analyse_budget(_MESSAGES, budget, reply_tokens, compress)
+    table, chosen = budget_table(_MESSAGES, _BUDGETS, reply_tokens, compress), analyse_budget(_MESSAGES, budget, reply_tokens, compress)
     text = (f"Replies of {reply_tokens} tokens, {compress} messages compressed per overflow, {len(_MESSAGES)} turns:\n"
             f"{budget_table_text(table)}\nbudget {budget}: overflows: {chosen.overflows}, "
             f"largest buffer: {chosen.peak_buffer_tokens} tokens")
@@ -73,12 +65,11 @@ class SliderPanel(widgets.VBox):
         self.refresh()
 
     @property
-    def text(self) -> str:
-        """The readout as plain text (what the lesson prints)."""
+    def text(self) -> str:  # the readout as plain text
         return html.unescape(self.readout.value.removeprefix("<pre>").removesuffix("</pre>"))
 
-    def constrain(self) -> None:
-        """Adjust slider limits that depend on other sliders (none by default)."""
+    def constrain(self) -> None:  # adjust limits that depend on other sliders
+        pass
 
     def refresh(self) -> None:
         """Recompute and redraw for the sliders' current values."""
