@@ -10,7 +10,6 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "helpers.memory.summary": "SummaryMemory",
     "helpers.memory.types": "SummariserError",
     "helpers.measure": "drift",
-    "helpers.measure.billed_tokens": "fit_overhead lesson3_points lesson4_point",
     "helpers.grading.calls": "check_calls_formula",
     "helpers.grading.rule_check": "RULE_WORDS check_rule_check",
     "helpers.grading.window": "check_window_memory",

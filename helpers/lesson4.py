@@ -7,7 +7,6 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "helpers.memory.budget": "analyse_budget budget_table",
     "helpers.memory.summary_buffer": "SummaryBufferMemory",
     "helpers.memory.types": "SettingError",
-    "helpers.measure.billed_tokens": "fit_overhead lesson3_points lesson4_point",
     "helpers.display.plots": "overflow_bar_chart request_chart summary_buffer_flowchart",
     "helpers.grading.overflows": "check_overflows_at",
     "helpers.grading.runner": "try_it",
