@@ -154,6 +154,12 @@ def test_the_lesson_module_offers_every_name_its_notebook_imports_from_it(path):
             assert name in module.__all__ and getattr(module, name) is not None
 
 
+@pytest.mark.parametrize("module", ["helpers.lesson3", "helpers.lesson4"])
+def test_every_name_a_lesson_module_offers_exists(module):
+    offered = importlib.import_module(module)
+    assert all(getattr(offered, name) is not None for name in offered.__all__)
+
+
 def top_level_imports(module: str) -> set[str]:
     """The modules ``module`` imports when it loads (not inside functions), its packages' ``__init__`` included."""
     path = REPO_ROOT.joinpath(*module.split("."))
