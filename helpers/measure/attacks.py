@@ -10,10 +10,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from helpers.lessons.data import data_file
-from helpers.memory.defences import Defences
+from helpers.memory.defences import DATA_CLOSE, DATA_OPEN, Defences
 from helpers.memory.pinned import PINNED_CLOSE, PINNED_HEADING, PINNED_OPEN
-from helpers.memory.placement import DATA_CLOSE, DATA_OPEN
-from helpers.memory.registry import KINDS, kind_named
+from helpers.memory.registry import KINDS, headings, kind_named
 from helpers.memory.summary_check import CHECK_MODES, assistant_names, check_summary
 from helpers.memory.types import SettingError, Summarised, Summariser, SummariserError, SummaryRefused, asked
 
@@ -112,7 +111,8 @@ def run_one(item: dict[str, Any], memory_kind: str, setting: DefenceSetting, sum
             reached = reached or any(m["role"] == "system" and m["content"] != system_prompt
                                      and _mentions(m["content"], canary) for m in memory.get_messages_for_api())
     last = any(_mentions(m["content"], canary) for m in memory.get_messages_for_api())
-    flagged = any(check_summary(summary, names=assistant_names(system_prompt)).flagged for summary in written)
+    flagged = any(check_summary(summary, names=assistant_names(system_prompt), headings=headings()).flagged
+                  for summary in written)
     return AttackRun(item["id"], item["family"], setting.name, memory_kind, reached, _mentions(memory.summary, canary),
                      last, flagged, refused, memory.summary)
 
@@ -245,8 +245,8 @@ def measure_check(summarise: Summariser, kind: str = "summary memory", *, turns:
     attacks, cls, results = heldout_attacks(), KINDS[kind], []
     for mode in modes:
         defences = Defences(summary_check=mode)
-        caught = sum(bool(defences.check(attack["text"], prompt)) for attack in attacks)
-        false_alarms = sum(any(defences.check(text, p) for p in talk["system_prompts"]) for text in ordinary)
+        caught = sum(bool(defences.check(attack["text"], prompt, headings())) for attack in attacks)
+        false_alarms = sum(any(defences.check(text, p, headings()) for p in talk["system_prompts"]) for text in ordinary)
         memory = cls.create(prompt, summarise, dict(cls.KIND.attack_settings), defences)
         refused = 0
         for text in messages:

@@ -1,21 +1,156 @@
-"""The one reading of a text that every defence compares with (placeholder: the current readings, gathered here
-until the defences are rewritten around it)."""
+"""The one reading of a text that every defence compares with (the summary check, the quoting of copied memory
+blocks, redaction, forget()): each character read alone, as a reader sees it.
+
+- tag characters (U+E0020-E007E, "ASCII smuggling") as the ASCII they spell; other invisible characters (Unicode's
+  default-ignorable and format characters) as nothing; every line break as a newline;
+- a decimal digit of any script as its ASCII digit;
+- bracket and colon look-alikes as ``<``, ``>`` and ``:``; compatibility forms (full-width, ligatures, circled) as
+  their plain letters; combining marks dropped; small capitals as capitals; and every other character that Unicode's
+  confusables.txt says looks like a Latin letter as that letter, its *prototype*.
+
+A prototype can stand for two letters: a capital I and a lower-case l are both drawn ``l`` (so are ``|`` and its
+look-alikes). Reading a look-alike of I as ``l`` must not open a gap, so whatever is compared with a reading is read
+the same way: ``pattern()`` folds a pattern's ``i``/``I`` and ``\\|`` to what they may read as, and a heading is read
+before it is made a pattern. ASCII reads as itself but for its line breaks, so a reading of plain text is the text.
+"""
 from __future__ import annotations
 
+import bisect
+import itertools
+import re
 import unicodedata
 
-from helpers.memory.placement import readable_form, strip_invisible
+from helpers.base.unicode_data import ANGLE_READINGS, DEFAULT_IGNORABLE, FORMAT, LATIN_READINGS, MARKS
+
+# Unicode's look-alikes of ":" (confusables.txt, UTS #39): "SYSTEM\u2236" is a role label to a reader
+COLON_LOOKALIKES = "\u0903\u0a83\uff1a\u0589\u0703\u0704\u16ec\ufe30\u1803\u1809\u205a\u05c3\u02f8\ua789\u2236\u02d0\ua4fd"
+LINE_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+_SMALL_CAPITALS = {chr(p): m.group(1) for p in itertools.chain(range(0x1D00, 0x1D2C), range(0x0250, 0x02AF),
+                                                                 range(0xA720, 0xA7FF), range(0x1DF00, 0x1DFFF))
+                   if (m := re.fullmatch(r"LATIN LETTER SMALL CAPITAL ([A-Z])", unicodedata.name(chr(p), "")))}
+_LOOKS = {**LATIN_READINGS, **_SMALL_CAPITALS, **ANGLE_READINGS, **dict.fromkeys(COLON_LOOKALIKES, ":")}
+_INVISIBLE_RANGES = sorted((*DEFAULT_IGNORABLE, *FORMAT))
+_MARK_RANGES = sorted(MARKS)
+INVISIBLE = frozenset(chr(p) for first, last in _INVISIBLE_RANGES for p in range(first, last + 1))
+
+
+def _in(ranges: list[tuple[int, int]], point: int) -> bool:
+    at = bisect.bisect_right(ranges, (point, 0x10FFFF)) - 1
+    return at >= 0 and ranges[at][0] <= point <= ranges[at][1]
+
+
+def _reading_of(point: int) -> str:
+    """How one character reads (see the module's docstring)."""
+    ch = chr(point)
+    if 0xE0020 <= point <= 0xE007E:
+        return chr(point - 0xE0000)
+    if ch in LINE_BREAKS:
+        return "\n"
+    if _in(_INVISIBLE_RANGES, point) or _in(_MARK_RANGES, point):
+        return ""
+    if ch.isdecimal():
+        return str(unicodedata.decimal(ch))
+    if ch in ANGLE_READINGS or ch in COLON_LOOKALIKES:
+        return _LOOKS[ch]
+    plain = unicodedata.normalize("NFKD", ch)
+    plain = unicodedata.normalize("NFKC", "".join(c for c in plain if not _in(_MARK_RANGES, ord(c))))
+    if plain.isascii() and plain.isalnum():  # "Ｉ", "Ⅰ", "é": Unicode's own plain form
+        return plain
+    if ch in _LOOKS:  # "Ι", "ꜱ", "˛": before NFKD made a look-alike a space and a mark
+        return _LOOKS[ch]
+    return "".join(_LOOKS.get(c, c) for c in plain)  # "ё" is "е" and a mark: then a look-alike
+
+
+class _Readings(dict):  # type: ignore[type-arg]
+    """``str.translate``'s table: a character's reading, worked out when it is first met (characters, never text:
+    at most ``_HELD`` of them are kept)."""
+
+    def __missing__(self, point: int) -> str:
+        reading = _reading_of(point)
+        if len(self) < _HELD:
+            self[point] = reading
+        return reading
+
+
+_HELD = 50_000
+_TABLE = _Readings({p: ("\n" if chr(p) in LINE_BREAKS else chr(p)) for p in range(128)})
 
 
 def read(text: str) -> str:
-    """``text`` as a reader sees it (look-alikes, width, invisible characters, marks, line breaks)."""
-    return readable_form(text)
+    """``text`` as a reader sees it (the module's docstring says how each character reads)."""
+    return text.translate(_TABLE)
 
 
-def _normal(text: str) -> str:
-    return " ".join(unicodedata.normalize("NFKC", strip_invisible(text)).casefold().split())
+def origins(text: str) -> list[int]:
+    """For each character of ``text``, where its reading ends in ``read(text)``: ``span_in(text, ...)`` uses it."""
+    return list(itertools.accumulate(len(_TABLE[ord(ch)]) for ch in text))
+
+
+def span_in(ends: list[int], start: int, end: int) -> tuple[int, int]:
+    """The span of the text whose reading is ``read(text)[start:end]`` (``ends``: ``origins(text)``)."""
+    return bisect.bisect_right(ends, start), bisect.bisect_right(ends, end - 1) + 1
+
+
+def shows_nothing(text: str) -> bool:
+    """True when ``text`` is whitespace and invisible characters only (tags too): never stored as a summary."""
+    return not drop_invisible(text).strip()
+
+
+def drop_invisible(text: str) -> str:
+    """``text`` without its invisible characters (tags included), everything else as written."""
+    return text if text.isascii() else "".join(ch for ch in text if ch not in INVISIBLE)
+
+
+_FOLDED = re.compile(r"\\\||\\.|\[(?:\\.|[^\]\\])*\]|[iI]")
+
+
+def fold(source: str, lowered: bool = True) -> str:
+    """A pattern's source written for plain letters, folded as ``read`` folds a text: ``I`` may read as ``l``, so
+    does ``\\|``; in a pattern for the lower-case reading, ``i`` too. Letters of a pattern source are literals (its
+    escapes are ``\\s``, ``\\b``, ...: no inline flag, no named group)."""
+    def folded(match: re.Match[str]) -> str:
+        found = match.group()
+        if found == "\\|":
+            return "[|l]"
+        if found.startswith("["):  # a class: its letters folded inside it
+            return found.replace("I", "Il") if not lowered else found.replace("i", "il")
+        if found.startswith("\\"):
+            return found
+        return "[Il]" if found == "I" else "[il]" if lowered else "i"
+    return _FOLDED.sub(folded, source)
+
+
+def pattern(source: str, lowered: bool = True, flags: int = 0) -> re.Pattern[str]:
+    """``source`` folded (``fold``) and compiled: it matches ``read(text).lower()`` (or ``read(text)``)."""
+    return re.compile(fold(source, lowered), flags)
+
+
+def _key(text: str) -> str:
+    """``text`` read, case folded, its l and i as one letter (the prototype's two letters), its letters and digits
+    only: what forget() compares. A text with no letter or digit keeps its words."""
+    seen = read(text).casefold().replace("l", "i")
+    return "".join(ch for ch in seen if ch.isalnum()) or " ".join(seen.split())
 
 
 def mentions(content: str, text: str) -> bool:
-    """True if ``content`` holds ``text``, whatever the case, spacing, full-width forms or invisible characters."""
-    return _normal(text) in _normal(content)
+    """True if ``content`` holds ``text`` whatever its spacing (a dropped space too), case, separators (hyphens,
+    dots, commas) or look-alikes: "98765 43210" finds "9876543210" and "ABCDE-1234-F" finds "abcde1234f"."""
+    return _key(text) in _key(content)
+
+
+def escape_markers(text: str) -> str:
+    """``text`` without invisible characters and with a space between any two characters that read as angle
+    brackets (``<<<`` as ``< < <``, ``≪`` as ``< <``): it can neither open nor close a block's marker."""
+    text = drop_invisible(text)
+    if not re.search("[<>]{2}", read(text)):
+        return text
+    pieces, after_bracket = [], False
+    for ch in text:
+        reading = _TABLE[ord(ch)]
+        if reading and not reading.strip("<>"):
+            pieces += [" " if after_bracket else "", " ".join(reading)]
+            after_bracket = True
+        else:
+            pieces.append(ch)
+            after_bracket = after_bracket and not reading  # a mark drawn on the bracket
+    return "".join(pieces)
