@@ -85,7 +85,7 @@ def _digits(match: re.Match[str], seen: str) -> str | None:
         return None
     if _ACCOUNT.search(before) and 9 <= len("".join(groups)) <= 18:
         return "[ACCOUNT]"
-    for cut in range(len(groups), 0, -1):
+    for cut in range(min(len(groups), 19), 0, -1):  # an identifier has at most 19 digits
         label = _number(groups[:cut], False)
         if label:
             rest = groups[cut:]

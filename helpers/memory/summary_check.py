@@ -51,8 +51,8 @@ _WHOSE = (rf"(?:(?:all|any|every|each|the|your|its|these|those|this|that|previou
 _INSTRUCTIONS = (
     rf"\b(?:ignore|disregard|forget|override|overrule|bypass|discard|drop|abandon|set aside|throw out|cancel|suspend"
     rf"|circumvent|stop following|stop obeying|no longer follow|do not follow|don{_A}t follow) {_WHOSE}{_OWN_RULES}",
-    rf"\b{_YOU}{_MODAL}(?: {_ADVERB})+ {_VERB}", rf"\b{_YOU}{_ORDERED}(?:(?: {_ADVERB})+| {_PUSH})", rf"\b{_YOU}(?: {_ADVERB})*(?: now| {_WHEN}) {_VERB}",
-    rf"\b{_WHEN}[,:;]? (?:{_YOU}{_MODAL}? )?(?:{_ADVERB} )*{_VERB}",
+    rf"\b{_YOU}{_MODAL}(?: {_ADVERB}){{1,3}} {_VERB}", rf"\b{_YOU}{_ORDERED}(?:(?: {_ADVERB}){{1,3}}| {_PUSH})", rf"\b{_YOU}(?: {_ADVERB}){{0,3}}(?: now| {_WHEN}) {_VERB}",
+    rf"\b{_WHEN}[,:;]? (?:{_YOU}{_MODAL}? )?(?:{_ADVERB} ){{0,3}}{_VERB}",
     rf"\byou(?: are|{_A}re| will be|{_A}ll be|{_A}ll now be| will now be)(?: now| henceforth| {_WHEN})? (?:an?|the|in"
     rf"|my|our|called|named|acting|playing|no longer)\b",
     r"\byour new (?:role|name|instructions?|rules?|task|persona|identity|job|purpose|directives?|goal)\b",
