@@ -88,8 +88,11 @@ _ROLE_MARKERS_LOW = (
 _CAPITAL_ROLES = ("SYSTEM", "DEVELOPER", "ASSISTANT", "USER", "TOOL", "HUMAN", "AI", "BOT", "MODEL", "CHATBOT",
                   "FUNCTION", "OBSERVATION", "OPERATOR", "ADMIN", "ADMINISTRATOR", "ROOT", "INSTRUCTIONS?",
                   "SYSTEM PROMPT", "SYSTEM MESSAGE")
-_NAMED_NOW = rf"\b[Yy]ou(?: are|{_A}re) now [A-Z]\w*"  # "You're now FinBroker": read in its own case
-_ROLE_LABEL = r"(?:(?<![A-Za-z0-9])|(?<=\\[nrt]))(?:" + "|".join(_CAPITAL_ROLES) + r")[*_\])]{0,4}[ \t]*:"
+# "You're now FinBroker", "From now on you are FinBroker": read in its own case (the prompt says "You are FinCoach")
+_NAMED_NOW = (rf"(?:\b(?:[Ff]rom now on|[Hh]enceforth|[Gg]oing forward)[,:;]? [Yy]ou(?: are|{_A}re)(?: now)?"
+              rf"|\b[Yy]ou(?: are|{_A}re) now) [A-Z]\w*")
+_ROLE_LABEL = (r"(?:(?<![A-Za-z0-9])|(?<=\\[nrt]))(?:" + "|".join(_CAPITAL_ROLES) + r")[*_\])]{0,4}[ \t]*:"
+               r"|\[(?:SYSTEM|DEVELOPER|ASSISTANT|ADMIN|INSTRUCTIONS?)\]")
 _TEMPLATE_TOKENS = (
     r"<\|[ \t]*[\w.\u2581 -]{1,40}?[ \t]*\|>",  # ChatML, Llama 3, Phi, Qwen, DeepSeek, Command-R, harmony, Granite
     r"<[ \t]*/?[ \t]*(?:start_of_turn|end_of_turn|bos|eos)[ \t]*>",  # Gemma
