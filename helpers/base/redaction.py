@@ -11,20 +11,23 @@ import re
 from collections.abc import Callable
 
 from helpers.base.errors import SettingError
+from helpers.memory.reading import origins, read, span_in  # the one reading every defence uses
 
 _SEP = "[ .\\-\u1680\u2010-\u2015\u2212]"  # one separator between digits or letters of an identifier (after the reading)
-_IBAN = re.compile(r"(?<![a-z0-9])[a-z]{2}[0-9]{2}(?: ?[a-z0-9]{4}){2,7}(?: ?[a-z0-9]{1,4})?(?![a-z0-9])")
+_GAP = "(?:[ .\\-/\u1680\u2010-\u2015\u2212] ?)"  # between groups of digits: a separator, a space after it too
+_IBAN = re.compile(r"(?<![a-z0-9])[a-z]{2}[0-9]{2}(?:[ -]?[a-z0-9]{4}){2,7}(?:[ -]?[a-z0-9]{1,4})?(?![a-z0-9])")
 _EMAIL = re.compile(r"(?<![a-z0-9._%+-])[a-z0-9._%+-]{1,64}[ \t]{0,2}@[ \t]{0,2}[a-z0-9.-]{1,253}\.[a-z]{2,24}\b"
                     r"|(?<![\w.])[a-z0-9._%+-]{1,64}(?: dot [a-z0-9_%+-]{1,64}){0,3} ?(?:\[at\]|\(at\)| at ) ?"
                     r"[a-z0-9-]{1,63}(?: ?(?:\[dot\]|\(dot\)| dot ) ?[a-z0-9-]{1,63}){0,3}?"
                     r" ?(?:\[dot\]|\(dot\)| dot ) ?(?:com|in|org|net|co|edu|gov|io)\b")
 _PAN = re.compile(rf"(?<![a-z0-9])[a-z](?:{_SEP}?[a-z]){{4}}{_SEP}?[0-9](?:{_SEP}?[0-9]){{3}}{_SEP}?[a-z](?![a-z0-9])")
-_DIGITS = re.compile(rf"(?<![\w+])(?:\(?\+ ?[0-9]{{1,3}}\)?{_SEP}?)?[0-9](?:{_SEP}?[0-9])*+(?![\w])")
+_DIGITS = re.compile(rf"(?<![\w+])(?:\(?\+ ?[0-9]{{1,3}}\)?{_GAP}?|\(0[0-9]{{2,4}}\) ?)?[0-9](?:{_GAP}?[0-9])*+(?![\w])")
 # what says that the numbers after it are money or a count, not an identifier (read in lower case)
-_MONEY = re.compile(r"(?:rs\.?|inr|₹|\$|usd|€|eur|£|gbp|emis?|instal+ments?|amounts?|payments?|premiums?|sips?|rent"
-                    r"|fees?|bills?|salary|salaries|costs?|prices?|expenses?|spent|paid)[\s:=\-]{0,3}"
+_MONEY = re.compile(r"(?<![a-z])(?:rs\.?|inr|₹|\$|usd|€|eur|£|gbp|emis?|instal+ments?|amounts?|payments?|premiums?|sips?|rent"
+                    r"|fees?|bills?|salary|salaries|costs?|prices?|expenses?|spent|paid|deposits?|upi|readings?)[\s:=\-]{0,3}"
                     r"(?:(?:are|were|is|was|of|each|about|around|approx)[\s:]{1,3}){0,2}$")
-_ACCOUNT = re.compile(r"a(?:ccount|/c|cct|cc)\.?(?:\s*(?:number|num|no)\.?|\s*#)?(?:\s*(?:is|was|=))?\s*[:#\-]?\s*$")
+_ACCOUNT = re.compile(r"(?<![a-z])(?:a(?:ccount|/c|cct|cc)\.?(?:\s*(?:number|num|no)\.?|\s*#)?|"
+                      + read("खाता(?: संख्या| नंबर| नं\\.?)?") + r")(?:\s*(?:is|was|=))?\s*[:#\-]?\s*$")
 
 
 def luhn_valid(digits: str) -> bool:
@@ -35,9 +38,21 @@ def luhn_valid(digits: str) -> bool:
     return total % 10 == 0
 
 
+def verhoeff_valid(digits: str) -> bool:
+    """Whether ``digits`` end in a correct Verhoeff check digit, as every Aadhaar number and VID does."""
+    def times(j: int, k: int) -> int:  # the dihedral group D5's product, as Verhoeff numbers its elements
+        return (j + k) % 5 + 5 * ((j >= 5) != (k >= 5)) if j < 5 else (j - k) % 5 + 5 * (k < 5)
+    step, check = dict(zip(range(10), (1, 5, 7, 6, 2, 8, 3, 0, 9, 4))), 0
+    for position, digit in enumerate(map(int, reversed(digits))):
+        for _ in range(position % 8):
+            digit = step[digit]
+        check = times(check, digit)
+    return check == 0
+
+
 def iban_valid(text: str) -> bool:
     """Whether ``text`` (spaces allowed) is 15 to 34 letters and digits whose ISO 13616 mod-97 check holds."""
-    compact = "".join(text.split()).upper()
+    compact = re.sub(r"[\s-]", "", text).upper()
     if not 15 <= len(compact) <= 34 or not compact.isalnum():
         return False
     return int("".join(str(int(ch, 36)) for ch in compact[4:] + compact[:4])) % 97 == 1
@@ -65,9 +80,10 @@ def _number(groups: list[str], plus: bool) -> str | None:
         return "[PHONE]" if 8 <= n <= 15 else None
     if 13 <= n <= 19 and luhn_valid(digits):
         return "[CARD]"
-    if n == 16 or n == 12 and digits[0] in "23456789" and not all(re.fullmatch("(?:19|20)[0-9]{2}", g) for g in groups):
-        return "[PHONE]" if n == 12 and groups[0] == "91" and digits[2] in "6789" else "[AADHAAR]"
-    if n == 10 and digits[0] in "6789" or n in (10, 11) and digits[0] == "0":
+    if (n == 16 or n == 12 and digits[0] in "23456789") and verhoeff_valid(digits):
+        return "[AADHAAR]"
+    if n == 10 and digits[0] in "6789" or n in (10, 11) and digits[0] == "0" or n == 12 and digits[:3] in (
+            "916", "917", "918", "919") or 13 <= n <= 15 and digits[:2] == "00":  # 0091 ...: dialled from abroad
         return "[PHONE]"
     return None
 
@@ -81,8 +97,8 @@ def _digits(match: re.Match[str], seen: str) -> str | None:
     if plus:
         return _number(groups, True)
     if _MONEY.search(before) or len(groups) == 2 and all(g.endswith("000") for g in groups) and re.search(
-            "[-\u2010-\u2015\u2212]", text):  # an amount, a list of amounts, a range of round thousands
-        return None
+            "[-\u2010-\u2015\u2212]", text) or all(re.fullmatch("(?:19|20)[0-9]{2}", g) for g in groups):
+        return None  # an amount, a list of amounts, a range of round thousands, a list of years
     if _ACCOUNT.search(before) and 9 <= len("".join(groups)) <= 18:
         return "[ACCOUNT]"
     for cut in range(min(len(groups), 19), 0, -1):  # an identifier has at most 19 digits
@@ -100,8 +116,6 @@ _PASSES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str], str], str | None]
 
 def redact(text: str) -> str:
     """``text`` with each identifier replaced by ``[EMAIL]``, ``[PHONE]``, ``[PAN]`` and so on; amounts kept."""
-    from helpers.memory.reading import origins, read, span_in  # the memory package's reading, one for all defences
-
     seen = read(text).lower()  # as long as the reading: "İ", whose lower case is two characters, reads as "I"
     labels: dict[int, tuple[int, str]] = {}
     for compiled, label_of in _PASSES:

@@ -125,18 +125,40 @@ def pattern(source: str, lowered: bool = True, flags: int = 0) -> re.Pattern[str
     return re.compile(fold(source, lowered), flags)
 
 
-def _key(text: str) -> str:
-    """``text`` read, case folded, its l and i as one letter (the prototype's two letters), its letters and digits
-    only: what forget() compares. A text with no letter or digit keeps its words."""
-    seen = read(text).casefold().replace("l", "i")
-    return "".join(ch for ch in seen if ch.isalnum()) or " ".join(seen.split())
+_CURRENCY = re.compile(r"(?<![a-z])(?:rs|inr|rupees?)\b\.?|₹")
+# inside a longer word or number: a letter or digit beside the match, or a separator and then one (a country code or
+# trunk 0 before a phone number, and ".00" paise after an amount, belong to it)
+_PREFIX = re.compile(r"(?:(?:\+|(?<![0-9])00)[0-9]{1,3}[ -]?|(?<![0-9])0)\Z")
+_INSIDE_BEFORE = re.compile(r"(?:[^\W_]|[0-9][ ,./-])\Z")
+_INSIDE_AFTER = re.compile(r"(?!\.00?(?![0-9]))(?:[^\W_]|[ ,./-][0-9])")
+
+
+def _letters_and_digits(text: str) -> tuple[str, list[int]]:
+    """``text`` read, in lower case, its l and i as one letter (the prototype's two letters), currency words and
+    signs dropped: its letters and digits alone, and where each is in that reading."""
+    seen = _CURRENCY.sub(lambda match: " " * len(match.group()), read(text).lower().replace("l", "i"))
+    places = [at for at, ch in enumerate(seen) if ch.isalnum()]
+    return "".join(seen[at] for at in places), places
 
 
 def mentions(content: str, text: str) -> bool:
     """True if ``content`` holds ``text`` whatever its spacing (a dropped space too), case, separators (hyphens,
-    dots, commas) or look-alikes: "98765 43210" finds "9876543210" and "ABCDE-1234-F" finds "abcde1234f"."""
-    return _key(text) in _key(content)
-
+    dots, commas), currency sign or look-alikes: "98765 43210" finds "9876543210" and "ABCDE-1234-F" finds
+    "abcde1234f"; never inside a longer number or word ("20,000" is not in "1,20,000"). A text of no letter or
+    digit is looked for as it reads."""
+    wanted, _ = _letters_and_digits(text)
+    if not wanted:
+        return " ".join(read(text).lower().split()) in " ".join(read(content).lower().split())
+    held, places = _letters_and_digits(content)
+    seen = _CURRENCY.sub(lambda match: " " * len(match.group()), read(content).lower().replace("l", "i"))
+    at = held.find(wanted)
+    while at >= 0:
+        start, end = places[at], places[at + len(wanted) - 1] + 1
+        before = _PREFIX.sub("", seen[max(0, start - 8):start]) if wanted[0].isdigit() else seen[max(0, start - 8):start]
+        if not (_INSIDE_BEFORE.search(before) or _INSIDE_AFTER.match(seen, end)):
+            return True
+        at = held.find(wanted, at + 1)
+    return False
 
 def escape_markers(text: str) -> str:
     """``text`` without invisible characters and with a space between any two characters that read as angle
