@@ -9,11 +9,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from helpers.lessons.data import data_file
+from helpers.lessons.data import data_file, prompt
 from helpers.memory.defences import DATA_CLOSE, DATA_OPEN, Defences
 from helpers.memory.pinned import PINNED_CLOSE, PINNED_HEADING, PINNED_OPEN
 from helpers.memory.registry import KINDS, headings, kind_named
-from helpers.memory.summary_check import CHECK_MODES, assistant_names, check_summary
+from helpers.memory.summary_check import assistant_names, check_summary
 from helpers.memory.types import SettingError, Summarised, Summariser, SummariserError, SummaryRefused, asked
 
 
@@ -207,55 +207,55 @@ def where_it_is(text: str, memory: Any, saved_file: Any = None) -> str:
 
 
 # ----- the summary check, measured both ways ---------------------------------------------------------------------
-def heldout_attacks() -> list[dict[str, Any]]:
-    """The held-out attacks on the check (``data/security/heldout_attacks.json``): written before its patterns."""
-    return list(data_file("security/heldout_attacks.json")["attacks"])
-
-
-def ordinary_talk() -> dict[str, Any]:
-    """Ordinary conversation (``data/security/ordinary_talk.json``): user messages, summaries and system prompts."""
-    return dict(data_file("security/ordinary_talk.json"))
+# the sets in data/security/: held-out attacks (caught is right) and ordinary talk (flagged is a false alarm)
+CHECK_SETS = (("heldout_attacks", "held-out attacks, by the check's author"),
+              ("heldout_attacks_2", "held-out attacks, written apart"),
+              ("ordinary_talk", "ordinary talk, by the check's author"), ("ordinary_talk_2", "ordinary talk, written apart"))
 
 
 @dataclass(frozen=True)
 class CheckMeasure:
-    """One check mode: held-out attacks caught, ordinary texts flagged, an ordinary run's folds flagged or refused."""
-    mode: str
-    attacks: int
-    caught: int
-    ordinary: int
-    false_alarms: int
-    turns: int
-    folds: int
-    folds_flagged: int
-    folds_refused: int
+    """The check on one set: of ``size`` texts it flagged ``flagged`` (``hard``: of them in the forms no pattern list
+    is expected to reach, paraphrase, other languages, encodings: ``hard_flagged`` of ``hard``)."""
+    name: str
+    attacks: bool
+    size: int
+    flagged: int
+    hard: int = 0
+    hard_flagged: int = 0
 
     percent = staticmethod(_percent)
 
 
-def measure_check(summarise: Summariser, kind: str = "summary memory", *, turns: int | None = None,
-                  modes: Iterable[str] = CHECK_MODES) -> list[CheckMeasure]:
-    """Each check mode on the held-out attacks, the ordinary texts and a conversation of the first ``turns`` ordinary
-    user messages through ``kind``: fold attempts flagged or refused (a refused fold keeps its turns, tried again)."""
-    talk = ordinary_talk()
-    ordinary = [*talk["user_messages"], *talk["summaries"]]
-    prompt = talk["system_prompts"][0]
-    messages = talk["user_messages"][:turns]
-    summarise = memoised(summarise)  # the modes fold the same turns: each summary is asked for once
-    attacks, cls, results = heldout_attacks(), KINDS[kind], []
-    for mode in modes:
-        defences = Defences(summary_check=mode)
-        caught = sum(bool(defences.check(attack["text"], prompt, headings())) for attack in attacks)
-        false_alarms = sum(any(defences.check(text, p, headings()) for p in talk["system_prompts"]) for text in ordinary)
-        memory = cls.create(prompt, summarise, dict(cls.KIND.attack_settings), defences)
-        refused = 0
-        for text in messages:
-            for role, content in (("user", text), ("assistant", "Noted. Let us keep that in the plan.")):
-                try:
-                    memory.add_message(role, content)
-                except SummaryRefused:
-                    refused += 1
-        flagged = sum(bool(event.check) for event in memory.fold_events)
-        results.append(CheckMeasure(mode, len(attacks), caught, len(ordinary), false_alarms, len(messages),
-                                    memory.summary_count + refused, flagged + refused, refused))
-    return results
+def measure_check() -> list[CheckMeasure]:
+    """The check (any mode but off) on every set of ``CHECK_SETS``, with every registered kind's heading and the
+    names each set's system prompts give the assistant."""
+    measures, kinds = [], headings()
+    for file, name in CHECK_SETS:
+        data = data_file(f"security/{file}.json")
+        names = tuple(n for p in data.get("system_prompts", [prompt("fincoach_system")]) for n in assistant_names(p))
+        texts = data["attacks"] if "attacks" in data else [{"text": t} for t in data["user_messages"] + data["summaries"]]
+        flagged = [check_summary(t["text"], headings=kinds, names=names).flagged for t in texts]
+        hard = [t.get("form") in data.get("hard_tail_forms", ()) for t in texts]
+        measures.append(CheckMeasure(name, "attacks" in data, len(texts), sum(flagged), sum(hard),
+                                     sum(f and h for f, h in zip(flagged, hard))))
+    return measures
+
+
+def ordinary_run(summarise: Summariser, kind: str = "summary memory", turns: int | None = None) -> tuple[int, ...]:
+    """The first ``turns`` user messages of both ordinary corpora through ``kind`` with the refusing check: (turns,
+    fold attempts, flagged, refused); a refused fold keeps its turns and is tried again."""
+    messages = [t for file in ("ordinary_talk", "ordinary_talk_2") for t in data_file(f"security/{file}.json")
+                ["user_messages"]][:turns]
+    cls = KINDS[kind]
+    memory = cls.create(prompt("fincoach_system"), summarise, dict(cls.KIND.attack_settings),
+                        Defences(summary_check="refuse"))
+    refused = 0
+    for text in messages:
+        for role, content in (("user", text), ("assistant", "Noted. Let us keep that in the plan.")):
+            try:
+                memory.add_message(role, content)
+            except SummaryRefused:
+                refused += 1
+    flagged = sum(bool(event.check) for event in memory.fold_events)
+    return len(messages), memory.summary_count + refused, flagged + refused, refused

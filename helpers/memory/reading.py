@@ -10,8 +10,8 @@ blocks, redaction, forget()): each character read alone, as a reader sees it.
 
 A prototype can stand for two letters: a capital I and a lower-case l are both drawn ``l`` (so are ``|`` and its
 look-alikes). Reading a look-alike of I as ``l`` must not open a gap, so whatever is compared with a reading is read
-the same way: ``pattern()`` folds a pattern's ``i``/``I`` and ``\\|`` to what they may read as, and a heading is read
-before it is made a pattern. ASCII reads as itself but for its line breaks, so a reading of plain text is the text.
+the same way: ``pattern()`` folds a pattern's letters to every character that shares their prototype, and a heading
+is read before it is made a pattern. ASCII reads as itself but for its line breaks, so a reading of plain text is the text.
 """
 from __future__ import annotations
 
@@ -101,28 +101,30 @@ def drop_invisible(text: str) -> str:
     return text if text.isascii() else "".join(ch for ch in text if ch not in INVISIBLE)
 
 
-_FOLDED = re.compile(r"\\\||\\.|\[(?:\\.|[^\]\\])*\]|[iI]")
+# the letters a reading folds together (a prototype and what it stands for): I, l and 1 are drawn alike, so are O and 0
+_SAME = {"i": "il1", "I": "Il1", "l": "il1", "o": "o0", "O": "O0", "\\|": "|l1"}
+_FOLDED = re.compile(r"\\\||\\.|\[(?:\\.|[^\]\\])*\]|[iIloO ]")
 
 
-def fold(source: str, lowered: bool = True) -> str:
-    """A pattern's source written for plain letters, folded as ``read`` folds a text: ``I`` may read as ``l``, so
-    does ``\\|``; in a pattern for the lower-case reading, ``i`` too. Letters of a pattern source are literals (its
-    escapes are ``\\s``, ``\\b``, ...: no inline flag, no named group)."""
+def fold(source: str) -> str:
+    """A pattern's source written for plain letters, folded as ``read`` folds a text: each letter that shares its
+    prototype with others (I, l and 1; O and 0; and ``\\|``, drawn as l) matches any of them, and a space any
+    whitespace. Letters of a pattern source are literals (its escapes are ``\\s``, ``\\b``...: no inline flag or
+    named group)."""
     def folded(match: re.Match[str]) -> str:
         found = match.group()
-        if found == "\\|":
-            return "[|l]"
-        if found.startswith("["):  # a class: its letters folded inside it
-            return found.replace("I", "Il") if not lowered else found.replace("i", "il")
-        if found.startswith("\\"):
-            return found
-        return "[Il]" if found == "I" else "[il]" if lowered else "i"
+        if found == " ":
+            return r"\s+"
+        if found.startswith("["):  # a class: the characters its letters fold with added
+            extra = "".join(dict.fromkeys(ch for letter in "iIloO" if letter in found for ch in _SAME[letter]))
+            return found[:-1] + extra + "]"
+        return f"[{_SAME[found]}]" if found in _SAME else found
     return _FOLDED.sub(folded, source)
 
 
-def pattern(source: str, lowered: bool = True, flags: int = 0) -> re.Pattern[str]:
-    """``source`` folded (``fold``) and compiled: it matches ``read(text).lower()`` (or ``read(text)``)."""
-    return re.compile(fold(source, lowered), flags)
+def pattern(source: str, flags: int = 0) -> re.Pattern[str]:
+    """``source`` folded (``fold``) and compiled, to match ``read(text)`` (or its lower case)."""
+    return re.compile(fold(source), flags)
 
 
 _CURRENCY = re.compile(r"(?<![a-z])(?:rs|inr|rupees?)\b\.?|₹")

@@ -128,11 +128,11 @@ def _patterns(names: tuple[str, ...], headings: tuple[str, ...]) -> tuple[tuple[
     return (
         ("instruction", pattern("|".join(_INSTRUCTIONS).replace("{names}", named)), True),
         ("role marker", pattern("|".join(_ROLE_MARKERS_LOW), flags=re.MULTILINE), True),
-        ("instruction", pattern(_NAMED_NOW, lowered=False), False),
-        ("role marker", pattern(_ROLE_LABEL, lowered=False), False),
+        ("instruction", pattern(_NAMED_NOW), False),
+        ("role marker", pattern(_ROLE_LABEL), False),
         ("template token", pattern("|".join(_TEMPLATE_TOKENS)), True),
         ("forged header", pattern(f"{words_pattern(note_clauses((*headings, *BLOCK_TEXTS)))}|<<<|>>>"), True),
-        ("forged header", pattern(rf"(?<![A-Za-z])(?:{capitals})(?![a-z])", lowered=False), False),
+        ("forged header", pattern(rf"(?<![A-Za-z])(?:{capitals})(?![a-z])"), False),
         ("forged header", pattern(rf"(?:^|(?<=[\n.!?;]))[ \t>*_#\-]{{0,8}}(?:{shaped})[*_]{{0,4}}[ \t]*"
                                   r"(?:\([^)\n]{0,80}\)[*_]{0,4}[ \t]*)?:", flags=re.MULTILINE), True),
     )
