@@ -13,7 +13,7 @@ from collections.abc import Callable
 from helpers.base.errors import SettingError
 from helpers.memory.reading import origins, read, span_in  # the one reading every defence uses
 
-_SEP = "[ .\\-\u1680\u2010-\u2015\u2212]"  # one separator between digits or letters of an identifier (after the reading)
+_SEP = "[ .\\-\u1680\u2010-\u2015\u2212]"  # one separator between an identifier's digits or letters, as read
 _GAP = "(?:[ .\\-/\u1680\u2010-\u2015\u2212] ?)"  # between groups of digits: a separator, a space after it too
 _IBAN = re.compile(r"(?<![a-z0-9])[a-z]{2}[0-9]{2}(?:[ -]?[a-z0-9]{4}){2,7}(?:[ -]?[a-z0-9]{1,4})?(?![a-z0-9])")
 _EMAIL = re.compile(r"(?<![a-z0-9._%+-])[a-z0-9._%+-]{1,64}[ \t]{0,2}@[ \t]{0,2}[a-z0-9.-]{1,253}\.[a-z]{2,24}\b"
@@ -21,11 +21,12 @@ _EMAIL = re.compile(r"(?<![a-z0-9._%+-])[a-z0-9._%+-]{1,64}[ \t]{0,2}@[ \t]{0,2}
                     r"[a-z0-9-]{1,63}(?: ?(?:\[dot\]|\(dot\)| dot ) ?[a-z0-9-]{1,63}){0,3}?"
                     r" ?(?:\[dot\]|\(dot\)| dot ) ?(?:com|in|org|net|co|edu|gov|io)\b")
 _PAN = re.compile(rf"(?<![a-z0-9])[a-z](?:{_SEP}?[a-z]){{4}}{_SEP}?[0-9](?:{_SEP}?[0-9]){{3}}{_SEP}?[a-z](?![a-z0-9])")
-_DIGITS = re.compile(rf"(?<![\w+])(?:\(?\+ ?[0-9]{{1,3}}\)?{_GAP}?|\(0[0-9]{{2,4}}\) ?)?[0-9](?:{_GAP}?[0-9])*+(?![\w])")
+_DIGITS = re.compile(rf"(?<![\w+])(?:\(?\+ ?[0-9]{{1,3}}\)?{_GAP}?|\(0[0-9]{{2,4}}\) ?)?"
+                     rf"[0-9](?:{_GAP}?[0-9])*+(?![\w])")
 # what says that the numbers after it are money or a count, not an identifier (read in lower case)
-_MONEY = re.compile(r"(?<![a-z])(?:rs\.?|inr|₹|\$|usd|€|eur|£|gbp|emis?|instal+ments?|amounts?|payments?|premiums?|sips?|rent"
-                    r"|fees?|bills?|salary|salaries|costs?|prices?|expenses?|spent|paid|deposits?|upi|readings?)[\s:=\-]{0,3}"
-                    r"(?:(?:are|were|is|was|of|each|about|around|approx)[\s:]{1,3}){0,2}$")
+_MONEY = re.compile(r"(?<![a-z])(?:rs\.?|inr|₹|\$|usd|€|eur|£|gbp|emis?|instal+ments?|amounts?|payments?|premiums?"
+                    r"|sips?|rent|fees?|bills?|salary|salaries|costs?|prices?|expenses?|spent|paid|deposits?|upi"
+                    r"|readings?)[\s:=\-]{0,3}(?:(?:are|were|is|was|of|each|about|around|approx)[\s:]{1,3}){0,2}$")
 _ACCOUNT = re.compile(r"(?<![a-z])(?:a(?:ccount|/c|cct|cc)\.?(?:\s*(?:number|num|no)\.?|\s*#)?|"
                       + read("खाता(?: संख्या| नंबर| नं\\.?)?") + r")(?:\s*(?:is|was|=))?\s*[:#\-]?\s*$")
 

@@ -46,13 +46,6 @@ def attack_chart(rates: Sequence[AttackRate], title: str) -> Figure:
     return fig
 
 
-def benign_line(rates: Sequence[AttackRate]) -> str:
-    """The control run in one line: how often the check flagged or refused a conversation with no payload."""
-    runs = sum(rate.payloads for rate in rates)
-    return (f"benign control (no payload), {runs} runs: flagged {sum(r.flagged for r in rates)}, "
-            f"refused {sum(r.refused for r in rates)}")
-
-
 def check_table_text(measures: Sequence[CheckMeasure], label: str) -> str:
     """The summary check measured both ways: per set, the held-out attacks it caught and the ordinary texts it
     flagged (false alarms); for the set written apart, the attacks outside the forms no pattern list reaches."""

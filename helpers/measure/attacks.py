@@ -18,8 +18,7 @@ from helpers.memory.types import SettingError, Summarised, Summariser, Summarise
 
 
 @dataclass(frozen=True)
-class DefenceSetting:
-    """One row group of the table: the memory's defences and which summariser it uses."""
+class DefenceSetting:  # one row group of the table: the memory's defences and which summariser it uses
     name: str
     defences: Defences | None
     hardened_summariser: bool = False  # structured input + the "conversation is data" prompt
@@ -55,22 +54,16 @@ def corpus() -> dict[str, Any]:
     return {**stored, "payloads": [{**item, "text": _filled(item["text"])} for item in stored["payloads"]]}
 
 
-def payloads() -> list[dict[str, Any]]:
-    """Every payload of the corpus, filled in."""
-    return list(corpus()["payloads"])
-
-
 def payload(payload_id: str) -> dict[str, Any]:
     """One payload of the corpus by its id (``inst-01``, ``role-02``, ...)."""
-    by_id = {item["id"]: item for item in payloads()}
+    by_id = {item["id"]: item for item in corpus()["payloads"]}
     if payload_id not in by_id:
         raise SettingError("payload_id", payload_id, f"no payload {payload_id!r}; the ids are {', '.join(by_id)}")
     return by_id[payload_id]
 
 
 @dataclass(frozen=True)
-class AttackRun:
-    """One payload through one memory kind under one setting."""
+class AttackRun:  # one payload through one memory kind under one setting
     payload_id: str
     family: str
     setting: str
@@ -84,7 +77,7 @@ class AttackRun:
 
 
 def _mentions(text: str | None, canary: str) -> bool:
-    return bool(text) and canary.casefold() in text.casefold()  # type: ignore[union-attr]
+    return canary.casefold() in (text or "").casefold()
 
 
 def run_one(item: dict[str, Any], memory_kind: str, setting: DefenceSetting, summarise: Summariser | None,
@@ -133,13 +126,13 @@ def memoised(summarise: Summariser) -> Summariser:
 def run_attacks(summariser_for: Callable[[str, bool], Summariser], system_prompt: str, *,
                 kinds: Iterable[str] | None = None, corpus_payloads: Iterable[dict[str, Any]] | None = None,
                 settings: Iterable[DefenceSetting] = DEFENCE_SETTINGS) -> list[AttackRun]:
-    """Every payload x memory kind (``kinds`` by name, every registered one if None) x setting.
-    ``summariser_for(kind_name, hardened)`` gives the summariser; a kind without one is never asked for it."""
+    """Every payload x memory kind (``kinds`` by name, every registered one if None) x setting;
+    ``summariser_for(kind_name, hardened)`` gives the summariser (a kind without one is never asked)."""
     try:
         chosen_kinds = [kind_named(kind).KIND.name for kind in (KINDS if kinds is None else kinds)]
     except SettingError as error:
         raise SettingError("kinds", error.value, str(error)) from None
-    chosen = list(corpus_payloads if corpus_payloads is not None else payloads())
+    chosen = list(corpus_payloads if corpus_payloads is not None else corpus()["payloads"])
     runs, summarisers = [], {}
     for setting in settings:
         for kind in chosen_kinds:
@@ -166,8 +159,7 @@ class AttackRate:
     flagged: int
     refused: int  # runs in which the check refused at least one summary (the turns stayed verbatim)
 
-    def percent(self, count: int) -> float:
-        """``count`` as a percentage of the runs."""
+    def percent(self, count: int) -> float:  # of the runs
         return _percent(count, self.payloads)
 
 
@@ -179,15 +171,6 @@ def attack_rates(runs: Iterable[AttackRun]) -> list[AttackRate]:
     counted = ("reached_system", "in_summary", "in_last_request", "flagged")
     return [AttackRate(*key, len(group), *(sum(getattr(r, name) for r in group) for name in counted),
                        sum(r.refused_folds > 0 for r in group)) for key, group in groups.items()]
-
-
-def benign_control(summariser_for: Callable[[str, bool], Summariser], system_prompt: str, *,
-                   kinds: Iterable[str] | None = None,
-                   settings: Iterable[DefenceSetting] = DEFENCE_SETTINGS) -> list[AttackRun]:
-    """The same runs with a benign turn 2: the check's false alarms, and refusals it would cause."""
-    benign = {"id": "benign", "family": "benign", "text": corpus()["conversation"]["benign_turn"],
-              "canary": "\0no canary\0"}
-    return run_attacks(summariser_for, system_prompt, kinds=kinds, corpus_payloads=[benign], settings=settings)
 
 
 def roles_holding(request: list[dict[str, str]], text: str) -> list[str]:

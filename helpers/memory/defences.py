@@ -66,14 +66,6 @@ def quote_copies(text: str, headings: Iterable[str] = ()) -> str:
     return "".join(pieces) + text[at:]
 
 
-def check_placement(placement: str) -> str:
-    """``placement`` if it is one of ``PLACEMENTS``; else a ``SettingError`` saying what to pass."""
-    if placement not in PLACEMENTS:
-        raise SettingError("placement", placement, "placement must be 'system' (the lessons' second system "
-                           f"message) or 'data' (a delimited data block in a user-role message), got {placement!r}")
-    return placement
-
-
 @dataclass(frozen=True)
 class Defences:
     """Which defences a memory uses; ``Defences()`` switches none on and sends the lessons' request."""
@@ -84,7 +76,9 @@ class Defences:
     redact: bool = False
 
     def __post_init__(self) -> None:
-        check_placement(self.placement)
+        if self.placement not in PLACEMENTS:
+            raise SettingError("placement", self.placement, "placement must be 'system' (the lessons' second system "
+                               f"message) or 'data' (a data block in a user-role message), got {self.placement!r}")
         if self.summary_check not in CHECK_MODES:
             raise SettingError("summary_check", self.summary_check, "summary_check must be 'off', 'report' "
                                "(findings on the fold event) or 'refuse' (a flagged summary is not stored; the "
@@ -107,8 +101,7 @@ class Defences:
         return quote_copies(content, headings) if self.quoting else content
 
     def summary_message(self, heading: str | None, summary: str, headings: Iterable[str] = ()) -> dict[str, str]:
-        """The summary's message under the placement: the lessons' second system message, or a user-role block
-        marked as data that nothing inside can close."""
+        """The summary under the placement: the lessons' second system message, or a data block nothing can close."""
         body = (heading or "") + self.sent_text(summary, headings)
         if self.placement == "system":
             return {"role": "system", "content": body}
@@ -119,8 +112,8 @@ class Defences:
         return redact_messages(messages) if self.redact else messages
 
     def check(self, summary: str, system_prompt: str = "", headings: Iterable[str] = ()) -> tuple[str, ...] | None:
-        """The summary check's findings as ``"kind: text"`` lines (None when off); orders to the assistant by the
-        name the system prompt gives it count as instructions, copies of ``headings`` as forged headers."""
+        """The check's findings as ``"kind: text"`` lines (None when off): orders to the assistant by the name the
+        system prompt gives it are instructions, copies of ``headings`` forged headers."""
         if self.summary_check == "off":
             return None
         return check_summary(summary, names=assistant_names(system_prompt), headings=headings).lines()

@@ -1,18 +1,13 @@
-"""The one reading of a text that every defence compares with (the summary check, the quoting of copied memory
-blocks, redaction, forget()): each character read alone, as a reader sees it.
+"""The one reading every defence compares with (the summary check, the quoting of copied memory blocks, redaction,
+forget()), each character read alone as a reader sees it: tag characters ("ASCII smuggling") as the ASCII they
+spell, other invisible characters (default-ignorable, format) and combining marks as nothing, line breaks as "\n",
+any script's decimal digits as ASCII digits, bracket and colon look-alikes as ``<``, ``>``, ``:``, compatibility
+forms (full-width, ligatures) as plain letters, small capitals as capitals, and every character confusables.txt
+says looks like a Latin letter as that letter, its *prototype*. ASCII reads as itself but for its line breaks.
 
-- tag characters (U+E0020-E007E, "ASCII smuggling") as the ASCII they spell; other invisible characters (Unicode's
-  default-ignorable and format characters) as nothing; every line break as a newline;
-- a decimal digit of any script as its ASCII digit;
-- bracket and colon look-alikes as ``<``, ``>`` and ``:``; compatibility forms (full-width, ligatures, circled) as
-  their plain letters; combining marks dropped; small capitals as capitals; and every other character that Unicode's
-  confusables.txt says looks like a Latin letter as that letter, its *prototype*.
-
-A prototype can stand for two letters: a capital I and a lower-case l are both drawn ``l`` (so are ``|`` and its
-look-alikes). Reading a look-alike of I as ``l`` must not open a gap, so whatever is compared with a reading is read
-the same way: ``pattern()`` folds a pattern's letters to every character that shares their prototype, and a heading
-is read before it is made a pattern. ASCII reads as itself but for its line breaks, so a reading of plain text is the text.
-"""
+A prototype stands for several letters: a capital I and a lower-case l are both drawn ``l``. So that reading a
+look-alike of I as ``l`` opens no gap, what a reading is compared with is folded alike: ``pattern()`` lets a
+pattern's letter match every character that shares its prototype, and a heading is read before it is a pattern."""
 from __future__ import annotations
 
 import bisect
@@ -62,8 +57,7 @@ def _reading_of(point: int) -> str:
 
 
 class _Readings(dict):  # type: ignore[type-arg]
-    """``str.translate``'s table: a character's reading, worked out when it is first met (characters, never text:
-    at most ``_HELD`` of them are kept)."""
+    """``str.translate``'s table: a character's reading, worked out when first met (characters, never text)."""
 
     def __missing__(self, point: int) -> str:
         reading = _reading_of(point)
@@ -107,10 +101,8 @@ _FOLDED = re.compile(r"\\\||\\.|\[(?:\\.|[^\]\\])*\]|[iIloO ]")
 
 
 def fold(source: str) -> str:
-    """A pattern's source written for plain letters, folded as ``read`` folds a text: each letter that shares its
-    prototype with others (I, l and 1; O and 0; and ``\\|``, drawn as l) matches any of them, and a space any
-    whitespace. Letters of a pattern source are literals (its escapes are ``\\s``, ``\\b``...: no inline flag or
-    named group)."""
+    """A pattern's source folded as ``read`` folds a text: a letter sharing its prototype (I, l, 1; O, 0; ``\\|``)
+    matches any of them, a space any whitespace. A source's letters are literals (no inline flag, no named group)."""
     def folded(match: re.Match[str]) -> str:
         found = match.group()
         if found == " ":
@@ -135,12 +127,12 @@ _INSIDE_BEFORE = re.compile(r"(?:[^\W_]|[0-9][ ,./-])\Z")
 _INSIDE_AFTER = re.compile(r"(?!\.00?(?![0-9]))(?:[^\W_]|[ ,./-][0-9])")
 
 
-def _letters_and_digits(text: str) -> tuple[str, list[int]]:
-    """``text`` read, in lower case, its l and i as one letter (the prototype's two letters), currency words and
-    signs dropped: its letters and digits alone, and where each is in that reading."""
+def _letters_and_digits(text: str) -> tuple[str, list[int], str]:
+    """``text`` read, in lower case, l and i as one letter, currency words and signs as spaces: its letters and
+    digits alone, where each is in that reading, and the reading."""
     seen = _CURRENCY.sub(lambda match: " " * len(match.group()), read(text).lower().replace("l", "i"))
     places = [at for at, ch in enumerate(seen) if ch.isalnum()]
-    return "".join(seen[at] for at in places), places
+    return "".join(seen[at] for at in places), places, seen
 
 
 def mentions(content: str, text: str) -> bool:
@@ -148,19 +140,20 @@ def mentions(content: str, text: str) -> bool:
     dots, commas), currency sign or look-alikes: "98765 43210" finds "9876543210" and "ABCDE-1234-F" finds
     "abcde1234f"; never inside a longer number or word ("20,000" is not in "1,20,000"). A text of no letter or
     digit is looked for as it reads."""
-    wanted, _ = _letters_and_digits(text)
+    wanted, _, asked = _letters_and_digits(text)
+    held, places, seen = _letters_and_digits(content)
     if not wanted:
-        return " ".join(read(text).lower().split()) in " ".join(read(content).lower().split())
-    held, places = _letters_and_digits(content)
-    seen = _CURRENCY.sub(lambda match: " " * len(match.group()), read(content).lower().replace("l", "i"))
+        return " ".join(asked.split()) in " ".join(seen.split())
     at = held.find(wanted)
     while at >= 0:
         start, end = places[at], places[at + len(wanted) - 1] + 1
-        before = _PREFIX.sub("", seen[max(0, start - 8):start]) if wanted[0].isdigit() else seen[max(0, start - 8):start]
+        before = seen[max(0, start - 8):start]
+        before = _PREFIX.sub("", before) if wanted[0].isdigit() else before
         if not (_INSIDE_BEFORE.search(before) or _INSIDE_AFTER.match(seen, end)):
             return True
         at = held.find(wanted, at + 1)
     return False
+
 
 def escape_markers(text: str) -> str:
     """``text`` without invisible characters and with a space between any two characters that read as angle

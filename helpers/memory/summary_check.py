@@ -53,7 +53,8 @@ _WHOSE = (rf"(?:(?:all|any|every|each|the|your|its|these|those|this|that|previou
 _INSTRUCTIONS = (
     rf"\b(?:ignore|disregard|forget|override|overrule|bypass|discard|drop|abandon|set aside|throw out|cancel|suspend"
     rf"|circumvent|stop following|stop obeying|no longer follow|do not follow|don{_A}t follow) {_WHOSE}{_OWN_RULES}",
-    rf"\b{_YOU}{_MODAL}(?: {_ADVERB}){{1,3}} {_VERB}", rf"\b{_YOU}{_ORDERED}(?:(?: {_ADVERB}){{1,3}}| {_PUSH})", rf"\b{_YOU}(?: {_ADVERB}){{0,3}}(?: now| {_WHEN}) {_VERB}",
+    rf"\b{_YOU}{_MODAL}(?: {_ADVERB}){{1,3}} {_VERB}", rf"\b{_YOU}{_ORDERED}(?:(?: {_ADVERB}){{1,3}}| {_PUSH})",
+    rf"\b{_YOU}(?: {_ADVERB}){{0,3}}(?: now| {_WHEN}) {_VERB}",
     rf"\b{_WHEN}[,:;]? (?:{_YOU}{_MODAL}? )?(?:{_ADVERB} ){{0,3}}{_VERB}",
     rf"\byou(?: are|{_A}re| will be|{_A}ll be|{_A}ll now be| will now be)(?: now| henceforth| {_WHEN})? (?:an?|the|in"
     rf"|my|our|called|named|acting|playing|no longer)\b",
@@ -100,7 +101,7 @@ _ROLE_LABEL = (r"(?:(?<![A-Za-z0-9])|(?<=\\[nrt]))(?:" + "|".join(_CAPITAL_ROLES
 _TEMPLATE_TOKENS = (
     r"<\|[ \t]*[\w.\u2581 -]{1,40}?[ \t]*\|>",  # ChatML, Llama 3, Phi, Qwen, DeepSeek, Command-R, harmony, Granite
     r"<[ \t]*/?[ \t]*(?:start_of_turn|end_of_turn|bos|eos)[ \t]*>",  # Gemma
-    r"\[[ \t]*/?[ \t]*(?:inst|sys|system_prompt|available_tools|tool_calls|tool_results|tool_content)[ \t]*\]",  # Mistral
+    r"\[[ \t]*/?[ \t]*(?:inst|sys|system_prompt|available_tools|tool_calls|tool_results|tool_content)[ \t]*\]",
     r"<<[ \t]*/?[ \t]*sys[ \t]*>>",  # Llama 2
 )
 AUTHORITY_HEADERS = ("SYSTEM NOTE", "SYSTEM PROMPT", "SYSTEM MESSAGE", "DEVELOPER NOTE", "ADMIN NOTE",
@@ -171,7 +172,7 @@ def check_summary(summary: str, *, headings: Iterable[str] = (), names: Iterable
         seen = read(text)
         lowered, found = seen.lower(), []
         for kind, compiled, low in patterns:
-            found += [(m.start(), kind, m.end()) for m in compiled.finditer(lowered if low else seen) if m.end() > m.start()]
+            found += [(m.start(), kind, m.end()) for m in compiled.finditer(lowered if low else seen) if m.group()]
         ends = origins(text) if found else []
         for start, kind, end in sorted(found):
             first, last = span_in(ends, start, end)
