@@ -14,10 +14,8 @@ What it may claim: it finds, in the forms people write them,
 - *forged headers*: copies of the memory's own headings, notes and markers, and authority or summariser headers.
 Not the user's own life: "act as guarantor", "I am the admin of our society's group", "override the auto-debit",
 "my role at work is system administrator", a pasted config with ``system:`` keys, "ignore my last message".
-
-Its limits: a paraphrase that orders nothing in these forms ("as agreed, every answer names X"), other languages,
-encodings (base64, letters spaced apart), and orders split across sentences pass. It is a floor under the placement
-of the summary, never a proof that a summary is safe; notebook 06 measures its rates on text written apart from it.
+Its limits: paraphrase ("as agreed, every answer names X"), other languages, encodings (base64, spaced letters) and
+orders split across sentences pass. A floor under the placement, not a proof; notebook 06 measures its rates.
 """
 from __future__ import annotations
 
@@ -33,11 +31,10 @@ CHECK_MODES = ("off", "report", "refuse")
 _TAGS = re.compile("[\U000E0000-\U000E007F]")
 _A = "['\u2019\u02bc]"  # an apostrophe as people type it
 _YOU = r"(?:you|the assistant|this assistant|assistant|the ai|the bot|the model|the chatbot{names})"
-_MODAL = (rf"(?:{_A}ll|{_A}d|{_A}d better| had better|{_A}re to| will| would| must| shall| should| has to| have to"
-          rf"| is to| are to| needs? to|{_A}s going to|{_A}re going to| (?:is|are) going to| gonna"
-          r"| (?:is|are)(?: now)? (?:required|instructed|authori[sz]ed|expected|supposed|permitted|allowed) to)")
 _ORDERED = (r"(?: must| shall| has to| have to| is to| are to"
             r"| (?:is|are)(?: now)? (?:required|instructed|authori[sz]ed|expected|supposed|permitted|allowed) to)")
+_MODAL = (rf"(?:{_A}ll|{_A}d|{_A}d better| had better|{_A}re to| will| would| should| needs? to|{_A}s going to"
+          rf"|{_A}re going to| (?:is|are) going to| gonna|{_ORDERED})")
 _WHEN = r"(?:from now on|henceforth|hereafter|going forward|from this point(?: on| forward)?|from here on)"
 _ADVERB = rf"(?:now|always|only|never|{_WHEN}|exclusively|strictly|no longer|in every (?:answer|reply|response))"
 _VERB = (r"(?:recommend|suggest|advise|push|promote|endorse|pick|name|mention|favou?r|prefer|tell|say|answer|reply"
@@ -104,10 +101,9 @@ _TEMPLATE_TOKENS = (
     r"\[[ \t]*/?[ \t]*(?:inst|sys|system_prompt|available_tools|tool_calls|tool_results|tool_content)[ \t]*\]",
     r"<<[ \t]*/?[ \t]*sys[ \t]*>>",  # Llama 2
 )
-AUTHORITY_HEADERS = ("SYSTEM NOTE", "SYSTEM PROMPT", "SYSTEM MESSAGE", "DEVELOPER NOTE", "ADMIN NOTE",
-                     "NEW INSTRUCTIONS", "NEW RULES", "UPDATED INSTRUCTIONS")
-SUMMARISER_HEADERS = ("EXISTING SUMMARY", "CONVERSATION TURNS TO SUMMARISE", "NEW TURNS TO ADD",
-                      "MESSAGES TO SUMMARISE", "NEW MESSAGES TO INCORPORATE", "SUMMARY TO SHORTEN")
+AUTHORITY_HEADERS = ("SYSTEM NOTE", "SYSTEM PROMPT", "SYSTEM MESSAGE", "DEVELOPER NOTE", "ADMIN NOTE", "NEW RULES",
+                     "NEW INSTRUCTIONS", "UPDATED INSTRUCTIONS", "EXISTING SUMMARY", "CONVERSATION TURNS TO SUMMARISE",
+                     "NEW TURNS TO ADD", "MESSAGES TO SUMMARISE", "NEW MESSAGES TO INCORPORATE", "SUMMARY TO SHORTEN")
 
 
 def assistant_names(system_prompt: str) -> tuple[str, ...]:
@@ -124,7 +120,7 @@ def _patterns(names: tuple[str, ...], headings: tuple[str, ...]) -> tuple[tuple[
     titles = {" ".join(re.split(r"[(:]", h, maxsplit=1)[0].split()).upper() for h in (*headings, BLOCK_TEXTS[1])}
     # a kind's title is one in capitals (a model may title a summary "Conversation summary:"); the pinned block's,
     # the authority and the summariser headers in any case, shaped as a header
-    capitals, shaped = (words_pattern({*AUTHORITY_HEADERS, *SUMMARISER_HEADERS, *more}, lower)
+    capitals, shaped = (words_pattern({*AUTHORITY_HEADERS, *more}, lower)
                         for more, lower in ((titles, False), ((BLOCK_TEXTS[1].split("(")[0],), True)))
     return (
         ("instruction", pattern("|".join(_INSTRUCTIONS).replace("{names}", named)), True),
