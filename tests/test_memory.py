@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from helpers.base.tokens import count_tokens, filler_text
-from helpers.memory.placement import INVISIBLE
+from helpers.memory.reading import INVISIBLE
 from helpers.memory.stubs import turn_range_stub
 from helpers.memory.summary import SummaryMemory
 from helpers.memory.summary_buffer import SummaryBufferMemory

@@ -4,7 +4,7 @@ from hypothesis import strategies as st
 
 from helpers.base.tokens import count_tokens, filler_text
 from helpers.memory.defences import Defences
-from helpers.memory.placement import shows_nothing  # a summary that shows nothing is refused, never stored
+from helpers.memory.reading import shows_nothing  # a summary that shows nothing is refused, never stored
 from helpers.memory.summary import SummaryMemory
 from helpers.memory.summary_buffer import SummaryBufferMemory
 from helpers.memory.types import SummariserError

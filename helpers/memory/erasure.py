@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from helpers.base.tokens import count_tokens
-from helpers.memory.imitation import BLOCK_TEXTS
-from helpers.memory.reading import _normal, mentions
+from helpers.memory.defences import BLOCK_TEXTS
+from helpers.memory.reading import mentions, read
 from helpers.memory.rolling import RollingMemory
 from helpers.memory.types import FoldEvent, Message, SettingError, SummariserError, SummaryRefused
 from helpers.memory.validation import check_count
@@ -107,7 +107,7 @@ def _refold(memory: RollingMemory, pieces: list[list[Message]], text: str, bound
             progress: Callable[[str], None] | None) -> tuple[str | None, list[FoldEvent], int, int]:
     """The summary and fold events remade from ``pieces``, as many a call as the bound allows, going on from an
     interrupted remake of the same text; reads the memory only. Returns (summary, events, calls reused, bound)."""
-    key = (_normal(text), memory.messages, memory.verbatim_start, memory.summary, tuple(memory.fold_events),
+    key = (read(text).casefold(), memory.messages, memory.verbatim_start, memory.summary, tuple(memory.fold_events),
            memory.defences)
     saved = _PROGRESS.get(memory)
     if saved is None or saved.key != key:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
-from helpers.memory import imitation
 from helpers.memory.rolling import RollingMemory
 from helpers.memory.sliding_window import SlidingWindowMemory
 from helpers.memory.summary import SummaryMemory
@@ -30,7 +29,6 @@ def register(cls: type[RollingMemory]) -> type[RollingMemory]:
         raise SettingError("KIND.name", kind.name, f"a memory kind named {kind.name!r} is already registered "
                            f"({KINDS[kind.name].__name__}); give {cls.__name__} a name of its own")
     KINDS[kind.name] = cls
-    imitation.KIND_HEADINGS = headings()  # what every memory escapes under defences
     return cls
 
 
@@ -45,7 +43,6 @@ def registered(cls: type[RollingMemory]) -> Iterator[type[RollingMemory]]:
         yield register(cls)
     finally:
         KINDS.pop(cls.KIND.name, None)
-        imitation.KIND_HEADINGS = headings()
 
 
 def kind_named(name: str) -> type[RollingMemory]:

@@ -13,8 +13,6 @@ from typing import Any, ClassVar, NamedTuple
 
 from helpers.base.files import lone_surrogate_at
 from helpers.base.tokens import count_tokens
-from helpers.memory import imitation
-from helpers.memory.imitation import escape_imitations
 from helpers.memory.types import (ROLES, FoldEvent, FoldResult, MemoryDefences, MemoryKind, MemorySnapshot, Message,
                                   SettingError, StateError, new_tuple)
 from helpers.memory.validation import check_text
@@ -22,6 +20,12 @@ from helpers.memory.validation import check_text
 DROPPED = FoldResult(None, False, False, None)  # what a fold that keeps nothing stores
 _NOT_SETTINGS = frozenset({"self", "system_prompt", "summarise", "defences"})  # what settings() leaves out
 _heading_tokens = functools.lru_cache(maxsize=64)(count_tokens)  # a kind's heading, counted once a process
+
+
+def _registered() -> tuple[str, ...]:
+    from helpers.memory.registry import headings  # the registry imports this module
+
+    return headings()
 
 
 class Sent(dict):  # type: ignore[type-arg]
@@ -61,7 +65,7 @@ class Held(NamedTuple):
     defences: MemoryDefences | None
     system_message: Sent  # the system prompt with the pinned rules, if any, after it
     pinned_tokens: int
-    registered: tuple[str, ...]  # imitation.KIND_HEADINGS when the escaping was made
+    registered: tuple[str, ...]  # the registered kinds' headings when the escaping was made
     headings: tuple[str, ...]  # the headings escaped: the memory's own and every registered kind's
 
 
@@ -110,13 +114,12 @@ class RollingMemory:
     def _held(self, defences: MemoryDefences | None, summary: str | None, old: Held | None = None) -> Held:
         """``summary`` and ``defences`` as the request carries them, each text counted once (the system message
         and pinned rules reused from ``old`` when its defences are the same)."""
-        registered, heading = imitation.KIND_HEADINGS, self.KIND.heading
-        if old is not None and old.defences is defences and old.registered is registered:
+        registered, heading = _registered(), self.KIND.heading
+        if old is not None and old.defences is defences and old.registered == registered:
             system, pinned_tokens, headings = old.system_message, old.pinned_tokens, old.headings
         else:
             headings = tuple(dict.fromkeys(h for h in (heading, *registered) if h))
-            block = defences.pinned_message() if defences is not None else None
-            pinned = f"\n\n{block['content']}" if block else ""
+            pinned = defences.system_text(self.system_prompt)[len(self.system_prompt):] if defences is not None else ""
             system = Sent(role="system", content=self.system_prompt + pinned)
             pinned_tokens = count_tokens(pinned) if pinned else 0
         if summary is None:
@@ -128,7 +131,7 @@ class RollingMemory:
                 return new_tuple(Held, (summary, summary_tokens, message, _heading_tokens(heading) + summary_tokens,
                                         None, system, pinned_tokens, registered, headings))
         else:
-            message = Sent(defences.summary_message(heading, escape_imitations(summary, headings)))
+            message = Sent(defences.summary_message(heading, summary, headings))
         return new_tuple(Held, (summary, summary_tokens, message, count_tokens(message["content"]), defences, system,
                                 pinned_tokens, registered, headings))
 
@@ -137,7 +140,7 @@ class RollingMemory:
         """``message`` as a request sends it, and the tokens its escaping adds (counted only if it changed)."""
         if held.defences is None:
             return Sent(role=message.role, content=message.content), 0
-        content = escape_imitations(message.content, held.headings)
+        content = held.defences.sent_text(message.content, held.headings)
         extra = count_tokens(content) - message.tokens if content != message.content else 0
         return Sent(role=message.role, content=content), extra
 
@@ -155,7 +158,7 @@ class RollingMemory:
     def _current(self) -> MemoryState:
         """The state, remade first if a kind was registered since its escaping was made (under defences)."""
         held = self._state.held
-        if held.defences is not None and held.registered is not imitation.KIND_HEADINGS:
+        if held.defences is not None and held.registered != _registered():
             self.replace_history(self.messages, self.verbatim_start, held.summary, self.fold_events, held.defences)
         return self._state
 

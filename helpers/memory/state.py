@@ -12,7 +12,7 @@ from typing import Any, get_type_hints
 from helpers.base import signing
 from helpers.base.json_limits import JSONRefused, load_limited
 from helpers.memory.defences import Defences
-from helpers.memory.placement import shows_nothing
+from helpers.memory.reading import shows_nothing
 from helpers.memory.registry import KINDS, kind_named
 from helpers.memory.rolling import RollingMemory
 from helpers.memory.types import FoldEvent, Message, SettingError, StateError, Summariser

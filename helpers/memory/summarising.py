@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from helpers.base.tokens import count_tokens
-from helpers.memory.placement import shows_nothing
+from helpers.memory.reading import shows_nothing
 from helpers.memory.rolling import RollingMemory
 from helpers.memory.types import (FoldResult, MemoryDefences, Message, SettingError, StateError, Summarised, Summariser,
                                   SummariserError, SummaryRefused, asked, new_tuple)
@@ -92,7 +92,7 @@ class SummarisingMemory(RollingMemory):
                 summary, condensed, cut = shorter, True, shorter_cut
         if defences is None:
             return new_tuple(FoldResult, (summary, condensed, cut, None))
-        findings = defences.check(summary, self.system_prompt)
+        findings = defences.check(summary, self.system_prompt, self._state.held.headings)
         if defences.refuses(findings):
             raise SummaryRefused(f"the summary check refused the new summary ({'; '.join(findings or ())})",
                                  findings=findings or ())
