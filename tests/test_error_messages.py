@@ -9,7 +9,7 @@ from helpers.memory.summary_buffer import SummaryBufferMemory
 from helpers.memory.types import SummariserError
 from helpers.model.connect import ContextOverflow, ModelUnavailable, connect
 from helpers.model.errors import Reason
-from helpers.model.explain import explain_error
+from helpers.model.errors import explain_error
 from helpers.base.text import duration
 from tests.support.mock_api import Scripted, status
 

@@ -16,7 +16,7 @@ from helpers.memory.summary_buffer import SummaryBufferMemory
 from helpers.model import connect as llm
 from helpers.model.chat import chat
 from helpers.model.connect import ModelUnavailable, connect
-from helpers.model import served
+from helpers.model import connect as served
 from helpers.model.errors import Reason
 from helpers.model.recordings import recording_path
 from helpers.model.summarisers import make_summariser

@@ -353,7 +353,7 @@ def test_a_request_without_messages_is_refused_naming_the_field_and_answered_400
     with pytest.raises(SettingError) as refused:
         server.respond({"model": "any", "messages": []})
     assert refused.value.setting == "messages"
-    status, body = server.handle_chat_request("POST", "/v1/chat/completions", b'{"model": "any"}')
+    status, body = server.answer({"model": "any"})
     assert status == 400 and body["error"]["type"] == "invalid_request_error"
 
 

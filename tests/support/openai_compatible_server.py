@@ -27,7 +27,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from helpers.base.tokens import count_tokens
-from helpers.model.offline.server import handle_chat_request
+from helpers.model.offline.server import answer
 
 # What llama-cpp-python 0.3.36's chat formats do with system messages (measured there with max_tokens=1 probes).
 CHAT_FORMATS = {"llama-3": "keep all", "chatml": "keep first", "llama-2": "keep first", "gemma": "drop all"}
@@ -243,7 +243,8 @@ class OpenAICompatibleServer:
                                f"requested {billed + limit} tokens ({billed} in the messages, {limit} in the "
                                "completion). Please reduce the length of the messages or completion.",
                                "invalid_request_error", "context_length_exceeded"), {}
-        status, payload = handle_chat_request(method, path, seen)
+        status, payload = answer(json.loads(seen)) if path.rstrip("/").endswith("chat/completions") else (404, _error(
+            f"no such path: {path}", "not_found"))
         if status == 200 and billed is not None:
             payload["usage"]["prompt_tokens"] = billed
             payload["usage"]["total_tokens"] = billed + payload["usage"]["completion_tokens"]
