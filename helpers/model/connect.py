@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass, field
 from operator import attrgetter
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.request import getproxies_environment, proxy_bypass_environment
 
 import httpx2
@@ -31,7 +31,6 @@ MODES = ("live", "record", "replay", "offline")
 ENV_FILE = REPO_ROOT / ".env"
 DEFAULT_KEY_ENV = PROVIDERS[DEFAULT_PROVIDER].key_env  # the key a replay or offline client names
 MODELS_TIMEOUT = 10.0  # seconds for a server's list of models; a server that takes longer is not checked
-_NO_KEY = "no-key-needed"  # the SDK insists on a key; local servers ignore it
 _OFFLINE_LABEL = ("Model: offline | a deterministic stand-in, not a language model: its summaries copy sentences, its "
                   "replies (marked [offline stand-in]) take facts only from the request, and to the course's own "
                   f"conversations add replies written for this project | {OFFLINE_MODEL} | no network")
@@ -39,24 +38,20 @@ _MODEL_FILE = re.compile(r"\.(?:gguf|ggml|bin|safetensors)\Z", re.IGNORECASE)  #
 _PATH = re.compile(r"^(?:/|~|\\\\|[A-Za-z]:[\\/]|\.{1,2}[\\/])")
 
 
-@dataclass(frozen=True)
-class _Endpoint:
+class _Endpoint(NamedTuple):
     provider: str  # "groq", "openai" or "custom"
     name: str
     base_url: str
     model: str | None
-    api_key: str | None = field(repr=False)
-    key_source: str  # where the key came from, for the label (never the key itself)
+    key: str | None  # None: no key set (a custom server may need none)
+    key_source: str  # where the key came from, for the mode line (never the key itself)
     key_env: str  # the variable a user should set
-
-    @property
-    def key(self) -> str | None:
-        return self.api_key if self.api_key != _NO_KEY else None
 
 
 def _endpoint(provider: str | None, base_url: str | None, model: str | None, api_key: str | None) -> _Endpoint:
-    provider = (provider or env("LLM_PROVIDER") or "").lower() or None
-    base_url, model = base_url or env("LLM_BASE_URL"), model or env("LLM_MODEL")
+    """The endpoint the arguments and ``LLM_*`` name: a server at ``LLM_BASE_URL``, else the lessons' provider
+    unless only another provider's key is set."""
+    provider, base_url = (provider or env("LLM_PROVIDER") or "").lower() or None, base_url or env("LLM_BASE_URL")
     if provider not in (None, *PROVIDERS, "custom"):
         raise SettingError("LLM_PROVIDER", provider, f"unknown provider {provider!r}: use "
                            f"{', '.join(map(repr, PROVIDERS))}, or 'custom' with a base URL")
@@ -65,16 +60,16 @@ def _endpoint(provider: str | None, base_url: str | None, model: str | None, api
             raise SettingError("LLM_BASE_URL", base_url, "a custom provider needs its base URL: set LLM_BASE_URL "
                                "(e.g. http://localhost:11434/v1 for Ollama) or pass base_url=")
         key = api_key or env(CUSTOM_KEY_ENV)
-        source = "argument" if api_key else (CUSTOM_KEY_ENV if key else "no key needed")
-        return _Endpoint("custom", "OpenAI-compatible server", base_url.rstrip("/"), model, key or _NO_KEY, source,
-                         CUSTOM_KEY_ENV)
-    if provider is None:  # the lessons' provider, unless its key is unset and exactly one other provider's key is set
+        return _Endpoint("custom", "OpenAI-compatible server", base_url.rstrip("/"), model or env("LLM_MODEL"), key,
+                         "argument" if api_key else CUSTOM_KEY_ENV if key else "", CUSTOM_KEY_ENV)
+    if provider is None:
         others = [name for name, known in PROVIDERS.items() if name != DEFAULT_PROVIDER and env(known.key_env)]
         keep = api_key or env(PROVIDERS[DEFAULT_PROVIDER].key_env) or len(others) != 1
         provider = DEFAULT_PROVIDER if keep else others[0]
     known = PROVIDERS[provider]
-    return _Endpoint(provider, known.name, (base_url or known.base_url).rstrip("/"), model or known.default_model,
-                     api_key or env(known.key_env), "argument" if api_key else known.key_env, known.key_env)
+    return _Endpoint(provider, known.name, (base_url or known.base_url).rstrip("/"),
+                     model or env("LLM_MODEL") or known.default_model, api_key or env(known.key_env),
+                     "argument" if api_key else known.key_env, known.key_env)
 
 
 def is_file_path(model_id: str) -> bool:
@@ -84,16 +79,16 @@ def is_file_path(model_id: str) -> bool:
 
 def shown(model_id: str) -> str:
     """A model id as it may be printed or stored: a path by its file name (no model file extension), else as it is."""
-    return _MODEL_FILE.sub("", model_id.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]) if is_file_path(
-        model_id) else model_id
+    name = _MODEL_FILE.sub("", model_id.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1])
+    return name if is_file_path(model_id) else model_id
 
 
-def _listed(wire: ModelTransport, endpoint: _Endpoint) -> tuple[str, ...] | None:
-    """The model ids a server lists at ``/models`` (None when it lists none); a key it rejects there raises the same
-    error as a chat call would."""
-    headers = {"authorization": f"Bearer {endpoint.key}"} if endpoint.key else {}
-    request = httpx2.Request("GET", endpoint.base_url + "/models", headers=headers,
-                             extensions={"timeout": httpx2.Timeout(MODELS_TIMEOUT).as_dict()})
+def _listed(wire: ModelTransport, endpoint: _Endpoint, seconds: float) -> tuple[str, ...] | None:
+    """The model ids a server lists at ``/models`` (None when it lists none), asked through the transport; a key it
+    rejects there is the same error as on a chat call."""
+    request = httpx2.Request("GET", endpoint.base_url + "/models", extensions={
+        "timeout": httpx2.Timeout(min(seconds, MODELS_TIMEOUT)).as_dict()}, headers={"authorization": f"Bearer {endpoint.key}"}
+        if endpoint.key else {})
     try:
         response = wire.handle_request(request)
         payload = response.json()
@@ -108,15 +103,12 @@ def _listed(wire: ModelTransport, endpoint: _Endpoint) -> tuple[str, ...] | None
 
 
 def served_model(wanted: str | None, listed: tuple[str, ...] | None, where: str) -> tuple[str, str, str]:
-    """The model as outputs and recordings name it, as the mode line names it, and as the server is sent it (a model
-    file's path): ``LLM_MODEL`` if the server lists it (or lists nothing), else its only model when none is named,
-    else ``UnknownModel`` with the names it lists (Ollama's ``:latest`` and a file's name match too)."""
-    served = next((name for name in listed if wanted in (name, name.removesuffix(":latest"), shown(name), name.replace(
-        "\\", "/").rsplit("/", 1)[-1])), None) if wanted and listed else None
+    """The model as outputs and recordings name it, as the mode line names it, and as the server is sent it (the
+    path, for a model listed by its file): ``LLM_MODEL`` if the server lists it (Ollama's ``:latest`` and a file's
+    name match too) or lists nothing, else its only model when none is named, else ``UnknownModel``."""
+    served = next((name for name in listed or () if wanted in (name, name.removesuffix(":latest"), shown(name))), None)
     if wanted and (served or listed is None):
-        name, wire = shown(wanted), served if served and is_file_path(served) else wanted  # a path is sent whole
-        return name, name if served in (None, wanted, wire) or shown(served) == name else \
-            f"{name} (served as {shown(served)})", wire
+        return shown(wanted), shown(wanted), served if served and is_file_path(served) else wanted
     if not wanted and listed and len(listed) == 1:
         how = "the one model the server lists" + (", named by its file" if is_file_path(listed[0]) else "")
         return shown(listed[0]), f"{shown(listed[0])} ({how})", listed[0]
@@ -147,8 +139,8 @@ class ModelAccess:
     traits: Traits = Traits()
     recording_path: Path | None = None
     key_env: str = DEFAULT_KEY_ENV
-    notices: list[str] = field(default_factory=list)
     quiet: bool = False
+    notices: list[str] = field(default_factory=list)
     warned: set[str] = field(default_factory=set)  # plain-words warnings already given once
 
     trace = property(attrgetter("transport.trace"))  # what the transport saw of the last call
@@ -174,7 +166,7 @@ class ModelAccess:
     def request_options(self, messages: list[dict[str, Any]], *, max_tokens: int, temperature: float | None = 0,
                         reasoning_effort: str | None = None) -> dict[str, Any]:
         """The keyword arguments of ``client.chat.completions.create`` for this endpoint (the transport adapts any
-        call the same way: this only shows what is sent)."""
+        call so: this shows what is sent)."""
         options = {"model": self.model, "messages": messages, "max_tokens": max_tokens, "temperature": temperature,
                    "reasoning_effort": reasoning_effort}
         return self.traits.adapt({key: value for key, value in options.items() if value is not None})
@@ -183,7 +175,6 @@ class ModelAccess:
                  reasoning_effort: str | None = None, purpose: str = "reply") -> ChatCompletion:
         """One chat completion with a non-empty reply, or the project's error saying what to do; an empty reply
         cut at the token limit (gpt-oss reasons inside ``max_tokens``) is retried once with twice the limit."""
-        limit_name = self.token_limit_parameter
         for limit in (max_tokens, max_tokens * 2):
             try:
                 response = self.client.chat.completions.create(**self.request_options(
@@ -197,13 +188,13 @@ class ModelAccess:
                 raise EmptyReply(f"The model returned an empty {purpose} (finish_reason={finish!r}). Run the cell "
                                  "again, or switch to LLM_MODE=replay / LLM_MODE=offline.")
             if limit == max_tokens:
-                self.notify(f"empty {purpose} (finish_reason='length': the model spent {limit_name}={max_tokens} "
-                            f"before writing); retrying once with {max_tokens * 2}")
+                self.notify(f"empty {purpose} (finish_reason='length': the model spent {self.traits.limit}="
+                            f"{max_tokens} before writing); retrying once with {max_tokens * 2}")
         raise EmptyReply(
-            f"The model returned an empty {purpose} twice (finish_reason='length' at {limit_name}={max_tokens} and "
-            f"{max_tokens * 2}): a reasoning model such as gpt-oss spent the whole limit on hidden reasoning. Raise "
+            f"The model returned an empty {purpose} twice (finish_reason='length' at {self.traits.limit}={max_tokens} "
+            f"and {max_tokens * 2}): a reasoning model such as gpt-oss spent the whole limit on hidden reasoning. Raise "
             "max_tokens, lower reasoning_effort, or switch to LLM_MODE=replay / LLM_MODE=offline.",
-            reason=Reason.EMPTY_REPLY_CUT, attempts=2, setting=limit_name, retry_can_help=False)
+            reason=Reason.EMPTY_REPLY_CUT, attempts=2, setting=self.traits.limit, retry_can_help=False)
 
     def close(self) -> None:
         self.client.close()
@@ -212,18 +203,17 @@ class ModelAccess:
 def load_env_file(path: str | Path | None = None) -> None:
     """Load ``.env`` (the repository's by default) into the environment, never overriding a value that is set (one
     exported empty counts as unset)."""
-    file = Path(path) if path else ENV_FILE
-    if file.is_file():
+    if (file := Path(path) if path else ENV_FILE).is_file():
         os.environ.update({name: value for name, value in dotenv_values(file).items()
                            if value is not None and not os.environ.get(name, "").strip()})
 
 
 def _proxy_for(url: str) -> str | None:
     """The proxy the environment sets for this URL (a transport given to the SDK does not read it itself)."""
-    parsed, proxies = httpx2.URL(url), getproxies_environment()
-    if parsed.host in ("localhost", "::1") or parsed.host.startswith("127."):
+    host, proxies = httpx2.URL(url).host, getproxies_environment()
+    if host in ("localhost", "::1") or host.startswith("127.") or proxy_bypass_environment(host, proxies):
         return None
-    return None if proxy_bypass_environment(parsed.host, proxies) else proxies.get(parsed.scheme) or proxies.get("all")
+    return proxies.get(httpx2.URL(url).scheme) or proxies.get("all")
 
 
 def _chosen_mode(mode: str | None, endpoint: _Endpoint | None, path: Path | None) -> tuple[str, str]:
@@ -234,9 +224,9 @@ def _chosen_mode(mode: str | None, endpoint: _Endpoint | None, path: Path | None
                            "or env LLM_MODE)")
     if chosen is not None:
         return chosen, ""
-    if endpoint is not None and endpoint.api_key is not None:
-        source = "LLM_BASE_URL" if endpoint.provider == "custom" else endpoint.key_source
-        return "live", f" (LLM_MODE not set: {source} is set)"
+    if endpoint is not None and (endpoint.key is not None or endpoint.provider == "custom"):
+        return "live", f" (LLM_MODE not set: {'LLM_BASE_URL' if endpoint.provider == 'custom' else endpoint.key_source}"\
+                       " is set)"
     if path is not None and path.exists():
         return "replay", f" (LLM_MODE not set: no key set, {display_path(path)} exists)"
     return "offline", " (LLM_MODE not set: no key set" + (f", no recording {display_path(path)})" if path else ")")
@@ -262,7 +252,7 @@ def connect(mode: str | None = None, *, provider: str | None = None, base_url: s
         raise refused
     retries, seconds = setting("max_retries", max_retries), setting("timeout", timeout)
     sent_as = setting("system_messages", system_messages)
-    if chosen in ("live", "record") and endpoint.api_key is None:
+    if chosen in ("live", "record") and endpoint.key is None and endpoint.provider != "custom":
         raise MissingKey(
             f"{chosen} mode needs an API key for {endpoint.name}, and {endpoint.key_env} is not set. Put "
             f"{endpoint.key_env}=... in a file named .env at the repository root (copy .env.example; .env is "
@@ -275,12 +265,11 @@ def connect(mode: str | None = None, *, provider: str | None = None, base_url: s
                    f"run') {'reads' if chosen == 'replay' else 'writes'} data/recordings/02_summary_memory_run.json")
         raise RecordingMissing(message) if chosen == "replay" else SettingError("recording", None, message)
     secrets = [s for s in (endpoint.key, *url_credentials(endpoint.base_url)) if s] if endpoint else []
-    access = ModelAccess(None, ModelTransport(chosen, max_retries=retries, system_messages=sent_as, secrets=secrets),
-                         OFFLINE_MODEL, chosen, _OFFLINE_LABEL, "in-process stand-in", "offline",
+    wire = ModelTransport(chosen, max_retries=retries, system_messages=sent_as, secrets=secrets)
+    access = ModelAccess(None, wire, OFFLINE_MODEL, chosen, _OFFLINE_LABEL, "in-process stand-in", "offline",
                          Traits.of(OFFLINE_MODEL, "offline"), path, endpoint.key_env if endpoint else DEFAULT_KEY_ENV,
-                         quiet=quiet)
-    wire, url, key = access.transport, "http://offline-stand-in.invalid/v1", "offline-stand-in"
-    wire.notify = access.notify
+                         quiet)
+    wire.notify, url, key = access.notify, "http://offline-stand-in.invalid/v1", "offline-stand-in"
     if chosen == "replay":
         wire.recording, access.endpoint, access.provider = Recording.load(path), display_path(path), "replay"
         # the recorded model wins over LLM_MODEL (which may name a local server's model)
@@ -295,23 +284,21 @@ def connect(mode: str | None = None, *, provider: str | None = None, base_url: s
     elif chosen in ("live", "record"):
         wire.network = transport or httpx2.HTTPTransport(proxy=_proxy_for(endpoint.base_url))
         wire.endpoint = access.endpoint = public_url(endpoint.base_url)
-        name, label, sent = (endpoint.model or "?",) * 3
+        name = label = sent = endpoint.model or "?"
         if endpoint.provider == "custom":  # a custom server's model is known once it has listed its models
-            name, label, sent = served_model(endpoint.model, _listed(wire, endpoint), access.endpoint)
+            name, label, sent = served_model(endpoint.model, _listed(wire, endpoint, seconds), access.endpoint)
         wire.model_file, wire.probe = (name, sent) if sent != name else None, endpoint.provider == "custom"
         wire.traits = access.traits = Traits.of(name, endpoint.provider)
         wire.where, access.model, access.provider = f"{access.endpoint} (model {name})", name, endpoint.provider
-        key_text = f"key from {endpoint.key_source}" if endpoint.key_source != "no key needed" else "no key"
-        access.label = f"Model: {chosen} | {endpoint.name} {access.endpoint} | {label} | {key_text}"
+        access.label = (f"Model: {chosen} | {endpoint.name} {access.endpoint} | {label} | "
+                        + (f"key from {endpoint.key_source}" if endpoint.key_source else "no key"))
         if sent_as in ADAPTED:
             access.label += f" | system messages {ADAPTED[sent_as]} (LLM_SYSTEM_MESSAGES={sent_as})"
-        if chosen == "record":
-            wire.recording = Recording.load(path, missing_ok=True)
-            access.label += f" | saving exchanges to {display_path(path)}"
-        elif path is not None and path.exists():
-            wire.recording = Recording.load(path)
-            access.label += f" | a failed call is answered from {display_path(path)}"
-        url, key = endpoint.base_url, endpoint.api_key
+        if path is not None and (chosen == "record" or path.exists()):
+            wire.recording = Recording.load(path, missing_ok=chosen == "record")
+            access.label += (f" | saving exchanges to {display_path(path)}" if chosen == "record" else
+                             f" | a failed call is answered from {display_path(path)}")
+        url, key = endpoint.base_url, endpoint.key or "no-key-needed"  # the SDK insists on a key; servers ignore it
     access.label += (access.traits.said() if chosen != "offline" else "") + why
     access.client = openai.OpenAI(api_key=key, base_url=url, http_client=openai.DefaultHttpxClient(transport=wire),
                                   max_retries=retries, timeout=seconds)

@@ -1,6 +1,6 @@
-"""Errors of model access and how an SDK error becomes one: a message saying what happened and what to do, the same
-facts as fields (``reason`` from ``Reason``), every secret scrubbed; in IPython a notebook's own SDK errors are shown
-the same way. As ``openai.OpenAIError``s, the project's errors raised in the transport pass the SDK unchanged."""
+"""Errors of model access, and an SDK error made one: what happened and what to do, the same facts as fields
+(``reason`` from ``Reason``), every secret scrubbed; in IPython a notebook's own SDK errors are shown the same way.
+As ``openai.OpenAIError``s, the project's errors raised in the transport pass the SDK unchanged."""
 from __future__ import annotations
 
 import re
@@ -12,47 +12,29 @@ import openai
 
 from helpers.base.errors import Explained, short_traceback
 from helpers.base.text import duration
-from helpers.model.settings import configured_secrets, public_url, scrub_text
+from helpers.model.settings import configured_secrets, scrub_text
 
-
-class Reason(StrEnum):
-    """What went wrong in a model call: the closed set of ``ModelAccessError.reason`` (each equal to its text)."""
-
-    FAILED = "model access failed"
-    UNAVAILABLE = "unavailable"
-    TIMEOUT = "timeout"
-    NO_CONNECTION = "no connection"
-    RATE_LIMIT = "rate limit"
-    SERVER_ERROR = "server error"
-    HTTP_ERROR = "http error"  # another status the server answered
-    REJECTED_KEY = "rejected key"
-    REJECTED_REQUEST = "rejected request"
-    NOT_FOUND = "not found"
-    CONTEXT_OVERFLOW = "context overflow"
-    BAD_RESPONSE = "bad response"
-    MISSING_KEY = "missing key"
-    UNKNOWN_MODEL = "unknown model"
-    NO_RECORDING = "no recording"
-    EMPTY_REPLY = "empty reply"
-    EMPTY_REPLY_CUT = "empty reply cut"  # empty twice, at the token limit: a larger limit is the fix
-    SDK_ERROR = "sdk error"  # an SDK error of no known kind
+# What went wrong in a model call: the closed set of ``ModelAccessError.reason`` (each member equal to its text).
+Reason = StrEnum("Reason", {name.upper().replace(" ", "_"): name for name in (
+    "unavailable", "timeout", "no connection", "rate limit", "server error", "http error", "rejected key",
+    "rejected request", "not found", "context overflow", "bad response", "missing key", "unknown model",
+    "no recording", "empty reply", "empty reply cut", "sdk error")} | {"FAILED": "model access failed"})
 
 
 class ModelAccessError(Explained, openai.OpenAIError):
     """Base of every model-access error: ``status`` is None when no answer came, ``attempts`` counts the call's tries,
     ``setting`` names what to change, ``retry_can_help`` whether sending it again may work."""
 
-    default_reason: ClassVar[Reason] = Reason.FAILED
+    default_reason: ClassVar[str] = Reason.FAILED
     default_retry_can_help: ClassVar[bool] = True
     default_setting: ClassVar[str | None] = None
 
-    def __init__(self, message: str, *, reason: Reason | None = None, status: int | None = None,
+    def __init__(self, message: str, *, reason: str | None = None, status: int | None = None,
                  attempts: int | None = None, retry_after: float | None = None, setting: str | None = None,
                  retry_can_help: bool | None = None, **fields: object) -> None:
         super().__init__(message)
-        self.reason = Reason(reason) if reason else self.default_reason
-        self.status, self.attempts, self.retry_after = status, attempts, retry_after
-        self.setting = setting or self.default_setting
+        self.reason, self.status, self.attempts = Reason(reason or self.default_reason), status, attempts
+        self.retry_after, self.setting = retry_after, setting or self.default_setting
         self.retry_can_help = self.default_retry_can_help if retry_can_help is None else retry_can_help
         if unknown := [name for name in fields if not hasattr(type(self), name)]:
             raise TypeError(f"{type(self).__name__} has no field {', '.join(unknown)}")
@@ -104,8 +86,6 @@ class EmptyReply(ModelAccessError):
     default_reason = Reason.EMPTY_REPLY
 
 
-# ----- an SDK error explained ------------------------------------------------------------------------------------
-
 FALLBACK = "or run without the network: LLM_MODE=replay (recorded answers) or LLM_MODE=offline (the stand-in)"
 # How servers word "the request does not fit my context" (llama-cpp-python, vLLM, llama.cpp, OpenAI, Groq, LM Studio)
 _OVERFLOW = re.compile(r"maximum context length|context[ _]length|context window|exceed_context_size|"
@@ -125,10 +105,6 @@ def server_said(body: Any, limit: int = 300, *, fields: bool = False) -> str:
     return " ".join([" ".join(words.split())[:limit] if isinstance(words, str) else "", *codes]).strip()
 
 
-def _said(words: str) -> str:
-    return f" The server said: {words if words.endswith(('.', '!', '?')) else words + '.'}" if words else ""
-
-
 def _number(patterns: tuple[str, ...], text: str) -> int | None:
     return next((int(found.group(1)) for p in patterns if (found := re.search(p, text, re.IGNORECASE))), None)
 
@@ -136,15 +112,19 @@ def _number(patterns: tuple[str, ...], text: str) -> int | None:
 def rejected_key(where: str, status: int | None, said: str, key_env: str, *, key_set: bool = True,
                  **facts: Any) -> ModelUnavailable:
     """The error for a key the server refused (401 or 403), on a chat call or on its list of models alike."""
-    check = (f"Check {key_env} in the .env file at the repository root (see .env.example) or in your environment"
-             if key_set else f"It wants a key and {key_env} is not set: put {key_env}=... in the .env file at the "
-             "repository root (see .env.example) or in your environment")
+    check = (f"Check {key_env}" if key_set else f"It wants a key and {key_env} is not set: put {key_env}=...") + (
+        " in the .env file at the repository root (see .env.example) or in your environment")
     return ModelUnavailable(f"{where} rejected the API key ({status}).{_said(said)} {check}, then restart the kernel; "
                             f"{FALLBACK}.", reason=Reason.REJECTED_KEY, status=status, setting=key_env,
                             retry_can_help=False, **facts)
 
 
+def _said(words: str) -> str:
+    return f" The server said: {words if words.endswith(('.', '!', '?')) else words + '.'}" if words else ""
+
+
 def _fit(said: str) -> str:
+    """What the server's numbers say about a request too long for its context."""
     context, prompt = _number(_CONTEXT, said), _number(_PROMPT, said)
     if context is None or prompt is None:
         return ""
@@ -194,17 +174,15 @@ _CASES: tuple[tuple[type[BaseException], Any, Reason, str, str, bool], ...] = (
 def _error_for(error: BaseException, access: Any) -> ModelAccessError:
     made, wait = access.trace.attempts or 1, access.trace.retry_after
     status = error.status_code if isinstance(error, openai.APIStatusError) else None
-    where, body = f"{access.endpoint} (model {access.model})", getattr(error, "body", None)
+    where, body, response = f"{access.endpoint} (model {access.model})", getattr(error, "body", None), getattr(
+        error, "response", None)
+    words = (server_said(body) or " ".join(response.text.split())[:300]) if response is not None else ""
     facts = {"status": status, "attempts": made, "retry_after": wait}
-    response = getattr(error, "response", None)
-    words = server_said(body) or " ".join((response.text if response is not None else "").split())[:300] \
-        if status is not None else ""
     if status in (401, 403):
         return rejected_key(where, status, words, access.key_env, attempts=made, retry_after=wait)
     named = wait if (wait or 0) >= 1 else None  # a wait worth naming: a second or more
-    asked = f" It asked to wait {duration(named)} before trying again (Retry-After)." if named else ""
-    if named and named > 120 and made == 1:
-        asked = asked[:-1] + ", longer than the SDK waits, so it did not retry."
+    asked = "" if named is None else f" It asked to wait {duration(named)} before trying again (Retry-After)" + (
+        ", longer than the SDK waits, so it did not retry." if named > 120 and made == 1 else ".")
     reasoning = "reasoning" in str(getattr(error, "message", "")).lower()
     text = dict(where=where, status=status, timeout=access.timeout, fallback=FALLBACK, error=error,
                 error_type=type(error).__name__, detail=_said(words), asked=asked,
@@ -240,26 +218,20 @@ def explain_error(error: BaseException, access: Any) -> str:
     return str(model_error(error, access))
 
 
-_explainers: dict[str, Any] = {}  # public base URL -> that client's ModelAccess
+_latest: list[Any] = []  # the ModelAccess of the latest connect(), which explains a notebook's own SDK errors
 
 
 def explain_in_notebooks(access: Any) -> None:
-    """In an IPython kernel, show an SDK error of a request to this client's URL with the explanation first (the
-    latest client for a URL explains its errors; the latest overall any other)."""
-    key = public_url(str(access.client.base_url)).rstrip("/")
-    _explainers.pop(key, None)
-    _explainers[key] = access
+    """In an IPython kernel, show an SDK error of a notebook's own call with ``explain_error`` first."""
+    _latest[:] = [access]
     module = sys.modules.get("IPython")  # only a running kernel has imported it; never import it here
     if (shell := module.get_ipython() if module is not None else None) is not None:
         shell.set_custom_exc((openai.APIError,), _show)
 
 
 def _show(shell: Any, etype: type[BaseException], value: BaseException, tb: Any, tb_offset: Any = None) -> list[str]:
-    """IPython's custom exception handler: the explanation first, two more lines, ``%tb`` still works."""
+    """IPython's custom exception handler: the explanation first, two more lines; ``%tb`` still works."""
     shell._get_exc_info((etype, value, tb))  # sets sys.last_* so that %tb prints the whole traceback
-    url = public_url(str(value.request.url)) if getattr(value, "request", None) is not None else ""
-    access = next((_explainers[key] for key in reversed(list(_explainers)) if url == key or url.startswith(key + "/")),
-                  next(reversed(_explainers.values()), None))
-    lines = short_traceback(etype.__name__, explain_error(value, access) if access else str(value), tb)
+    lines = short_traceback(etype.__name__, explain_error(value, _latest[0]) if _latest else str(value), tb)
     shell._showtraceback(etype, value, lines)
     return lines

@@ -76,10 +76,9 @@ def _problem(exchange: Any) -> str | None:
         return "has no request path"
     if not isinstance(request.get("body"), dict):
         return "has no request body"
-    if not isinstance(response, dict):
-        return "has no response"
-    body = response.get("body")
-    return None if isinstance(body, dict) else f"has a response body that is {type(body).__name__}, not an object"
+    body = response.get("body") if isinstance(response, dict) else None
+    return None if isinstance(body, dict) else "has no response" if not isinstance(response, dict) else (
+        f"has a response body that is {type(body).__name__}, not an object")
 
 
 class Recording:

@@ -49,8 +49,7 @@ def retry_after(headers: httpx2.Headers) -> float | None:
     as seconds or as an HTTP date."""
     for name, divisor in (("retry-after-ms", 1000), ("retry-after", 1)):
         try:
-            wait = float(headers[name]) / divisor
-            return None if math.isnan(wait) else wait
+            return None if math.isnan(wait := float(headers[name]) / divisor) else wait
         except (KeyError, ValueError):
             continue
     try:
@@ -62,9 +61,8 @@ def retry_after(headers: httpx2.Headers) -> float | None:
 def sdk_retries(response: httpx2.Response) -> bool:
     """Whether the SDK tries this failed answer again (its own rule), retries left permitting."""
     wait, said = retry_after(response.headers), response.headers.get("x-should-retry")
-    if wait is not None and wait > MAX_WAIT:
-        return False
-    return said == "true" if said in ("true", "false") else response.status_code in RETRIED
+    return (wait is None or wait <= MAX_WAIT) and (said == "true" if said in ("true", "false") else
+                                                    response.status_code in RETRIED)
 
 
 def completion_problem(content: bytes) -> str | None:
@@ -85,8 +83,8 @@ def completion_problem(content: bytes) -> str | None:
             ("choices[0].finish_reason", first.get("finish_reason"), str, True),
             ("usage", payload.get("usage"), dict, True)):
         if not isinstance(value, kind) and not (optional and value is None):
-            found = "missing" if value is None else f"a {type(value).__name__}"
-            return f"{where} is {found}, not {'text' if kind is str else 'an object'}"
+            return (f"{where} is {'missing' if value is None else f'a {type(value).__name__}'}, not "
+                    f"{'text' if kind is str else 'an object'}")
     if (position := lone_surrogate_at(message.get("content") or "")) is not None:
         return (f"the reply holds a lone surrogate at character {position} (half of a character such as an emoji), "
                 "which cannot be stored")
@@ -146,15 +144,13 @@ def describe(messages: list[dict[str, Any]], index: int) -> str:
 
 def _chat_body(request: httpx2.Request) -> dict[str, Any] | None:
     """The JSON body of a chat completion request with a list of messages (not streamed), else None."""
-    if request.method != "POST" or not request.url.path.rstrip("/").endswith("chat/completions"):
-        return None
     try:
-        body = json.loads(request.read() or b"{}")
+        body = json.loads(request.read() or b"{}") if request.url.path.rstrip("/").endswith("chat/completions") else {}
     except ValueError:
         return None
     messages = body.get("messages") if isinstance(body, dict) else None
     chat = isinstance(messages, list) and all(isinstance(m, dict) for m in messages) and not body.get("stream")
-    return body if chat else None
+    return body if chat and request.method == "POST" else None
 
 
 def _retries_taken(request: httpx2.Request) -> int | None:
@@ -235,24 +231,20 @@ class ModelTransport(httpx2.BaseTransport):
             request = httpx2.Request(request.method, request.url, headers=headers, extensions=request.extensions,
                                      content=json.dumps(body, ensure_ascii=False).encode("utf-8"))
         seconds = float((request.extensions.get("timeout") or {}).get("read") or 600)
-        deadline, chunks = time.monotonic() + seconds, []
-        try:
-            response = self._within(request, seconds)
-            try:
-                for chunk in response.iter_bytes():  # the content encoding undone
-                    chunks.append(chunk)
-                    if time.monotonic() > deadline:
-                        raise httpx2.ReadTimeout("no complete answer within LLM_TIMEOUT", request=request)
-            finally:
-                response.close()
-        except httpx2.TransportError as error:
+        reply: Future[tuple[httpx2.Response, bytes]] = Future()
+        threading.Thread(target=self._fetch, args=(request, time.monotonic() + seconds, reply), daemon=True).start()
+        try:  # the request runs in a worker thread, so that headers sent a byte at a time are bounded too
+            response, content = reply.result(seconds)
+        except (TimeoutError, httpx2.TransportError) as error:
+            late = isinstance(error, (TimeoutError, httpx2.TimeoutException))
             if not quiet:
                 self._report(request, f"sent no complete answer within LLM_TIMEOUT={seconds:g} seconds (a server "
                              "keeps working on a request the client gave up on, so the retry waits behind it: for a "
-                             "slow server raise LLM_TIMEOUT, or set LLM_MAX_RETRIES=0)" if isinstance(
-                                 error, httpx2.TimeoutException) else f"could not be reached ({type(error).__name__})")
+                             "slow server raise LLM_TIMEOUT, or set LLM_MAX_RETRIES=0)" if late else
+                             f"could not be reached ({type(error).__name__})")
+            if isinstance(error, TimeoutError):
+                raise httpx2.ReadTimeout(f"no answer within {seconds:g} s (LLM_TIMEOUT)", request=request) from None
             raise
-        content = b"".join(chunks)
         if self.model_file:  # wherever the server wrote the path (as JSON writes it), the name
             name, path = (json.dumps(text)[1:-1].encode() for text in self.model_file)
             content = content.replace(path, name)
@@ -274,25 +266,20 @@ class ModelTransport(httpx2.BaseTransport):
                    if k.lower() not in ("content-length", "transfer-encoding", "content-encoding")]
         return httpx2.Response(response.status_code, headers=headers, content=content, request=request)
 
-    def _within(self, request: httpx2.Request, seconds: float) -> httpx2.Response:
-        """The network's response if its headers arrive within ``seconds``: the request runs in a worker thread, and
-        an answer that comes too late is closed."""
-        reply: Future[httpx2.Response] = Future()
-
-        def send() -> None:
-            try:
-                reply.set_result(self.network.handle_request(request))
-            except BaseException as error:  # noqa: BLE001 - handed to the caller's thread as it is
-                reply.set_exception(error)
-
-        threading.Thread(target=send, name="llm-request", daemon=True).start()
+    def _fetch(self, request: httpx2.Request, deadline: float, reply: Future[tuple[httpx2.Response, bytes]]) -> None:
+        """In a worker thread: the network's response and its whole body (content encoding undone), until deadline."""
         try:
-            return reply.result(seconds)
-        except BaseException as error:  # too late, or an interrupt (the notebook's stop button)
-            reply.add_done_callback(lambda done: done.exception() or done.result().close())
-            if isinstance(error, TimeoutError) and not (reply.done() and reply.exception() is error):
-                raise httpx2.ReadTimeout(f"no answer within {seconds:g} s (LLM_TIMEOUT)", request=request) from None
-            raise
+            response, chunks = self.network.handle_request(request), []
+            try:
+                for chunk in response.iter_bytes():
+                    chunks.append(chunk)
+                    if time.monotonic() > deadline:
+                        raise httpx2.ReadTimeout("no complete answer within LLM_TIMEOUT", request=request)
+            finally:
+                response.close()
+            reply.set_result((response, b"".join(chunks)))
+        except BaseException as error:  # noqa: BLE001 - handed to the caller's thread as it is
+            reply.set_exception(error)
 
     def _report(self, request: httpx2.Request, what: str, asked: float | None = None) -> None:
         """Say that an attempt failed and when the SDK tries again (nothing on the last attempt: the error says it)."""

@@ -9,15 +9,14 @@ import os
 import re
 import unicodedata
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import unquote
 
 from helpers.base.errors import SettingError
 from helpers.base.signing import KEY_ENV as SIGNING_KEY_ENV
 
 
-@dataclass(frozen=True)
-class Provider:
+class Provider(NamedTuple):
     """A hosted OpenAI-compatible endpoint we know by name."""
 
     name: str
@@ -26,12 +25,9 @@ class Provider:
     default_model: str
 
 
-PROVIDERS: dict[str, Provider] = {
-    "groq": Provider("Groq", "https://api.groq.com/openai/v1", "GROQ_API_KEY", "openai/gpt-oss-120b"),
-    "openai": Provider("OpenAI", "https://api.openai.com/v1", "OPENAI_API_KEY", "gpt-4o-mini"),
-}
-DEFAULT_PROVIDER = "groq"  # the lessons' provider
-CUSTOM_KEY_ENV = "LLM_API_KEY"  # the key of a server at LLM_BASE_URL, if it wants one
+PROVIDERS = {"groq": Provider("Groq", "https://api.groq.com/openai/v1", "GROQ_API_KEY", "openai/gpt-oss-120b"),
+             "openai": Provider("OpenAI", "https://api.openai.com/v1", "OPENAI_API_KEY", "gpt-4o-mini")}
+DEFAULT_PROVIDER, CUSTOM_KEY_ENV = "groq", "LLM_API_KEY"  # the lessons' provider; the key of a server at LLM_BASE_URL
 SETTING_VARIABLES = ("LLM_MODE", "LLM_PROVIDER", "LLM_BASE_URL", "LLM_MODEL", "LLM_TIMEOUT", "LLM_MAX_RETRIES",
                      "LLM_REASONING_EFFORT", "LLM_RECORDINGS_DIR", "LLM_SYSTEM_MESSAGES")
 SYSTEM_MESSAGE_MODES = ("as-written", "merge", "user")
@@ -52,15 +48,11 @@ def env(name: str) -> str | None:
     return os.environ.get(name, "").strip() or None
 
 
-def _whole(value: Any) -> int | None:
-    return int(value) if float(value) == int(value) >= 0 else None
-
-
-# argument -> (its variable, default, parser returning None for a value it refuses, what a good value is)
+# argument -> (its variable, default, reading that returns None for a value it refuses, what a good value is)
 _SETTINGS: dict[str, tuple[str, Any, Any, str]] = {
     "timeout": ("LLM_TIMEOUT", 60.0, lambda v: float(v) if 0 < float(v) < math.inf else None,
                 "a positive number of seconds, such as 60 (the default) or 300 for a slow local server"),
-    "max_retries": ("LLM_MAX_RETRIES", 2, _whole,
+    "max_retries": ("LLM_MAX_RETRIES", 2, lambda v: int(v) if float(v) == int(v) >= 0 else None,
                     "a whole number of retries, 0 or more (2 is the default, 0 suits a slow local server)"),
     "system_messages": ("LLM_SYSTEM_MESSAGES", "as-written", lambda v: v.lower() if v.lower() in SYSTEM_MESSAGE_MODES
                         else None, f"one of {', '.join(SYSTEM_MESSAGE_MODES)}: 'merge' joins every system message into "
@@ -74,10 +66,8 @@ def setting(argument: str, given: Any = None) -> Any:
     naming where it came from (the argument or the variable)."""
     variable, default, read, wanted = _SETTINGS[argument]
     source, value = (argument, given) if given is not None else (variable, env(variable))
-    if value is None:
-        return default
     try:
-        result = None if isinstance(value, bool) else read(value)
+        result = default if value is None else None if isinstance(value, bool) else read(value)
     except (TypeError, ValueError, OverflowError):
         result = None
     if result is None:
@@ -88,7 +78,7 @@ def setting(argument: str, given: Any = None) -> Any:
 
 @dataclass(frozen=True)
 class Traits:
-    """What an endpoint accepts of the lessons' call: the transport drops or renames the rest under the SDK."""
+    """What an endpoint accepts of the lessons' call; the transport leaves out or renames the rest, under the SDK."""
 
     reasoning_effort: bool = True
     temperature: bool = True
@@ -96,29 +86,28 @@ class Traits:
 
     @classmethod
     def of(cls, model: str, provider: str) -> Traits:
-        """Decided by endpoint first: gpt-oss takes ``reasoning_effort`` on a hosted endpoint, a server at
-        ``LLM_BASE_URL`` only with ``LLM_REASONING_EFFORT=on``; OpenAI's reasoning models want no temperature."""
-        short = model.rsplit("/", 1)[-1].lower()
+        """gpt-oss takes ``reasoning_effort`` on a hosted endpoint, a server at ``LLM_BASE_URL`` only with
+        ``LLM_REASONING_EFFORT=on`` (which overrides the guess either way); OpenAI's reasoning models take it, and
+        ``max_completion_tokens`` and no temperature."""
+        short, override = model.rsplit("/", 1)[-1].lower(), (env("LLM_REASONING_EFFORT") or "").lower()
         openai_reasoning = provider == "openai" and bool(re.match(r"(o\d|gpt-5)", short))
         reasoning = ("gpt-oss" in short and provider not in ("custom", "offline")) or openai_reasoning
-        override = (env("LLM_REASONING_EFFORT") or "").lower()
         if override in ("off", "no", "false", "0", "on", "yes", "true", "1"):
             reasoning = override in ("on", "yes", "true", "1")
         return cls(reasoning, not openai_reasoning, "max_completion_tokens" if openai_reasoning else "max_tokens")
 
     def adapt(self, body: dict[str, Any]) -> dict[str, Any]:
-        """A request body with what this endpoint does not accept left out or renamed."""
-        body = {key: value for key, value in body.items() if not (
-            (key == "reasoning_effort" and not self.reasoning_effort) or (key == "temperature" and not self.temperature))}
-        other = "max_completion_tokens" if self.limit == "max_tokens" else "max_tokens"
-        return {self.limit if key == other else key: value for key, value in body.items()}
+        """A request body with what this endpoint does not accept left out, its token limit under the right name."""
+        left_out = {name for name in ("reasoning_effort", "temperature") if not getattr(self, name)}
+        return {self.limit if key in ("max_tokens", "max_completion_tokens") else key: value
+                for key, value in body.items() if key not in left_out}
 
     def said(self) -> str:
         """What ``adapt`` changes, for the mode line ("" when nothing)."""
-        changes = [f"max_tokens sent as {self.limit}"] if self.limit != "max_tokens" else []
-        changes += [f"{name} left out" for name in ("reasoning_effort", "temperature") if not getattr(self, name)]
-        return f" | adapted: {', '.join(changes)}" + (" (LLM_REASONING_EFFORT=on sends reasoning_effort)"
-                                                      if not self.reasoning_effort else "") if changes else ""
+        changes = [f"max_tokens sent as {self.limit}"] * (self.limit != "max_tokens") + [
+            f"{name} left out" for name in ("reasoning_effort", "temperature") if not getattr(self, name)]
+        hint = " (LLM_REASONING_EFFORT=on sends reasoning_effort)" if not self.reasoning_effort else ""
+        return f" | adapted: {', '.join(changes)}{hint}" if changes else ""
 
 
 # ----- secrets --------------------------------------------------------------------------------------------------
@@ -126,7 +115,6 @@ class Traits:
 REDACTED = "[REDACTED]"
 KEY_SHAPES = re.compile(r"\b(?:gsk_[A-Za-z0-9]{20,}|sk-(?:proj-|svcacct-)?[A-Za-z0-9_\-]{20,})")  # Groq, OpenAI
 ANY_CASE_LENGTH = 8  # shorter secrets (a password "Pune") are found only as written, or every "pune" would go
-_URL_SAFE = str.maketrans("+/", "-_")
 
 
 def configured_secrets(*extra: str | None) -> list[str]:
@@ -135,40 +123,38 @@ def configured_secrets(*extra: str | None) -> list[str]:
     return [secret for secret in dict.fromkeys(found + url_credentials(os.environ.get("LLM_BASE_URL", ""))) if secret]
 
 
-def _char_forms(ch: str, any_case: bool) -> str:
-    """A pattern for one character of a secret: itself (in either case), JSON-escaped or percent-encoded."""
-    cases = {ch, ch.lower(), ch.upper()} if any_case and len(ch.lower()) == len(ch.upper()) == 1 else {ch}
-    forms = {r"\\" + re.escape(ch)} if ch in "/\\\"" else {r"\+"} if ch == " " else set()
-    for code in cases:
-        forms |= {re.escape(code), "".join(f"%(?i:{byte:02x})" for byte in code.encode())}
-        if ord(code) <= 0xFFFF:
-            forms.add(rf"\\u(?i:{ord(code):04x})")
-    return "(?:" + "|".join(sorted(forms, key=len, reverse=True)) + ")"
+def _forms(secret: str) -> str:
+    """A pattern for a secret written out: each character itself (in either case from 8 characters on), JSON-escaped
+    or percent-encoded."""
+    pattern, any_case = [], len(secret) >= ANY_CASE_LENGTH
+    for ch in secret:
+        cases = {ch, ch.lower(), ch.upper()} if any_case and len(ch.lower()) == len(ch.upper()) == 1 else {ch}
+        forms = {r"\\" + re.escape(ch)} if ch in "/\\\"" else {r"\+"} if ch == " " else set()
+        forms |= {form for c in cases for form in (re.escape(c), "".join(f"%(?i:{b:02x})" for b in c.encode()),
+                                                   rf"\\u(?i:{ord(c):04x})" if ord(c) <= 0xFFFF else re.escape(c))}
+        pattern.append("(?:" + "|".join(sorted(forms, key=len, reverse=True)) + ")")
+    return "".join(pattern)
 
 
 def _base64_forms(secret: str) -> set[str]:
     """The secret base64- and base64url-encoded, with and without padding; from 8 characters on also what it alone
     decides of a longer encoded text, at each of the 3 byte alignments it can start at."""
-    raw = secret.encode()
-    forms = {base64.b64encode(raw).decode()}
-    if len(secret) >= ANY_CASE_LENGTH:
-        forms |= {base64.b64encode(b"\0" * shift + raw).decode()[-(-8 * shift // 6):8 * (shift + len(raw)) // 6]
-                  for shift in range(3)}
+    raw, shifts = secret.encode(), range(3) if len(secret) >= ANY_CASE_LENGTH else ()
+    forms = {base64.b64encode(raw).decode()} | {base64.b64encode(b"\0" * shift + raw).decode()[
+        -(-8 * shift // 6):8 * (shift + len(raw)) // 6] for shift in shifts}  # the characters the secret decides
     forms |= {form.rstrip("=") for form in forms}
-    return forms | {form.translate(_URL_SAFE) for form in forms}
+    return forms | {form.translate(str.maketrans("+/", "-_")) for form in forms}
 
 
 @functools.lru_cache(maxsize=64)
 def _secret_pattern(secrets: tuple[str, ...]) -> re.Pattern[str]:
-    """One pattern for every form of every secret: the base64 ones, then each secret's text, the longest first."""
     encoded = sorted({form for secret in secrets for form in _base64_forms(secret)}, key=len, reverse=True)
-    return re.compile("|".join([*map(re.escape, encoded), *("".join(
-        _char_forms(ch, len(secret) >= ANY_CASE_LENGTH) for ch in secret) for secret in secrets)]))
+    return re.compile("|".join([*map(re.escape, encoded), *map(_forms, secrets)]))
 
 
 def scrub_text(text: str, secrets: Any) -> str:
-    """``text`` with every secret, in every form it can be written or encoded, and anything shaped like a key
-    replaced by ``[REDACTED]``."""
+    """``text`` with every secret, as written, escaped or base64-encoded, and anything shaped like a key replaced by
+    ``[REDACTED]``: the one scrubber for what is shown, stored in a memory or a state, or recorded."""
     known = tuple(sorted({s for s in secrets if s}, key=len, reverse=True))
     return KEY_SHAPES.sub(REDACTED, _secret_pattern(known).sub(REDACTED, text) if known else text)
 
@@ -184,11 +170,11 @@ def _userinfo(url: str) -> tuple[str, str, str] | None:
 
 def url_credentials(url: str) -> list[str]:
     """The user name and password written into a URL, as written and percent-decoded, and the ``user:password`` a
-    Basic header carries (its base64 is one of the scrubber's forms)."""
+    Basic header carries (base64-encoded: one of the scrubber's forms)."""
     user, _, password = split[1].partition(":") if (split := _userinfo(url)) else ("", "", "")
     written = [value for value in (user, password) if value]
-    decoded = [unquote(value) for value in written]
-    return list(dict.fromkeys(written + decoded + ([f"{unquote(user)}:{unquote(password)}"] if written else [])))
+    joined = [f"{unquote(user)}:{unquote(password)}"] if written else []
+    return list(dict.fromkeys(written + [unquote(value) for value in written] + joined))
 
 
 def public_url(url: str) -> str:
