@@ -1,5 +1,5 @@
 """``connect()``: a real ``openai.OpenAI`` client in each mode (live, record, replay, offline) over the one transport
-(``responses.ModelTransport``), named in one printed line, the mode line; keys come from the environment or ``.env``
+(``transport.ModelTransport``), named in one printed line, the mode line; keys come from the environment or ``.env``
 and are never printed or stored; a local server's model is checked against its list and named by file name."""
 from __future__ import annotations
 
@@ -23,7 +23,8 @@ from helpers.model.errors import (BadResponse, ContextOverflow, EmptyReply, Miss
                                   model_error, rejected_key, server_said)
 from helpers.model.offline.markers import MODEL_NAME as OFFLINE_MODEL
 from helpers.model.recordings import Recording, display_path, recording_path
-from helpers.model.responses import ADAPTED, ModelTransport
+from helpers.model.responses import ADAPTED
+from helpers.model.transport import ModelTransport
 from helpers.model.settings import (CUSTOM_KEY_ENV, DEFAULT_PROVIDER, PROVIDERS, Traits, env, public_url, setting,
                                     url_credentials)
 
