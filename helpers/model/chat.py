@@ -10,11 +10,6 @@ from helpers.memory.types import SummariserError, SummaryRefused
 from helpers.model.connect import ModelAccess
 from helpers.model.responses import describe
 
-_CUT_WARNING = ("WARNING: the model stopped at its token limit (finish_reason 'length'); the reply was stored as it "
-                "came and may end mid-sentence. Raise max_tokens (a local server may also shrink it to fit its "
-                "context: give the server a larger context size).")
-
-
 def _add(memory: Any, role: str, content: str, notes: list[str]) -> None:
     try:
         memory.add_message(role, content)
@@ -42,8 +37,6 @@ def chat(memory: Any, user_message: str, access: ModelAccess, *, max_tokens: int
         reply = choice.message.content or ""
         _add(memory, "assistant", reply, notes)
     events, usage = memory.fold_events, response.usage
-    if choice.finish_reason == "length":  # said once per client, in plain words, what the turn line's flag means
-        access.warn_once("reply cut", _CUT_WARNING)
     record = TurnRecord(
         user_message=user_message, reply=reply, request=request,
         prompt_tokens=usage.prompt_tokens if usage else None,

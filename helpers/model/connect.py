@@ -142,7 +142,6 @@ class ModelAccess:
     key_env: str = DEFAULT_KEY_ENV
     quiet: bool = False
     notices: list[str] = field(default_factory=list)
-    warned: set[str] = field(default_factory=set)  # plain-words warnings already given once
 
     trace = property(attrgetter("transport.trace"))  # what the transport saw of the last call
     secrets = property(attrgetter("transport.secrets"))
@@ -157,12 +156,6 @@ class ModelAccess:
         self.notices.append(line)
         if not self.quiet:
             print(line, flush=True)
-
-    def warn_once(self, topic: str, line: str) -> None:
-        """``notify`` a warning the first time ``topic`` comes up for this client."""
-        if topic not in self.warned:
-            self.warned.add(topic)
-            self.notify(line)
 
     def request_options(self, messages: list[dict[str, Any]], *, max_tokens: int, temperature: float | None = 0,
                         reasoning_effort: str | None = None) -> dict[str, Any]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 import sys
 from enum import StrEnum
-from typing import Any, ClassVar
+from typing import Any
 
 import openai
 
@@ -23,34 +23,30 @@ Reason = StrEnum("Reason", {name.upper().replace(" ", "_"): name for name in (
 
 class ModelAccessError(Explained, openai.OpenAIError):
     """Base of every model-access error: ``status`` is None when no answer came, ``attempts`` counts the call's tries,
-    ``setting`` names what to change, ``retry_can_help`` whether sending it again may work."""
+    ``setting`` names what to change, ``retry_can_help`` whether sending it again may work. The class attributes are
+    each kind's defaults; a field given (not None) replaces one, and a field no kind has is refused."""
 
-    default_reason: ClassVar[str] = Reason.FAILED
-    default_retry_can_help: ClassVar[bool] = True
-    default_setting: ClassVar[str | None] = None
+    reason = Reason.FAILED
+    retry_can_help, setting, status, attempts, retry_after = True, None, None, None, None
 
-    def __init__(self, message: str, *, reason: str | None = None, status: int | None = None,
-                 attempts: int | None = None, retry_after: float | None = None, setting: str | None = None,
-                 retry_can_help: bool | None = None, **fields: object) -> None:
+    def __init__(self, message: str, **fields: Any) -> None:
         super().__init__(message)
-        self.reason, self.status, self.attempts = Reason(reason or self.default_reason), status, attempts
-        self.retry_after, self.setting = retry_after, setting or self.default_setting
-        self.retry_can_help = self.default_retry_can_help if retry_can_help is None else retry_can_help
         if unknown := [name for name in fields if not hasattr(type(self), name)]:
             raise TypeError(f"{type(self).__name__} has no field {', '.join(unknown)}")
-        vars(self).update(fields)
+        vars(self).update({name: value for name, value in fields.items() if value is not None})
+        self.reason = Reason(self.reason)
 
 
 class ModelUnavailable(ModelAccessError):
     """The endpoint could not answer (no network, rate limit, server error, rejected request or key)."""
 
-    default_reason = Reason.UNAVAILABLE
+    reason = Reason.UNAVAILABLE
 
 
 class ContextOverflow(ModelUnavailable):
     """The request is longer than the server's context (``context_tokens``; the messages' share ``prompt_tokens``)."""
 
-    default_reason, default_retry_can_help, default_setting = Reason.CONTEXT_OVERFLOW, False, "--n_ctx"
+    reason, retry_can_help, setting = Reason.CONTEXT_OVERFLOW, False, "--n_ctx"
     context_tokens: int | None = None
     prompt_tokens: int | None = None
 
@@ -58,32 +54,32 @@ class ContextOverflow(ModelUnavailable):
 class BadResponse(ModelUnavailable):
     """The endpoint answered 200 with something that is not a usable chat completion (HTML, bad JSON, no choices)."""
 
-    default_reason = Reason.BAD_RESPONSE
+    reason = Reason.BAD_RESPONSE
 
 
 class MissingKey(ModelAccessError):
     """Live or record mode was chosen but no API key is set (``setting`` names the variable to set)."""
 
-    default_reason, default_retry_can_help = Reason.MISSING_KEY, False
+    reason, retry_can_help = Reason.MISSING_KEY, False
 
 
 class UnknownModel(ModelAccessError):
     """No model is named for a server, or the server does not list the model named (``listed``: what it lists)."""
 
-    default_reason, default_retry_can_help, default_setting = Reason.UNKNOWN_MODEL, False, "LLM_MODEL"
+    reason, retry_can_help, setting = Reason.UNKNOWN_MODEL, False, "LLM_MODEL"
     listed: tuple[str, ...] = ()
 
 
 class RecordingMissing(ModelAccessError):
     """Replay found no recorded answer for a request, or no usable recording file."""
 
-    default_reason, default_retry_can_help = Reason.NO_RECORDING, False
+    reason, retry_can_help = Reason.NO_RECORDING, False
 
 
 class EmptyReply(ModelAccessError):
     """The model returned no text, even after one retry with a larger ``max_tokens``."""
 
-    default_reason = Reason.EMPTY_REPLY
+    reason = Reason.EMPTY_REPLY
 
 
 FALLBACK = "or run without the network: LLM_MODE=replay (recorded answers) or LLM_MODE=offline (the stand-in)"

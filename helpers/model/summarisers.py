@@ -128,11 +128,7 @@ class ModelSummariser:
         usage = response.usage
         self.calls.append(SummariserCall(request, summary, usage.prompt_tokens if usage else None,
                                          usage.completion_tokens if usage else None, response.model, not_received))
-        if cut := choice.finish_reason == "length":  # stopped at max_tokens: the memory reports it on the fold event
-            self.access.warn_once("summary cut", (
-                f"WARNING: a summary was cut at max_tokens={self.max_tokens} (finish_reason 'length') and may end "
-                "mid-sentence; the fold line says so. Raise the summariser's max_tokens."))
-        return Summarised(summary, cut=cut)
+        return Summarised(summary, cut=choice.finish_reason == "length")  # the fold line says SUMMARY CUT
 
 
 def make_summariser(access: ModelAccess, prompt: str = "summary_memory", *,
