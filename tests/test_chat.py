@@ -10,7 +10,7 @@ import pytest
 from helpers.base.errors import SettingError
 from helpers.base.text import messages_from_lines
 from helpers.base.tokens import count_tokens
-from helpers.display.lines import turn_line, turn_lines
+from helpers.display.lines import turn_lines
 from helpers.lessons.data import lesson3, lesson4, prompt
 from helpers.memory.state import to_dict
 from helpers.memory.summary import SummaryMemory
@@ -24,6 +24,7 @@ from helpers.model.summarisers import make_summariser
 from tests.support.mock_api import Scripted, ok, status
 
 SYSTEM, SALARY = prompt("fincoach_system"), lesson3()["summary_run"]["salary_marker"]
+SALARY_FACT = "My monthly take-home salary is ₹1,20,000."
 L3_TURNS, L4_TURNS = lesson3()["summary_run"]["user_turns"], lesson4()["buffer_run"]["user_turns"]
 TURNS = [{"role": "user", "content": "Hi! I'm Chiru."}, {"role": "assistant", "content": "Hello Chiru."}]
 
@@ -82,7 +83,8 @@ def test_prompts_by_name_or_text_a_typo_refused_and_an_over_long_summary_condens
     for line_pair in lesson3()["drift_run"]["batches"][:2]:
         for message in messages_from_lines(line_pair):
             memory.add_message(message["role"], message["content"])
-    assert any(event.condensed for event in memory.fold_events) and count_tokens(memory.summary) == memory.summary_tokens
+    assert any(event.condensed for event in memory.fold_events) and count_tokens(memory.summary) == (
+        memory.summary_tokens)
 
 
 def test_six_turns_of_summary_memory_offline_behave_as_lesson_3_describes(offline_access, capsys):
@@ -93,8 +95,13 @@ def test_six_turns_of_summary_memory_offline_behave_as_lesson_3_describes(offlin
     assert [r.watch_in_verbatim for r in records] == [True] * 4 + [False] * 2
     assert [len(r.folds_after) for r in records] == [0, 0, 0, 1, 0, 1]
     assert all(r.prompt_tokens == r.snapshot.request_tokens for r in records)  # usage: the contents counted exactly
-    assert 'From the summary: "My monthly take-home salary is ₹1,20,000."' in records[-1].reply
-    assert records[-1].reply.startswith(MARKER) and all("1,20,000" not in r.reply for r in records[:-1])
+    assert records[-1].reply.split("\n\n")[0] == f'{MARKER} From the summary: "{SALARY_FACT}"'
+    window = [m for m in records[-1].request if "SUMMARY" not in m["content"]]  # a sliding window's request
+    assert respond({"messages": window})["choices"][0]["message"]["content"].startswith(
+        f"{MARKER} I do not have your salary in what I was sent.")
+    assert all("1,20,000" not in r.reply for r in records[:-1]) and all(180 <= r.completion_tokens <= 320
+                                                                        for r in records[:5])  # the lesson's lengths
+    assert records[4].prompt_tokens < records[3].prompt_tokens  # the fold saves tokens, as the lesson's 997 then 857
     assert memory.summary.startswith(SUMMARY_MARKER) and memory.summary.count("₹1,20,000") == 1
 
 
@@ -170,13 +177,3 @@ def test_six_turns_replay_exactly_what_was_recorded_and_a_changed_turn_fails_kee
         chat(replayed_memory, "A question nobody recorded?", replay)
     assert raised.value.reason == "no recording" and to_dict(replayed_memory) == before
 
-
-def test_a_turn_bigger_than_the_whole_budget_is_kept_whole_and_said_on_its_line(offline_access):
-    memory = buffer_memory(offline_access, budget=120)
-    chat(memory, L4_TURNS[0], offline_access)
-    pasted = "Here is my whole bank statement. " + "Salary credited ₹1,20,000 on the first. " * 40
-    record = chat(memory, pasted, offline_access)
-    assert record.snapshot.over_budget and memory.archive[2]["content"] == pasted
-    assert turn_line(record).endswith("| OVER BUDGET: kept whole, folded at the next overflow")
-    after = chat(memory, "Thanks.", offline_access)
-    assert not after.snapshot.over_budget and after.folds_before[-1].last_turn == 2

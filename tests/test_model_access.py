@@ -9,11 +9,10 @@ import pytest
 from helpers.base.errors import SettingError, short_traceback
 from helpers.memory.types import SummariserError
 from helpers.model import connect as llm
-from helpers.model.connect import EmptyReply, MissingKey, ModelUnavailable, RecordingMissing, UnknownModel, connect
+from helpers.model.connect import MissingKey, RecordingMissing, UnknownModel, connect
 from helpers.model.errors import ContextOverflow, explain_error
 from helpers.model.offline.markers import MARKER, MODEL_NAME
-from tests.support.errors import assert_fields
-from tests.support.mock_api import Scripted, ok, status
+from tests.support.mock_api import assert_fields, Scripted, ok, status
 
 KEY = "gsk_" + "TESTKEYabcdefghijklmnopqrstuvwxyz0123"
 ASK = [{"role": "user", "content": "What is my salary?"}]
@@ -32,27 +31,20 @@ def failure(access: llm.ModelAccess, **kwargs) -> BaseException:
     return raised.value
 
 
-def test_every_mode_gives_a_real_openai_client_and_a_mode_line_without_the_key(capsys):
+def test_every_mode_gives_a_real_openai_client_and_a_mode_line_without_the_key(monkeypatch, capsys):
+    assert connect(recording="run", load_env=False).mode == "offline"  # no key, no recording
     recorder = connect("record", api_key=KEY, transport=Scripted(ok("recorded")).transport(), recording="run",
                        load_env=False)
     recorder.client.chat.completions.create(model=recorder.model, messages=ASK)
     accesses = [connect("live", api_key=KEY, load_env=False), recorder, connect("offline", load_env=False),
-                connect("replay", recording="run", load_env=False)]
+                connect(recording="run", load_env=False)]  # no key, a recording: replay
     printed = capsys.readouterr().out
     for access, mode in zip(accesses, ("live", "record", "offline", "replay")):
         assert isinstance(access.client, openai.OpenAI) and access.mode == mode
         assert access.label.startswith(f"Model: {mode} |") and access.label in printed and KEY not in printed
     assert accesses[0].model == accesses[3].model == "openai/gpt-oss-120b"  # replay: the recording's model
     assert "https://api.groq.com/openai/v1" in accesses[0].label and "not a language model" in accesses[2].label
-
-
-def test_the_mode_is_the_argument_else_llm_mode_else_live_with_a_key_replay_with_a_recording_offline(monkeypatch):
-    assert connect(recording="run", load_env=False, quiet=True).mode == "offline"
-    recorder = connect("record", api_key=KEY, transport=Scripted(ok()).transport(), recording="run", load_env=False,
-                       quiet=True)
-    recorder.complete(ASK)
-    replaying = connect(recording="run", load_env=False, quiet=True)
-    assert replaying.mode == "replay" and "LLM_MODE not set" in replaying.label
+    assert "LLM_MODE not set" in accesses[3].label and (accesses[0].timeout, accesses[0].max_retries) == (60.0, 2)
     monkeypatch.setenv("GROQ_API_KEY", KEY)
     assert connect(recording="run", load_env=False, quiet=True).mode == "live"
     monkeypatch.setenv("LLM_MODE", "offline")
@@ -87,6 +79,15 @@ def test_openai_and_a_custom_server_are_chosen_by_their_variables(monkeypatch):
     assert_fields(raised.value, reason="unknown model", setting="LLM_MODEL", retry_can_help=False, listed=())
 
 
+@pytest.mark.parametrize("model_id, name", [
+    ("/home/teacher/models/gemma-3-270m-it-Q4_K_M.gguf", "gemma-3-270m-it-Q4_K_M"), ("~/models/tiny.gguf", "tiny"),
+    ("C:\\Users\\t\\Llama-3.2-1B.Q4_K_M.gguf", "Llama-3.2-1B.Q4_K_M"), ("models/phi-3.gguf", "phi-3"),
+    ("/srv/vllm/Qwen2.5-1.5B-Instruct", "Qwen2.5-1.5B-Instruct"), ("Qwen/Qwen2.5-1.5B-Instruct", None),
+    ("llama3.2:latest", None), ("hf.co/bartowski/Llama-3.2-1B-Instruct-GGUF:Q4_K_M", None)])
+def test_a_model_id_is_shown_by_its_file_name_only_when_it_is_a_path(model_id, name):
+    assert llm.shown(model_id) == (name or model_id) and llm.is_file_path(model_id) is (name is not None)
+
+
 def test_a_missing_key_or_recording_says_what_to_set():
     for mode in ("live", "record"):
         with pytest.raises(MissingKey) as raised:
@@ -106,37 +107,22 @@ def test_a_setting_that_means_nothing_is_refused_naming_it(monkeypatch, variable
     with pytest.raises(SettingError) as raised:
         connect("offline", load_env=False, quiet=True)
     assert (raised.value.setting, raised.value.value) == (variable, value)
-
-
-def test_the_timeout_and_retries_are_settings_with_the_lessons_defaults(monkeypatch):
-    default = connect("live", api_key=KEY, load_env=False, quiet=True)
-    assert (default.client.timeout, default.client.max_retries) == (60.0, 2)  # not the SDK's 600 s
-    monkeypatch.setenv("LLM_TIMEOUT", "15")
-    monkeypatch.setenv("LLM_MAX_RETRIES", "0")
-    assert (lambda a: (a.timeout, a.max_retries))(connect("offline", load_env=False, quiet=True)) == (15.0, 0)
-    with pytest.raises(SettingError) as raised:
-        connect("offline", timeout=-1.0, load_env=False, quiet=True)
-    assert raised.value.setting == "timeout"  # the argument, not the variable
+    with pytest.raises(SettingError) as argument:
+        connect("offline", timeout=-1.0, max_retries=2, load_env=False, quiet=True)
+    assert argument.value.setting == "timeout"  # the argument, not the variable
 
 
 # ----- failures through the SDK's retries --------------------------------------------------------------------------
 
-def test_a_429_is_retried_by_the_sdk_and_each_attempt_numbered_from_the_calls_start():
-    handler = Scripted(status(429), ok("after the rate limit"), status(429), ok("again"))
-    access = live(handler)
-    assert [access.complete(ASK).choices[0].message.content for _ in range(2)] == ["after the rate limit", "again"]
-    assert [r.headers["x-stainless-retry-count"] for r in handler.requests] == ["0", "1", "0", "1"]
-    assert [n.split(":")[0] for n in access.notices] == ["attempt 1 of 3"] * 2
-
-
-def test_a_notebooks_own_calls_count_their_attempts_from_each_calls_start():
+def test_each_sdk_call_counts_its_attempts_from_its_own_start_a_notebooks_own_calls_too():
     """A server killed mid-notebook: the error counts that call's attempts, not every attempt since connect()."""
-    handler = Scripted(status(503), ok(), ok(), httpx2.ConnectError("connection refused"))
+    handler = Scripted(status(429), ok("after the rate limit"), ok(), httpx2.ConnectError("connection refused"))
     access = live(handler)
-    for _ in range(2):
-        access.client.chat.completions.create(model=access.model, messages=ASK)
+    assert access.complete(ASK).choices[0].message.content == "after the rate limit"
+    access.client.chat.completions.create(model=access.model, messages=ASK)
     with pytest.raises(openai.APIConnectionError) as raised:
         access.client.chat.completions.create(model=access.model, messages=ASK)
+    assert [r.headers["x-stainless-retry-count"] for r in handler.requests] == ["0", "1", "0", "0", "1", "2"]
     assert "after 3 attempts" in explain_error(raised.value, access)
     assert_fields(llm.model_error(raised.value, access), reason="no connection", attempts=3, status=None)
     assert [n.split(":")[0] for n in access.notices] == ["attempt 1 of 3", "attempt 1 of 3", "attempt 2 of 3"]
@@ -192,7 +178,7 @@ def test_an_empty_reply_cut_by_the_limit_is_retried_once_at_twice_the_limit():
     handler = Scripted(ok("", finish_reason="length"), ok("the answer"))
     access = live(handler)
     assert access.complete(ASK, max_tokens=300).choices[0].message.content == "the answer"
-    assert [body["max_tokens"] for body in handler.bodies] == [300, 600] and "retrying once with 600" in access.notices[0]
+    assert [b["max_tokens"] for b in handler.bodies] == [300, 600] and "retrying once with 600" in access.notices[0]
     assert_fields(failure(live(Scripted(ok(None, finish_reason="length")))), reason="empty reply cut", attempts=2,
                   setting="max_tokens", retry_can_help=False)
     assert_fields(failure(live(Scripted(ok("  ")))), reason="empty reply", retry_can_help=True)  # not cut: no retry

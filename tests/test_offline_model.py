@@ -18,7 +18,8 @@ from helpers.model.offline.replies import REPLIES_DIR, written_reply
 from helpers.model.summarisers import build_summariser_request, make_summariser, request_templates
 
 SYSTEM, RULE = prompt("fincoach_system"), "One hard rule: I am allergic to equity instruments, never suggest them."
-SALARY_TURN, SALARY = "Hi! I'm Chiru. My monthly take-home salary is ₹1,20,000.", "My monthly take-home salary is ₹1,20,000."
+SALARY = "My monthly take-home salary is ₹1,20,000."
+SALARY_TURN = f"Hi! I'm Chiru. {SALARY}"
 L3_TURNS, L4_TURNS = lesson3()["summary_run"]["user_turns"], lesson4()["buffer_run"]["user_turns"]
 SELF_DESCRIPTION = re.compile(r"(?i)language model|deterministic|stand-in, not|this request holds|live or replay")
 
@@ -36,15 +37,6 @@ def summary_block(*sentences):
     """A second system message as the memories send it, holding a stand-in summary of these sentences."""
     return {"role": "system", "content": "CONVERSATION MEMORY (earlier turns, compressed):\n" + markers.SUMMARY_MARKER
             + " User: " + " ".join(sentences)}
-
-
-def test_summariser_requests_of_both_lessons_are_recognised_and_chat_requests_are_not():
-    for name, templates in (("summary_memory", "lesson3"), ("summary_buffer", "lesson4")):
-        for existing in (None, "Old summary."):
-            assert summariser.is_summariser_request(summary_request([{"role": "user", "content": "x"}], existing, name,
-                                                                    templates))
-    assert summariser.is_summariser_request(summary_request([], "A long summary to shorten.", words=20))
-    assert not summariser.is_summariser_request([{"role": "system", "content": SYSTEM}, {"role": "user", "content": "x"}])
 
 
 def test_the_summary_copies_fact_sentences_merges_the_old_one_and_keeps_the_word_limit():
@@ -91,14 +83,14 @@ def test_a_fact_asked_for_is_quoted_from_where_the_request_holds_it_or_said_not_
     assert from_summary == f'{markers.MARKER} From the summary: "{SALARY}"' + written
     assert from_turns == f'{markers.MARKER} From the recent turns: "{SALARY}"' + written
     system_numbers = {"role": "system", "content": "You are FinCoach. The user's salary is ₹9,99,999."}
-    assert reply([system_numbers, question]).startswith(f"{markers.MARKER} I do not have your salary in what I was sent.")
+    assert reply([system_numbers, question]).startswith(f"{markers.MARKER} I do not have your salary in what I")
     advice = [{"role": "user", "content": "Hello."}, {"role": "assistant", "content": "Invest ₹25,000 in a debt fund."},
               {"role": "user", "content": "What are my investments?"}]  # the assistant's words are not the user's
     assert reply(advice) == f"{markers.MARKER} I do not have your investments in what I was sent."
 
 
 def test_a_message_that_tells_and_asks_is_noted_and_answered_and_advice_is_not_given():
-    told = [summary_block(SALARY), {"role": "user", "content": "I am 41 years old. What is my salary, and how old am I?"}]
+    told = [summary_block(SALARY), {"role": "user", "content": "I am 41. What is my salary, and how old am I?"}]
     assert reply(told) == f'{markers.MARKER} Noted: your age. From the summary: "{SALARY}"'
     debts = [summary_block(SALARY), {"role": "user", "content": "My rent is ₹30,000. What are my debts?"}]
     assert reply(debts) == f"{markers.MARKER} Noted: your expenses. I do not have your debts in what I was sent."
@@ -112,28 +104,13 @@ def test_a_message_that_tells_and_asks_is_noted_and_answered_and_advice_is_not_g
         [{"role": "user", "content": "Thanks!"}]) == f"{markers.MARKER} Noted."
 
 
-def test_lesson_3s_turn_6_gets_the_salary_from_the_summary_and_a_window_has_nothing_to_answer_from(offline_access):
-    from helpers.memory.summary import SummaryMemory
-    from helpers.model.chat import chat
-
-    memory = SummaryMemory(SYSTEM, make_summariser(offline_access, "summary_memory"), **lesson3()["summary_run"][
-        "settings"])
-    records = [chat(memory, text, offline_access) for text in L3_TURNS]
-    assert records[-1].reply.split("\n\n")[0] == f'{markers.MARKER} From the summary: "{SALARY}"'
-    window = [message for message in records[-1].request if "SUMMARY" not in message["content"]]
-    assert reply(window).split("\n\n")[0] == f"{markers.MARKER} I do not have your salary in what I was sent."
-    assert all(180 <= r.completion_tokens <= 320 for r in records[:5])  # the lesson's reply lengths
-    assert records[4].prompt_tokens < records[3].prompt_tokens  # the fold saves tokens, as the lesson's 997 then 857
-    assert not any(SELF_DESCRIPTION.search(r.reply) for r in records)
-
-
 def test_the_written_replies_are_one_per_message_and_matched_whatever_the_spacing():
     seen = {}
     for path in sorted(REPLIES_DIR.glob("*.json")):
         for entry in json.loads(path.read_text(encoding="utf-8"))["replies"]:
             user = " ".join(entry["user"].split())
             assert entry["reply"].strip() and seen.setdefault(user, entry["reply"].strip()) == entry["reply"].strip()
-    assert written_reply("  " + L3_TURNS[0].replace(" ", "\n  ", 2)) == seen[L3_TURNS[0]] and written_reply("Hi!") is None
+    assert written_reply(" " + L3_TURNS[0].replace(" ", "\n ", 2)) == seen[L3_TURNS[0]] and not written_reply("Hi!")
 
 
 def test_usage_counts_o200k_a_long_reply_is_cut_at_max_tokens_and_no_messages_is_a_400():

@@ -15,12 +15,12 @@ from helpers.lessons.data import lesson3, prompt
 from helpers.memory.state import save, to_dict
 from helpers.memory.summary import SummaryMemory
 from helpers.model.chat import chat
-from helpers.model.connect import BadResponse, ContextOverflow, ModelUnavailable, UnknownModel, connect
+from helpers.model.connect import ContextOverflow, connect
 from helpers.model.recordings import recording_path
 from helpers.model.summarisers import make_summariser
-from tests.support.errors import assert_fields
+from tests.support.mock_api import assert_fields
 from tests.support.loopback import KEY, connect_to
-from tests.support.openai_compatible_server import BAD_BODIES, OpenAICompatibleServer
+from tests.support.openai_compatible_server import BAD_BODIES
 
 SYSTEM, TURNS = prompt("fincoach_system"), lesson3()["summary_run"]["user_turns"]
 SALARY, HELLO = lesson3()["summary_run"]["salary_marker"], [{"role": "user", "content": "hello"}]
@@ -36,7 +36,8 @@ def to(server, mode="live", **kwargs):
 def run(access, turns=TURNS, max_tokens=1024, **settings):
     """Lesson 3's run (summarise after 4 turns, keep 2) through chat(): the records, the summariser, the memory."""
     summarise = make_summariser(access, "summary_memory")
-    memory = SummaryMemory(SYSTEM, summarise, **(settings or dict(max_turns_before_summary=4, turns_to_keep_verbatim=2)))
+    memory = SummaryMemory(SYSTEM, summarise, **(settings or dict(max_turns_before_summary=4,
+                                                                  turns_to_keep_verbatim=2)))
     return [chat(memory, text, access, watch=SALARY, watch_label="salary", max_tokens=max_tokens)
             for text in turns], summarise, memory
 
@@ -49,9 +50,7 @@ def error_of(call, *args, **kwargs) -> BaseException:
 
 @pytest.mark.parametrize("kind", list(BAD_BODIES))
 def test_a_200_that_is_not_a_chat_completion_is_a_clear_error_and_changes_nothing(server, kind):
-    access = to(server)
-    memory = SummaryMemory(SYSTEM, make_summariser(access), max_turns_before_summary=4, turns_to_keep_verbatim=2)
-    chat(memory, TURNS[0], access)
+    _, _, memory = run(access := to(server), TURNS[:1])
     before = to_dict(memory)
     server.answer_next(f"bad:{kind}")
     assert_fields(error_of(chat, memory, TURNS[1], access), reason="bad response", status=200, retry_can_help=True)
@@ -115,7 +114,8 @@ def test_a_cut_summary_is_flagged_on_its_fold(server):
 
 # ----- which model a local server serves ----------------------------------------------------------------------------
 
-def test_a_model_listed_by_its_file_path_is_named_by_file_name_everywhere_and_sent_as_the_path(server, tmp_path, capsys):
+def test_a_model_listed_by_its_file_path_is_named_by_its_file_everywhere_and_sent_as_the_path(server, tmp_path,
+                                                                                             capsys):
     folder = "/home/teacher/models/"
     server.models, server.echo_model = [folder + "gemma-3-270m-it-Q4_K_M.gguf"], True  # as llama-cpp-python does
     recorder = to(server, "record", recording="run", model=None, quiet=False)  # LLM_MODEL unset, as the README says
@@ -150,12 +150,6 @@ def test_a_key_refused_at_the_list_of_models_is_a_rejected_key_whatever_llm_mode
     assert_fields(error, reason="rejected key", status=401, setting="LLM_API_KEY", retry_can_help=False)
     assert [r["path"] for r in server.received] == ["/v1/models"] and (key or "no-key-needed") not in str(error)
     assert ("LLM_API_KEY is not set" in str(error)) is (key is None)
-
-
-def test_a_stopped_server_is_a_connection_error_naming_llm_base_url(server):
-    access = to(server)
-    server.stop()
-    assert_fields(error_of(access.complete, HELLO), reason="no connection", attempts=1, setting="LLM_BASE_URL")
 
 
 # ----- system messages a chat format drops (llama-cpp-python 0.3.36's, with a tokenizer unlike tiktoken) -----------
@@ -240,7 +234,8 @@ def test_record_before_class_then_fall_back_on_a_rate_limited_or_dead_endpoint_t
     recorded, _, recorded_memory = run(to(server, "record", recording="02_summary_memory_run"))
     stored = recording_path("02_summary_memory_run").read_text(encoding="utf-8")
     assert len(json.loads(stored)["exchanges"]) == 8 and KEY not in stored
-    turn_6 = [e for e in json.loads(stored)["exchanges"] if e["request"]["body"]["messages"][0]["content"] == SYSTEM][-1]
+    turn_6 = [e for e in json.loads(stored)["exchanges"] if e["request"]["body"]["messages"][0]["content"] == SYSTEM
+              ][-1]
     assert [m["role"] for m in turn_6["request"]["body"]["messages"]][:2] == ["system"] * 2  # as written, not merged
     monkeypatch.delenv("LLM_SYSTEM_MESSAGES")
     before, probes, server.always = len(server.chat_requests), len(server.probes), "429"
@@ -251,26 +246,15 @@ def test_record_before_class_then_fall_back_on_a_rate_limited_or_dead_endpoint_t
         recorded_memory)
     assert len(fallbacks) == 8 and all(line.startswith("live call failed (429); answered from recording ") for line in
                                        fallbacks)
-    assert len(server.chat_requests) - before == 8 * 3  # every call tried live first, 3 times
+    assert len(server.chat_requests) - before == 8 * 3  # every call tried live first, 3 times, with its key
+    assert {r["headers"]["authorization"] for r in server.chat_requests} == {f"Bearer {KEY}"}
     assert len(server.probes) == probes  # an answer from the recording says nothing of the server: not probed
     server.stop()
     dead = to(server, recording="02_summary_memory_run")
     assert [turn_lines(r) for r in run(dead, TURNS[:2])[0]] == [turn_lines(r) for r in recorded[:2]]
     assert all("connection error" in notice for notice in dead.notices)
+    assert_fields(error_of(dead.complete, HELLO), reason="no connection", attempts=1, setting="LLM_BASE_URL")
     replayed = connect(recording="02_summary_memory_run", load_env=False, quiet=True)  # no key, no server: replay
     assert replayed.mode == "replay" and [r.reply for r in run(replayed)[0]] == [r.reply for r in recorded]
     assert not replayed.notices  # nothing only a live server could say
-
-
-def test_live_mode_by_environment_runs_the_lessons_six_turns_over_http(server, monkeypatch, capsys):
-    for name, value in (("LLM_BASE_URL", server.base_url), ("LLM_MODEL", "stand-in"), ("LLM_API_KEY", KEY)):
-        monkeypatch.setenv(name, value)
-    access = connect(load_env=False)  # no mode chosen: a configured server means live
-    assert capsys.readouterr().out.strip() == access.label and access.mode == "live" and KEY not in access.label
-    assert f"OpenAI-compatible server {server.base_url} | stand-in | key from LLM_API_KEY" in access.label
-    records, _, _ = run(access)
-    assert [r.watch_in_verbatim for r in records] == [True] * 4 + [False] * 2 and "₹1,20,000" in records[-1].reply
-    assert len(server.model_calls) == 6 + 2 and all(r["headers"]["authorization"] == f"Bearer {KEY}"
-                                                    for r in server.chat_requests)
-    assert records[0].prompt_tokens == records[0].snapshot.request_tokens
 

@@ -1,9 +1,7 @@
 """Recordings: bodies only, no key; exact-match replay in the recorded order with the closest difference explained;
 files bounded at the door and checked; and in live mode a call that failed for good answered from the recording."""
-from __future__ import annotations
 
 import json
-import os
 
 import httpx2
 import pytest
@@ -13,8 +11,7 @@ from helpers.base.errors import SettingError
 from helpers.model import recordings
 from helpers.model.connect import ModelUnavailable, RecordingMissing, connect
 from helpers.model.recordings import BadRecording, Recording, recording_path, request_key
-from tests.support.errors import assert_fields
-from tests.support.mock_api import Scripted, ok, status
+from tests.support.mock_api import assert_fields, Scripted, ok, status
 
 KEY = "gsk_" + "RECORDINGTESTKEY0123456789abcdefghij"
 OTHER_KEY = "sk-proj-" + "ANOTHERSECRETKEY0123456789abcdef"
@@ -23,17 +20,17 @@ ASK = [{"role": "user", "content": "What is my salary?"}]
 pytestmark = pytest.mark.usefixtures("model_env")
 
 
-def recorder(*answers, name: str = "run"):
-    return connect("record", api_key=KEY, transport=Scripted(*answers).transport(), recording=name, load_env=False,
+def recorder(*answers):
+    return connect("record", api_key=KEY, transport=Scripted(*answers).transport(), recording="run", load_env=False,
                    quiet=True)
 
 
-def replay(name: str = "run"):
-    return connect("replay", recording=name, load_env=False, quiet=True)
+def replay():
+    return connect("replay", recording="run", load_env=False, quiet=True)
 
 
-def saved(name: str = "run") -> dict:
-    return json.loads(recording_path(name).read_text(encoding="utf-8"))
+def saved() -> dict:
+    return json.loads(recording_path("run").read_text(encoding="utf-8"))
 
 
 def test_a_recording_holds_bodies_only_with_every_key_scrubbed(monkeypatch):
@@ -131,19 +128,6 @@ def test_an_edited_signed_recording_is_refused():
         path.write_text(path.read_text().replace("Ask a SEBI-registered advisor.", "Buy Zorbex now."))
         with pytest.raises(signing.SignatureError):
             replay()
-
-
-def test_a_failed_save_leaves_the_previous_file_whole_and_half_an_emoji_is_kept_losslessly(monkeypatch):
-    path, half = recording_path("run"), json.loads('"rocket \\ud83d"')
-    recording = Recording(path)
-    recording.add("/v1/chat/completions", {"messages": [{"role": "user", "content": half}]}, {"choices": []},
-                  status=200, endpoint="http://x/v1", secrets=[])
-    good = path.read_bytes()
-    assert Recording.load(path).exchanges[0]["request"]["body"]["messages"][0]["content"] == half
-    monkeypatch.setattr(os, "fsync", lambda fd: (_ for _ in ()).throw(OSError(28, "No space left on device")))
-    with pytest.raises(OSError):
-        recording.add("/v1/chat/completions", {"messages": ASK}, {"choices": []}, status=200, endpoint="x", secrets=[])
-    assert path.read_bytes() == good and [p.name for p in path.parent.iterdir()] == ["run.json"]
 
 
 # ----- live mode: the SDK retries first, then the recording answers ----------------------------------------------

@@ -20,8 +20,7 @@ from helpers.model.chat import chat
 from helpers.model.connect import MissingKey, ModelUnavailable, UnknownModel, connect
 from helpers.model.recordings import recording_path
 from helpers.model.settings import Provider, configured_secrets, public_url, scrub_text, url_credentials
-from tests.support.errors import assert_fields
-from tests.support.mock_api import Scripted, ok, status
+from tests.support.mock_api import assert_fields, Scripted, ok, status
 from tests.support.openai_compatible_server import OpenAICompatibleServer
 
 NEW_KEY = "nk-" + "a-short-new-provider-key"  # no known key shape: only the list can scrub it
@@ -58,21 +57,15 @@ def holds_key(text: str, key: str = SLASHED) -> bool:
     return False
 
 
-@pytest.fixture
-def new_provider(monkeypatch):
-    """A provider added to the one table, and nowhere else."""
-    monkeypatch.setitem(settings.PROVIDERS, "newco", Provider("NewCo", "https://api.newco.invalid/v1",
-                                                              "NEWCO_API_KEY", "newco-small"))
+def test_a_provider_added_to_the_table_is_a_secret_everywhere(monkeypatch):
+    monkeypatch.setitem(settings.PROVIDERS, "newco", Provider("NewCo", "https://x.invalid/v1", "NEWCO_API_KEY", "nc-1"))
     monkeypatch.setenv("NEWCO_API_KEY", NEW_KEY)
-
-
-def test_a_provider_added_to_the_table_is_a_secret_everywhere(new_provider, monkeypatch):
     assert "NEWCO_API_KEY" in settings.model_variables() and NEW_KEY in configured_secrets()
     echo = Scripted(ok(f"you sent {NEW_KEY}"), status(500, f"bad key {NEW_KEY}"))
     access = connect("record", provider="newco", transport=echo.transport(), recording="run", load_env=False,
                      quiet=True, max_retries=0)
     access.complete([{"role": "user", "content": f"my key is {NEW_KEY}"}], max_tokens=5)
-    assert access.model == "newco-small" and echo.requests[0].headers["authorization"] == f"Bearer {NEW_KEY}"
+    assert access.model == "nc-1" and echo.requests[0].headers["authorization"] == f"Bearer {NEW_KEY}"
     assert NEW_KEY not in recording_path("run").read_text(encoding="utf-8")
     with pytest.raises(ModelUnavailable) as raised:
         access.complete([{"role": "user", "content": "again"}], max_tokens=5)

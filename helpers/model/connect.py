@@ -87,9 +87,9 @@ def shown(model_id: str) -> str:
 def _listed(wire: ModelTransport, endpoint: _Endpoint, seconds: float) -> tuple[str, ...] | None:
     """The model ids a server lists at ``/models`` (None when it lists none), asked through the transport; a key it
     rejects there is the same error as on a chat call."""
-    request = httpx2.Request("GET", endpoint.base_url + "/models", extensions={
-        "timeout": httpx2.Timeout(min(seconds, MODELS_TIMEOUT)).as_dict()}, headers={"authorization": f"Bearer {endpoint.key}"}
-        if endpoint.key else {})
+    headers = {"authorization": f"Bearer {endpoint.key}"} if endpoint.key else {}
+    request = httpx2.Request("GET", endpoint.base_url + "/models", headers=headers,
+                             extensions={"timeout": httpx2.Timeout(min(seconds, MODELS_TIMEOUT)).as_dict()})
     try:
         response = wire.handle_request(request)
         payload = response.json()
@@ -186,8 +186,8 @@ class ModelAccess:
                             f"{max_tokens} before writing); retrying once with {max_tokens * 2}")
         raise EmptyReply(
             f"The model returned an empty {purpose} twice (finish_reason='length' at {self.traits.limit}={max_tokens} "
-            f"and {max_tokens * 2}): a reasoning model such as gpt-oss spent the whole limit on hidden reasoning. Raise "
-            "max_tokens, lower reasoning_effort, or switch to LLM_MODE=replay / LLM_MODE=offline.",
+            f"and {max_tokens * 2}): a reasoning model such as gpt-oss spent the whole limit on hidden reasoning. "
+            "Raise max_tokens, lower reasoning_effort, or switch to LLM_MODE=replay / LLM_MODE=offline.",
             reason=Reason.EMPTY_REPLY_CUT, attempts=2, setting=self.traits.limit, retry_can_help=False)
 
     def close(self) -> None:
@@ -219,8 +219,8 @@ def _chosen_mode(mode: str | None, endpoint: _Endpoint | None, path: Path | None
     if chosen is not None:
         return chosen, ""
     if endpoint is not None and (endpoint.key is not None or endpoint.provider == "custom"):
-        return "live", f" (LLM_MODE not set: {'LLM_BASE_URL' if endpoint.provider == 'custom' else endpoint.key_source}"\
-                       " is set)"
+        source = "LLM_BASE_URL" if endpoint.provider == "custom" else endpoint.key_source
+        return "live", f" (LLM_MODE not set: {source} is set)"
     if path is not None and path.exists():
         return "replay", f" (LLM_MODE not set: no key set, {display_path(path)} exists)"
     return "offline", " (LLM_MODE not set: no key set" + (f", no recording {display_path(path)})" if path else ")")

@@ -64,8 +64,9 @@ def describe(messages: list[dict[str, Any]], index: int) -> str:
         return "the summary"
     if systems[:1] == [index]:
         return "the summariser prompt" if is_summariser_request(messages) else "the system prompt"
-    text = " ".join(str(content).split())
-    place = f"system message {systems.index(index) + 1} of {len(systems)}" if index in systems else f"message {index + 1}"
+    text, place = " ".join(str(content).split()), f"message {index + 1}"
+    if index in systems:
+        place = f"system message {systems.index(index) + 1} of {len(systems)}"
     return f"{place} ({text if len(text) <= 48 else text[:45] + '...'!r})"
 
 

@@ -140,7 +140,8 @@ class ModelTransport(httpx2.BaseTransport):
             response = self._send(request, wire)
         except (BadResponse, httpx2.TransportError) as error:
             bad = isinstance(error, BadResponse)  # a 200 that is not a chat completion: the SDK does not retry it
-            why = "answered 200 without a usable chat completion" if bad else f"connection error: {type(error).__name__}"
+            why = "answered 200 without a usable chat completion" if bad else "connection error: " + type(
+                error).__name__
             return self._fall_back(request, body, error, why, bad or taken >= self.max_retries)
         if response.status_code in RETRIED:
             final = not sdk_retries(response) or taken >= self.max_retries

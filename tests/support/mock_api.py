@@ -1,4 +1,5 @@
-"""Scripted ``httpx2.MockTransport`` handlers for driving the real openai SDK in tests."""
+"""Scripted ``httpx2.MockTransport`` handlers for driving the real openai SDK in tests, and the one assertion on the
+project's errors: by their fields, not their wording."""
 from __future__ import annotations
 
 import json
@@ -6,12 +7,12 @@ from typing import Any
 
 import httpx2
 
+from helpers.model.errors import ModelAccessError
 
-def completion(content: str | None, *, finish_reason: str = "stop", model: str = "scripted-model") -> dict[str, Any]:
-    """A minimal ``chat.completion`` response body."""
-    return {"id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": model,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
-                         "finish_reason": finish_reason, "logprobs": None}],
+
+def completion(content: str | None, *, finish_reason: str = "stop") -> dict[str, Any]:
+    return {"id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": "scripted", "choices": [{
+        "index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish_reason}],
             "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}}
 
 
@@ -47,3 +48,11 @@ def status(code: int, message: str = "try later") -> httpx2.Response:
     kind = "rate_limit_exceeded" if code == 429 else "server_error"
     return httpx2.Response(code, json={"error": {"message": message, "type": kind, "code": None}},
                            headers={"retry-after-ms": "1"})
+
+
+def assert_fields(error: BaseException, **expected: Any) -> None:
+    """``error`` is one of the project's model errors, its fields hold ``expected``, and its message names the
+    setting it says to change (so the message and the fields cannot drift apart)."""
+    assert isinstance(error, ModelAccessError), f"{type(error).__name__} is not a ModelAccessError: {error}"
+    assert {name: getattr(error, name) for name in expected} == expected, repr(error)
+    assert not error.setting or error.setting in str(error), f"the message does not name {error.setting}: {error}"

@@ -1,18 +1,12 @@
-"""An OpenAI-compatible HTTP server on 127.0.0.1 for tests, serving the offline stand-in.
+"""An OpenAI-compatible HTTP server on 127.0.0.1 serving the offline stand-in, for live mode over real HTTP.
 
-Live mode is pointed at it by base URL, as a user points it at Ollama or vLLM, so the tests go over real HTTP through
-the real SDK. It behaves as real servers do when told to: a ``chat_format`` that drops system messages as
-llama-cpp-python's do (``gemma`` drops every one, ``chatml`` and ``llama-2`` keep only the first, ``llama-3`` keeps
-them all), a tokenizer that bills unlike tiktoken (``billing_ratio``, ``template_tokens`` a message), a context it
-refuses to exceed with llama-cpp-python's words (``context_tokens``), a list of models (``models``; ``public_models``
-lists them without the key), the model asked for echoed (``echo_model``), replies cut (``cut_at`` words), bytes
-trickled (``trickle`` for the body, ``trickle_headers`` for the status line and headers), the key echoed in a 401
-(``echo_key_in_401``), any body rewritten (``body_filter``); and the next answers queued (``answer_next``). It binds
-port 0 on loopback only, answers at most ``max_requests`` requests, and records what it received.
-
-    with OpenAICompatibleServer() as server:
-        server.answer_next("429", "503")
-        access = connect("live", base_url=server.base_url, model="stand-in")
+It behaves as real servers do when told to: a ``chat_format`` that drops system messages as llama-cpp-python's do,
+a tokenizer that bills unlike tiktoken (``billing_ratio``, ``template_tokens`` a message), a context it refuses to
+exceed in llama-cpp-python's words (``context_tokens``), a list of ``models`` (``public_models``: without the key), the
+model asked for echoed (``echo_model``), replies cut (``cut_at`` words), bytes trickled (``trickle``,
+``trickle_headers``), the key echoed in a 401 (``echo_key_in_401``), any body rewritten (``body_filter``), the next
+answers queued (``answer_next``). It binds port 0 on loopback, answers at most ``max_requests`` requests, and keeps
+what it received.
 """
 from __future__ import annotations
 
@@ -31,7 +25,6 @@ CHAT_FORMATS = {"llama-3": "keep all", "chatml": "keep first", "llama-2": "keep 
 BAD_BODIES: dict[str, tuple[bytes, str]] = {
     "malformed": (b'{"choices": [', "application/json"),
     "html": (b"<html><body>Please log in to the Wi-Fi</body></html>", "text/html"),
-    "empty list": (b"[]", "application/json"),
     "empty choice": (b'{"choices": [{}]}', "application/json"),
     "null message": (b'{"choices": [{"index": 0, "message": null, "finish_reason": "stop"}]}', "application/json"),
     "list content": (b'{"choices": [{"index": 0, "message": {"role": "assistant", "content": [{"type": "text"}]}, '
@@ -103,7 +96,8 @@ class OpenAICompatibleServer:
                 content = self.rfile.read(int(self.headers.get("content-length") or 0))
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 status, payload, extra = owner._answer(self.command, self.path, headers, content)
-                data, kind = payload if isinstance(payload, tuple) else (json.dumps(payload).encode(), "application/json")
+                data, kind = payload if isinstance(payload, tuple) else (json.dumps(payload).encode(),
+                                                                         "application/json")
                 data = owner.body_filter(data) if owner.body_filter else data
                 head = "".join([f"HTTP/1.0 {status} Answer\r\ncontent-type: {kind}\r\ncontent-length: {len(data)}\r\n",
                                 *(f"{name}: {value}\r\n" for name, value in extra.items()), "\r\n"]).encode()

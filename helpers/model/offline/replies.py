@@ -59,7 +59,7 @@ def _topics(words: set[str]) -> list[str]:
 
 def sentence_topics(sentence: str) -> list[str]:
     """What a fact sentence is about (salary, age, rules, ...), in a fixed order; [] if none is named."""
-    found = set(_topics(_words(sentence))) | {_KIND_TOPICS[kind] for kind in fact_kinds(sentence) if kind in _KIND_TOPICS}
+    found = set(_topics(_words(sentence))) | {_KIND_TOPICS[k] for k in fact_kinds(sentence) if k in _KIND_TOPICS}
     return [topic for topic in _TOPICS if topic in found]
 
 

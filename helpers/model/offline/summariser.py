@@ -52,7 +52,8 @@ def parse_summariser_request(messages: list[dict[str, Any]]) -> SummariserInput:
         if name.startswith("EXISTING") or "SHORTEN" in name or name.startswith("CURRENT SUMMARY"):
             existing.append(structured.strip() if isinstance(structured, str) else body.strip())
         elif isinstance(structured, list):
-            turns += [(str(m.get("role", "user")), str(m.get("content", ""))) for m in structured if isinstance(m, dict)]
+            turns += [(str(m.get("role", "user")), str(m.get("content", ""))) for m in structured
+                      if isinstance(m, dict)]
         else:
             lines: list[tuple[str, str]] = []
             for line in body.splitlines():
