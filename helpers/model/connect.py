@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field, replace
 from operator import attrgetter
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -131,25 +131,27 @@ class ModelAccess:
     """A ready client and what it talks to; ``complete()`` adds the project's empty-reply retry and explanations."""
 
     client: openai.OpenAI
-    transport: ModelTransport
     model: str
     mode: str
     label: str
     endpoint: str
     provider: str
+    transport: ModelTransport = field(default_factory=lambda: ModelTransport("offline"))
     traits: Traits = Traits()
     recording_path: Path | None = None
     key_env: str = DEFAULT_KEY_ENV
     quiet: bool = False
     notices: list[str] = field(default_factory=list)
+    accepts_reasoning_effort: InitVar[bool | None] = None  # a client made by hand (tests): what its endpoint takes
 
     trace = property(attrgetter("transport.trace"))  # what the transport saw of the last call
     secrets = property(attrgetter("transport.secrets"))
     max_retries = property(attrgetter("client.max_retries"))
     timeout = property(attrgetter("client.timeout"))
-    accepts_reasoning_effort = property(attrgetter("traits.reasoning_effort"))
-    accepts_temperature = property(attrgetter("traits.temperature"))
-    token_limit_parameter = property(attrgetter("traits.limit"))
+
+    def __post_init__(self, accepts_reasoning_effort: bool | None) -> None:
+        if accepts_reasoning_effort is not None:
+            self.traits = replace(self.traits, reasoning_effort=accepts_reasoning_effort)
 
     def notify(self, line: str) -> None:
         """Print (unless quiet) and keep in ``notices`` what model access has to say."""
@@ -260,7 +262,7 @@ def connect(mode: str | None = None, *, provider: str | None = None, base_url: s
         raise RecordingMissing(message) if chosen == "replay" else SettingError("recording", None, message)
     secrets = [s for s in (endpoint.key, *url_credentials(endpoint.base_url)) if s] if endpoint else []
     wire = ModelTransport(chosen, max_retries=retries, system_messages=sent_as, secrets=secrets)
-    access = ModelAccess(None, wire, OFFLINE_MODEL, chosen, _OFFLINE_LABEL, "in-process stand-in", "offline",
+    access = ModelAccess(None, OFFLINE_MODEL, chosen, _OFFLINE_LABEL, "in-process stand-in", "offline", wire,
                          Traits.of(OFFLINE_MODEL, "offline"), path, endpoint.key_env if endpoint else DEFAULT_KEY_ENV,
                          quiet)
     wire.notify, url, key = access.notify, "http://offline-stand-in.invalid/v1", "offline-stand-in"
