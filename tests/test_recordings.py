@@ -14,7 +14,7 @@ from helpers.model.recordings import BadRecording, Recording, recording_path, re
 from tests.support.mock_api import assert_fields, Scripted, ok, status
 
 KEY = "gsk_" + "RECORDINGTESTKEY0123456789abcdefghij"
-OTHER_KEY = "sk-proj-" + "ANOTHERSECRETKEY0123456789abcdef"
+OTHER_KEY = "another-secret-of-no-known-shape"  # set for another endpoint: scrubbed because it is set
 ASK = [{"role": "user", "content": "What is my salary?"}]
 
 pytestmark = pytest.mark.usefixtures("model_env")
@@ -34,12 +34,12 @@ def saved() -> dict:
 
 
 def test_a_recording_holds_bodies_only_with_every_key_scrubbed(monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", OTHER_KEY)
+    monkeypatch.setenv("LLM_API_KEY", OTHER_KEY)
     access = recorder(status(429), ok("Noted."))
     access.complete([{"role": "user", "content": f"my key is {KEY} and the other is {OTHER_KEY}"}], max_tokens=20)
     access.complete(ASK, max_tokens=20)
     text = recording_path("run").read_text(encoding="utf-8")
-    assert KEY not in text and "ANOTHERSECRETKEY" not in text and "bearer" not in text.lower()
+    assert KEY not in text and OTHER_KEY not in text and "bearer" not in text.lower()
     exchanges = saved()["exchanges"]
     assert [set(e["request"]) for e in exchanges] == [{"path", "body"}] * 2  # the 429 was not recorded
     assert [e["response"]["status_code"] for e in exchanges] == [200, 200] and saved()["models"] == [

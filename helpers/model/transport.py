@@ -148,7 +148,7 @@ class ModelTransport(httpx2.BaseTransport):
             return self._fall_back(request, body, response, str(response.status_code), final)
         if response.status_code == 200 and self.mode == "record":
             self.recording.add(request.url.path, body, json.loads(response.content), status=200,
-                               endpoint=self.endpoint, secrets=self.secrets)
+                               endpoint=self.endpoint, secrets=[*self.secrets, *configured_secrets()])
         if response.status_code == 200 and self.probe:
             self.trace.not_received = self.delivery.dropped(wire, written, carries, lambda probe: self._send(
                 request, probe, quiet=True), self.traits.limit)
