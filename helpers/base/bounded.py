@@ -1,14 +1,28 @@
-"""A student's code run with a bound on time (``run_bounded``) and on calls (``limit_calls``), so a runaway loop
-comes back as a message, not a kernel to interrupt. The stops are ``BaseException``s: ``except Exception:``
-cannot swallow them; the time bound is a CPython asynchronous exception, so it works in any kernel."""
+"""A student's code run with a bound on time (``run_bounded``) and on calls (``limit_calls``), so a loop that
+never ends comes back as a message, not a kernel to interrupt. The stops are ``BaseException``s: an
+``except Exception:`` in the student's code cannot swallow them.
+
+The time bound is a trace function (``sys.settrace``) that checks a deadline on every line the student's code
+runs, one implementation everywhere. A watchdog thread cannot work where threads cannot start (JupyterLite's
+Pyodide raises "can't start new thread"), and where it can it stops the code with an asynchronous exception that
+may arrive after the call has returned. A trace function needs no thread, and the stop comes from the line that
+ran past the deadline, never later. Its cost is paid only on the lines of the student's own code: frames of
+``helpers``, the standard library and installed packages are not traced line by line (their calls still check
+the deadline), so a check's right answers run a few times slower at most, far inside the bound. What neither
+way can stop: one call into C that never returns (``time.sleep(10**9)``). A debugger's or coverage's trace
+function is set aside for the call and put back after it."""
 from __future__ import annotations
 
-import ctypes
-import threading
+import sys
+import sysconfig
+import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+_LIBRARIES = tuple({str(Path(__file__).parents[1])} | {sysconfig.get_paths()[name] for name in ("stdlib", "purelib",
+                                                                                              "platlib")})
 
 
 class TimedOut(BaseException):
@@ -28,36 +42,24 @@ class TooManyCalls(BaseException):
 
 
 def run_bounded(function: Callable[..., T], *args: Any, seconds: float = 2.0, **kwargs: Any) -> T:
-    """``function(*args, **kwargs)``, or ``TimedOut`` if it has not returned after ``seconds``."""
-    caller = threading.get_ident()
-    finished, lock, fired = threading.Event(), threading.Lock(), []
+    """``function(*args, **kwargs)``, or ``TimedOut`` once it runs a line after ``seconds``."""
+    deadline = time.monotonic() + seconds
 
-    def watchdog() -> None:
-        if not finished.wait(seconds):
-            with lock:
-                if not finished.is_set():
-                    fired.append(True)
-                    # CPython raises it in the caller's thread at its next bytecode
-                    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(caller), ctypes.py_object(TimedOut))
+    def on_line(frame: Any, event: str, arg: Any) -> Any:
+        if time.monotonic() > deadline:
+            raise TimedOut(seconds)  # raised at that line of the student's code (and tracing ends)
+        return on_line
 
-    threading.Thread(target=watchdog, name="exercise-watchdog", daemon=True).start()
+    def on_call(frame: Any, event: str, arg: Any) -> Any:
+        on_line(frame, event, arg)
+        return None if frame.f_code.co_filename.startswith(_LIBRARIES) else on_line
+
+    previous = sys.gettrace()
+    sys.settrace(on_call)
     try:
-        try:
-            return function(*args, **kwargs)
-        finally:
-            with lock:
-                finished.set()
-            if fired:
-                # a stop not yet delivered must not arrive later: it arrives in this loop and is dropped (cancelling
-                # it with SetAsyncExc(NULL) instead leaves CPython 3.11's eval breaker set for good)
-                try:
-                    for _ in range(100):
-                        pass
-                except TimedOut:
-                    pass
-                raise TimedOut(seconds)
-    except TimedOut:
-        raise TimedOut(seconds) from None
+        return function(*args, **kwargs)
+    finally:
+        sys.settrace(previous)
 
 
 def limit_calls(function: Callable[..., T], limit: int, what: str) -> Callable[..., T]:
