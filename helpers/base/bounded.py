@@ -52,7 +52,10 @@ def run_bounded(function: Callable[..., T], *args: Any, seconds: float = 2.0, **
 
     def on_call(frame: Any, event: str, arg: Any) -> Any:
         on_line(frame, event, arg)
-        return None if frame.f_code.co_filename.startswith(_LIBRARIES) else on_line
+        if frame.f_code.co_filename.startswith(_LIBRARIES):
+            return None
+        frame.f_trace_opcodes = True  # every instruction: a loop written on one line emits no new line
+        return on_line
 
     previous = sys.gettrace()
     sys.settrace(on_call)

@@ -112,7 +112,7 @@ CASES = _cases()
 
 
 def _m(name: str, says: str, hint: str, **changed: Any) -> Mistake:
-    return Mistake(name, functools.partial(cap, **changed), says, hint)
+    return Mistake(name, functools.partial(cap, **changed), says, hint, strict=False)
 
 
 _WITHIN = "a summary within the cap costs no model call: when do you need one?"
@@ -120,23 +120,23 @@ MISTAKES = (
     _m("changes the summary", "a summary within the cap (or with no cap, or kept because the new one is no shorter) "
        "comes back unchanged, character for character: yours changed its spaces or line breaks", "what does "
        "returning the summary 'unchanged' leave out: strip, split or join?", unchanged=str.strip),
-    _m("counts words", "the cap is in tokens, and your test counts words: a ₹ amount is one word and several tokens",
-       "how does the notebook count tokens?", size=lambda text: len(text.split())),
-    _m("counts characters", "the cap is in tokens, and your test counts characters", "how does the notebook count "
-       "tokens?", size=len),
     _m("at the cap is over", "a summary of exactly max_summary_tokens tokens is within the cap, yet summarise was "
        "called", "compare the two sides of your test when they are equal", over=int.__ge__),
     _m("a cap of 0 is no cap", "with max_summary_tokens=0 your function kept the summary without a call: a cap of 0 "
        "is a cap (every summary is over it), not 'no cap'", "which value means 'no cap'? 0 is a number, not None",
        cap_zero=False),
+    _m("counts words", "the cap is in tokens, and your test counts words: a ₹ amount is one word and several tokens",
+       "how does the notebook count tokens?", size=lambda text: len(text.split())),
+    _m("counts characters", "the cap is in tokens, and your test counts characters", "how does the notebook count "
+       "tokens?", size=len),
     _m("calls within the cap", "summarise was called for a summary within the cap", _WITHIN, check=False),
     _m("keeps an empty summary", "the summariser returned an empty text and yours kept it: an empty summary would lose "
        "every earlier turn", "when the new text is empty, what is left to keep?", keep_empty=True),
+    _m("keeps fewer characters", "yours kept the text with fewer characters, which can have more tokens (Hindi "
+       "does)", "a summariser can fail to shorten: compare the two texts the way the cap counts them", compare=len),
     _m("keeps the longer one", "the 'shorter' summary came back with more tokens than the one it replaces, and yours "
        "kept it", "a summariser can fail to shorten: compare the two texts the way the cap counts them",
        compare=None),
-    _m("keeps fewer characters", "yours kept the text with fewer characters, which can have more tokens (Hindi "
-       "does)", "a summariser can fail to shorten: compare the two texts the way the cap counts them", compare=len),
     _m("keeps the long one", "the summariser returned a shorter summary and yours kept the long one", "after the call "
        "you hold two texts: which one does the cap want?", keep_new=False),
 )
