@@ -22,7 +22,7 @@ from tests.notebook_core_support import load_core
 @pytest.fixture(autouse=True)
 def quick(monkeypatch):
     forget_failures()
-    monkeypatch.setattr(runner, "SECONDS", 0.3)  # a loop that never ends costs 0.3 s, not 2
+    monkeypatch.setattr(runner, "SECONDS", 0.1)  # a loop that never ends costs 0.1 s, not 2
 
 
 def mutant(source: str, *changes: tuple[str, str], namespace: dict | None = None):

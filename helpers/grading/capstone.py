@@ -1,8 +1,8 @@
 """Exercise 7.1 (notebook 07): a memory and settings that keep every planted fact, near the cheapest that does. The
 check replays the answer, then searches the lessons' three kinds for the cheapest setting that keeps every fact
-(summary memory: from the latest threshold down, turns kept from one below it down, until three in a row lose a
-fact; summary buffer memory and the sliding window: the smallest budget or window that keeps them all, by
-halving). An answer must save at least ``MARGIN`` of what the best setting found saves against the full buffer."""
+(summary memory: from the latest threshold down, turns kept from as many below it as the cheapest setting so far
+folds, down until three in a row lose a fact; summary buffer memory, folding 2 or 4 messages, and the sliding window: the smallest budget, to 100 tokens, or
+window that keeps them all, by halving). An answer must save at least ``MARGIN`` of what the best setting found saves against the full buffer."""
 from __future__ import annotations
 
 import time
@@ -58,15 +58,19 @@ def search(make: MemoryFactory, transcript: Transcript, ledger: Ledger, seconds:
         keeps(high)
 
     smallest(lambda w: cost("sliding window", window_turns=w), 1, n)
-    for compress in (2, 4, 6, 8):
-        smallest(lambda b: cost("summary buffer memory", max_buffer_tokens=b * 50,
-                                messages_to_compress_on_overflow=compress), 1, 2000)
-    dry = 0
+    largest = max(turn.bill.request_tokens for turn in replay(make("sliding window", {"window_turns": n}), transcript,
+                                                              ledger).turns) // 100 + 1
+    for compress in (2, 4):  # budgets in steps of 100 tokens, up to the full buffer's largest request
+        smallest(lambda b: cost("summary buffer memory", max_buffer_tokens=b * 100,
+                                messages_to_compress_on_overflow=compress), 1, largest)
+    dry, fold = 0, 1  # fold: turns folded by the cheapest setting so far; higher keeps fold fewer and cost more
     for threshold in range(n - 1, 1, -1):
         misses, kept = 0, False
-        for keep in range(threshold - 1, 0, -1):
+        for keep in range(threshold - fold, 0, -1):
             found = cost("summary memory", max_turns_before_summary=threshold, turns_to_keep_verbatim=keep)
             misses, kept = (misses + 1, kept) if found is None else (0, True)
+            if found is not None and found <= min(v for v in costs.values() if v is not None):
+                fold = threshold - keep
             if misses == 3:
                 break
         dry = 0 if kept else dry + 1
