@@ -211,10 +211,10 @@ def _example(case: OverflowCase, mine: list[int]) -> str:
 
 def _correct(rule: int) -> str:
     statement = next(case for case in CASES if case.about == STATEMENT)
-    rules = ("the notebook's rule", "the page's analyse()", "the page's class")
-    said = (f"all {len(CASES)} cases give {rules[rule]}'s overflows: the lesson's table, both try-its, the lesson's "
-            "run (messages 6, 8 and 10: storing replies 3, 4 and 5), a pasted document, the exact fit, a reply too big "
-            "to fit, and random conversations.")
+    rules = ("the memory's overflows", "the overflows of the page's analyse()", "the overflows of the page's class")
+    said = (f"all {len(CASES)} cases give {rules[rule]}: the lesson's table, both try-its, the lesson's run "
+            "(messages 6, 8 and 10: storing replies 3, 4 and 5), a pasted document, the exact fit, a reply too big to "
+            "fit, and random conversations.")
     return said if rule == 0 else said + (
         " The notebook's analyse asks for more than the page: it folds more whole turns while the message still "
         "does not fit, and counts no overflow when there is nothing to fold" + (" (the page's class does not count "

@@ -160,7 +160,9 @@ def _example(case: CapCase, answer: tuple[str, int]) -> str:
 CHECK = Exercise(
     "5.1", CASES, lambda case: (case,), (cap,), "write the body of cap_summary", "there are three situations: no cap, "
     "a summary within the cap, a summary over it; write what happens in each", MISTAKES, "play the case above by "
-    "hand: is the summary over the cap, how many calls, and which text is kept?", refuse=_refuse, example=_example)
+    "hand: is the summary over the cap, how many calls, and which text is kept?", refuse=_refuse, example=_example,
+    correct=lambda _: f"all {len(CASES)} cases keep what the memory's max_summary_tokens keeps: a summary within the "
+    "cap unchanged (no call), one call over it, the shorter text kept, never an empty or a longer one.")
 
 
 def grade_summary_cap(cap_summary: Callable[[str, Callable, int | None], str]) -> Feedback:
