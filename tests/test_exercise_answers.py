@@ -45,6 +45,14 @@ def assert_verdicts(grade, right, wrong):
         assert verdict.hint and not re.search(r"//|>=|<=|\blen\(|\bmin\(|\.lower\(\)|\+=|\[-", verdict.hint), kind
 
 
+def test_an_answer_not_written_yet_is_not_done():
+    def todo(*args):
+        raise NotImplementedError
+    for grade in (calls.grade_calls_formula, rule_check.grade_rule_check, overflows.grade_overflows_at,
+                  summary_cap.grade_summary_cap):
+        assert grade(todo).status == grade(lambda *args: ...).status == NOT_DONE, grade
+
+
 # ----- 1.1 --------------------------------------------------------------------------------------------------
 CALLS = "def calls(t, n, k):\n    return 0 if t < n else 1 + (t - n) // (n - k)\n"
 
@@ -76,7 +84,6 @@ def test_calls_check():
         "hangs": (mutant("def calls(t, n, k):\n    while t < n:\n        pass\n    return 1"), "never ends"),
     }
     assert_verdicts(calls.grade_calls_formula, right, wrong)
-    assert calls.check_calls_formula(lambda t, n, k: ...).status == NOT_DONE
 
 
 # ----- 2.1 --------------------------------------------------------------------------------------------------

@@ -14,7 +14,6 @@ from helpers.memory.summary import SummaryMemory
 
 Setting = tuple[int, int, int]  # (total_turns, max_turns_before_summary, turns_to_keep_verbatim)
 
-
 def cases(count: int = 60, seed: int = 3) -> list[Setting]:
     """The lesson's settings, every small one (1 to 8 turns, thresholds 2 to 5), and ``count`` random ones."""
     found = [(10, 4, 2), (10, 4, 3), (10, 6, 2), (20, 5, 2), (11, 4, 2), (1, 10, 8)]
@@ -26,9 +25,7 @@ def cases(count: int = 60, seed: int = 3) -> list[Setting]:
             found.append(case)
     return found
 
-
 CASES = tuple(cases())
-
 
 @functools.lru_cache(maxsize=512)
 def memory_calls(case: Setting) -> int:
@@ -40,15 +37,12 @@ def memory_calls(case: Setting) -> int:
         memory.add_message("assistant", f"reply {turn}")
     return memory.summary_count
 
-
 def setting(case: Setting) -> str:
     """A setting as the verdicts name it."""
     return f"{case[0]} turn{'s' if case[0] != 1 else ''}, summarise after {case[1]}, keep {case[2]}"
 
-
 def _m(name: str, rule: Callable[[int, int, int], int], says: str, hint: str) -> Mistake:
     return Mistake(name, lambda case: rule(*case), says, hint)
-
 
 _FIRST = "when does the very first call come?"
 MISTAKES = (  # never the right formula
@@ -73,7 +67,6 @@ MISTAKES = (  # never the right formula
        "after a call, how many new turns bring the memory back to the threshold?"),
 )
 
-
 def _not_an_int(case: Setting, _: tuple, answer: object) -> Feedback | None:
     """The verdict on an answer that is not a whole number (None if it is one, a NumPy integer included)."""
     if isinstance(answer, numbers.Integral) and not isinstance(answer, bool):
@@ -86,7 +79,6 @@ def _not_an_int(case: Setting, _: tuple, answer: object) -> Feedback | None:
     return Feedback("1.1", WRONG, why, "print predicted_calls(10, 4, 2) and look at what comes back: the lesson "
                     "counts 4 calls", "not an int")
 
-
 CHECK = Exercise(
     "1.1", CASES, tuple, (memory_calls,), "write the body of predicted_calls", "run schedule() above for a few "
     "settings and note after which turns the summariser runs: what pattern do those turn numbers follow?", MISTAKES,
@@ -95,10 +87,8 @@ CHECK = Exercise(
     example=lambda case, mine: f"for {setting(case)}, you say {mine} and the memory makes {memory_calls(case)}.",
     key=lambda case: case, correct=lambda _: f"all {len(CASES)} settings give the memory's number of calls.")
 
-
 def grade_calls_formula(predicted_calls: Callable[[int, int, int], int]) -> Feedback:
     """Exercise 1.1: ``predicted_calls(total_turns, threshold, keep)`` against the memory's own calls."""
     return CHECK.grade(predicted_calls)
-
 
 check_calls_formula = checker(grade_calls_formula, "check_calls_formula", "predicted_calls")

@@ -21,12 +21,10 @@ SEARCH_SECONDS = 60.0  # offline the search takes a few seconds; with a model, e
 Spec = tuple[str, dict[str, Any]]
 _searched: dict[tuple, tuple[int, int]] = {}  # (make, transcript, ledger) -> (best cost, settings tried)
 
-
 def missing_facts(run: StrategyRun) -> list[str]:
     """The wanted facts the last request does not carry, each with how it was sent ("absent", "contradicted")."""
     return [f"{fact.id} ({run.last.statuses.get(fact.id)})" for fact in run.ledger.wanted(run.last.turn)
             if run.last.statuses.get(fact.id) not in ("verbatim", "summary")]
-
 
 def _cost(make: MemoryFactory, transcript: Transcript, ledger: Ledger, spec: Spec, seconds: float) -> int | None:
     """The bill of ``spec``'s run if it keeps every fact (None if it loses one, is refused or runs out of time)."""
@@ -35,7 +33,6 @@ def _cost(make: MemoryFactory, transcript: Transcript, ledger: Ledger, spec: Spe
     except (SettingError, TypeError, TimedOut):
         return None
     return None if missing_facts(run) else run.bill.total
-
 
 def search(make: MemoryFactory, transcript: Transcript, ledger: Ledger, seconds: float = SEARCH_SECONDS
            ) -> tuple[int, int]:
@@ -80,7 +77,6 @@ def search(make: MemoryFactory, transcript: Transcript, ledger: Ledger, seconds:
     _searched[key] = (min(found), len(costs)) if found else (0, len(costs))
     return _searched[key]
 
-
 def _pair(answer: Any) -> Spec | None:
     """(kind, settings) from a pair written in either order, as a tuple or a list (None if it is no such pair)."""
     if isinstance(answer, (tuple, list)) and len(answer) == 2:
@@ -90,10 +86,8 @@ def _pair(answer: Any) -> Spec | None:
             return kinds[0].strip().lower().replace("_", " "), settings[0]
     return None
 
-
 def _wrong(message: str, hint: str) -> Feedback:
     return Feedback("7.1", WRONG, message, hint)
-
 
 def judge_cheapest(answer: Any, make: MemoryFactory, transcript: Transcript, ledger: Ledger) -> Feedback:
     """The verdict on ``answer = (kind, settings)``: every wanted fact sent at the last turn, for less than the full
@@ -138,7 +132,6 @@ def judge_cheapest(answer: Any, make: MemoryFactory, transcript: Transcript, led
                       "that fold come and still save?")
     return Feedback("7.1", CORRECT, f"{said}: within the margin (at least {MARGIN:.0%} of it). Compare that saving with "
                     "what the lessons' settings save by losing facts.")
-
 
 def check_cheapest(answer: Any, make: MemoryFactory, transcript: Transcript, ledger: Ledger, *,
                    hint: bool | None = None) -> Feedback:

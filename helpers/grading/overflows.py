@@ -20,7 +20,6 @@ from helpers.lessons.data import lesson4
 from helpers.memory.stubs import turn_range_stub
 from helpers.memory.summary_buffer import SummaryBufferMemory
 
-
 @dataclass(frozen=True)
 class OverflowCase:
     """Messages of these token sizes (user, reply, user, ...), a budget, messages compressed per overflow."""
@@ -36,7 +35,6 @@ class OverflowCase:
         setting = f"sizes {shown}, budget {self.budget}, messages_to_compress {self.compress}"
         return f"{self.about}: {setting}" if self.about else setting
 
-
 @functools.lru_cache(maxsize=1024)
 def memory_overflows_at(case: OverflowCase) -> list[int]:
     """The messages whose storing made ``SummaryBufferMemory`` overflow (messages of the case's sizes)."""
@@ -48,7 +46,6 @@ def memory_overflows_at(case: OverflowCase) -> list[int]:
         memory.add_message("user" if number % 2 else "assistant", filler_text(size))
         found += [number] * (memory.overflow_count > before)
     return found
-
 
 def simulate(case: OverflowCase, until_fit: bool = True, count_empty: bool = False, over: Any = operator.gt,
              unit: int = 2, store_first: bool = False, incoming: bool = True, fold_all: bool = False,
@@ -72,14 +69,11 @@ def simulate(case: OverflowCase, until_fit: bool = True, count_empty: bool = Fal
         buffer += [size] * (not store_first)
     return found
 
-
 PAGE_ANALYSE = functools.partial(simulate, until_fit=False, count_empty=True)
 PAGE_CLASS = functools.partial(simulate, until_fit=False)
 
-
 def _m(name: str, rule: Any, says: str, hint: str) -> Mistake:
     return Mistake(name, rule, says, hint)
-
 
 _WHOLE = ("when a reply arrives, its own question is the last message in the buffer: what does a fold do with a "
           "question whose reply is not stored yet?")
@@ -115,7 +109,6 @@ MISTAKES = (
        "reply"),
 )
 
-
 def _fixed_cases() -> tuple[OverflowCase, ...]:
     def sizes(reply: int) -> tuple[int, ...]:  # the lesson's user messages, each followed by a reply of this size
         return tuple(size for text in lesson4()["budget_analysis"]["user_messages"] for size in (count_tokens(text),
@@ -136,13 +129,11 @@ def _fixed_cases() -> tuple[OverflowCase, ...]:
         OverflowCase((10, 10, 30, 30, 40, 10), 100, 2, "a fold that leaves the buffer and the message at the budget"),
     )
 
-
 STATEMENT = "a pasted 480-token bank statement as turn 6, at 600 tokens"  # notebook 04's statement, by o200k_base
 # the smallest conversations (fewest messages, then smallest sizes) on which the named mistakes part from the rules
 SMALLEST = (((3,), 2, 2), ((1, 2), 2, 2), ((1, 1, 1), 2, 2), ((1, 1, 1), 3, 2), ((1, 1, 1, 1), 2, 2),
             ((1, 1, 1, 1, 3), 4, 2), ((1, 1, 1, 1, 3, 1), 4, 2), ((1, 1, 1, 1, 2, 1), 4, 2), ((1, 1, 1, 1, 1, 2), 4, 2),
             ((1, 1, 1, 1, 1, 1, 1, 1, 6, 2), 9, 4))
-
 
 def _random_cases(count: int = 300, seed: int = 41) -> tuple[OverflowCase, ...]:
     """Messages of three scales with exact-fit, small and large budgets; runs of short turns before a long one."""
@@ -162,15 +153,12 @@ def _random_cases(count: int = 300, seed: int = 41) -> tuple[OverflowCase, ...]:
         cases.append(OverflowCase(tuple(sizes), max(2, budget), rng.choice((2, 2, 4, 4, 6))))
     return tuple(cases)
 
-
 CASES = _fixed_cases() + tuple(OverflowCase(*case) for case in SMALLEST) + _random_cases()
-
 
 def _read(result: Any) -> Any:
     """A sequence or a generator of numbers as a list (inside the time bound); anything else as it is."""
     unordered = isinstance(result, (str, bytes, dict, set, frozenset)) or not hasattr(result, "__iter__")
     return result if unordered else list(result)
-
 
 def _refuse(name: str, case: OverflowCase, args: tuple, answer: Any) -> Feedback | None:
     """The verdict on an answer (of function ``name``) that changed its list or is not whole numbers in order."""
@@ -186,7 +174,6 @@ def _refuse(name: str, case: OverflowCase, args: tuple, answer: Any) -> Feedback
             else f"{answer!r}; the exercise asks for the message numbers in order, such as [6, 8, 10]")
     return Feedback("4.1", WRONG, f"{name} returned {what} (on {case.describe()}).", "the lesson's run should give "
                     "[6, 8, 10]: print what your function returns for it", "wrong type")
-
 
 def _example(case: OverflowCase, mine: list[int]) -> str:
     """The case, both answers, and what the memory does at the first message where they part."""
@@ -208,7 +195,6 @@ def _example(case: OverflowCase, mine: list[int]) -> str:
                  f"; your answer has {'an overflow there' if number in mine else 'none there'}")
     return f"{case.describe()}; the memory overflows at {right}, yours at {mine}. Where it starts: {where}."
 
-
 def _correct(rule: int) -> str:
     statement = next(case for case in CASES if case.about == STATEMENT)
     rules = ("the memory's overflows", "the overflows of the page's analyse()", "the overflows of the page's class")
@@ -221,7 +207,6 @@ def _correct(rule: int) -> str:
         "one either)" if rule == 2 else "") + f". On the pasted bank statement the notebook's rule gives "
         f"{memory_overflows_at(statement)}, yours {(PAGE_ANALYSE, PAGE_CLASS)[rule - 1](statement)}.")
 
-
 CHECK = Exercise(
     "4.1", CASES, lambda case: (list(case.sizes), case.budget, case.compress),
     (memory_overflows_at, PAGE_ANALYSE, PAGE_CLASS), "write the body of overflows_at", "go through the messages one "
@@ -230,16 +215,13 @@ CHECK = Exercise(
     "and what the memory does; then print what your function holds at the message named above", read=_read,
     example=_example, key=lambda case: (len(case.sizes), sum(case.sizes), case.budget), correct=_correct)
 
-
 def grade_overflows_at(overflows_at: Any) -> Feedback:
     """Exercise 4.1: ``overflows_at(sizes, budget, messages_to_compress)`` must give the numbers of the messages
     (1 = the first) whose storing makes the buffer overflow, by the notebook's rule or the page's."""
     return dataclasses.replace(CHECK, refuse=functools.partial(_refuse, name_of(overflows_at))).grade(
         overflows_at, OverflowCase.describe)
 
-
 check_overflows_at = checker(grade_overflows_at, "check_overflows_at", "overflows_at")
-
 
 def _tokens(n: int) -> str:
     return f"{n} token{'s' * (n != 1)}"

@@ -10,7 +10,7 @@ import functools
 import io
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,12 +19,12 @@ from helpers.base.bounded import TimedOut, TooManyCalls, run_bounded
 NOT_DONE, CORRECT, WRONG = "not done yet", "correct", "not yet"
 SECONDS, TOTAL_SECONDS = 2.0, 8.0  # per call of the student's function, and for all the calls of one check
 _failures: dict[str, int] = {}  # failed checks per exercise in this kernel: the second one brings the hint
+forget_failures = _failures.clear  # every exercise afresh, as in a new kernel (for tests)
 
 
 @dataclass(frozen=True)
 class Feedback:
-    """A verdict: ``status`` NOT_DONE, CORRECT or WRONG; ``mistake`` names the slip (None if it has no name);
-    ``hint`` is held back until asked for."""
+    """A verdict: ``status`` NOT_DONE, CORRECT or WRONG; ``mistake`` names the slip (None: no name); ``hint`` waits."""
     exercise: str
     status: str
     message: str
@@ -35,23 +35,19 @@ class Feedback:
         return f"[exercise {self.exercise}] {self.status}: {self.message}"
 
     def on(self, where: str) -> Feedback:
-        """This verdict with the case it failed on added to its message."""
         return dataclasses.replace(self, message=f"{self.message.rstrip('.')} (on {where}).")
 
 
 @dataclass(frozen=True)
 class Mistake:
     """A wrong answer a check knows: its name, its rule (case -> what it answers), what is wrong (said at once), a
-    hint (held back). A ``strict`` mistake is named when the answer is its rule on every case, another one when its
-    rule gives every answer that is wrong."""
+    hint (held back). A ``strict`` one is named when the answer is its rule on every case; another one when its rule
+    gives every answer that is wrong."""
     name: str
     rule: Callable[[Any], Any]
     says: str
     hint: str
     strict: bool = True
-
-    def verdict(self, exercise: str, example: str) -> Feedback:
-        return Feedback(exercise, WRONG, f"{example} {self.says[0].upper()}{self.says[1:]}.", self.hint, self.name)
 
 
 def show(verdict: Feedback, hint: bool | None = None, check: str = "", answer: str = "") -> Feedback:
@@ -71,22 +67,6 @@ def show(verdict: Feedback, hint: bool | None = None, check: str = "", answer: s
     return verdict
 
 
-def forget_failures() -> None:
-    """Start every exercise afresh, as in a new kernel (tests use it; a student never needs to)."""
-    _failures.clear()
-
-
-class Clock:
-    """The time a check has left: each call gets at most ``SECONDS``, all of them ``TOTAL_SECONDS``."""
-
-    def __init__(self) -> None:
-        self.per_call, self.total = SECONDS, TOTAL_SECONDS
-        self.ends = time.monotonic() + self.total
-
-    def seconds(self) -> float:
-        return max(0.0, min(self.per_call, self.ends - time.monotonic()))
-
-
 def name_of(function: Any, default: str = "function") -> str:
     """The name a verdict calls the student's function by (``default`` for a lambda or a thing with no name)."""
     name = getattr(function, "__name__", "")
@@ -95,20 +75,19 @@ def name_of(function: Any, default: str = "function") -> str:
 
 class Misuse(Exception):
     """Raised by what a check hands the student's code (a summariser) when it is called wrongly: a verdict."""
-
     def __init__(self, message: str, hint: str, mistake: str) -> None:
         super().__init__(message)
         self.hint, self.mistake = hint, mistake
 
 
-def run_answer(exercise: str, function: Callable[..., Any], *args: Any, clock: Clock | None = None,
-               todo: str = "write the body of the function", start: str = "", read: Callable = lambda result: result,
+def run_answer(exercise: str, function: Callable[..., Any], *args: Any, ends: float | None = None, todo: str =
+               "write the body of the function", start: str = "", read: Callable = lambda result: result,
                quiet: bool = True) -> Any:
-    """``read(function(*args))`` within the time ``clock`` has left (``SECONDS`` without one), its printing swallowed
-    if ``quiet``, or the ``Feedback`` that replaces it; ``start`` is the hint for an answer not written yet."""
-    name, clock = name_of(function), clock or Clock()
+    """``read(function(*args))`` within ``SECONDS`` and before ``ends`` (a check's ``TOTAL_SECONDS``), its printing
+    swallowed if ``quiet``, or the ``Feedback`` that replaces it; ``start`` is the hint for an answer not written."""
+    name, ends = name_of(function), ends or time.monotonic() + TOTAL_SECONDS
     not_done = Feedback(exercise, NOT_DONE, f"{todo}, then run this cell again.", start)
-    slow = Feedback(exercise, WRONG, f"{name} took more than {clock.total:g} seconds for the cases so far, so the "
+    slow = Feedback(exercise, WRONG, f"{name} took more than {TOTAL_SECONDS:g} seconds for the cases so far, so the "
                     "check stopped; a right answer needs far less than a second for all of them.",
                     "is there a loop that runs many more times than it needs?", "too slow")
 
@@ -116,15 +95,15 @@ def run_answer(exercise: str, function: Callable[..., Any], *args: Any, clock: C
         with contextlib.redirect_stdout(io.StringIO()) if quiet else contextlib.nullcontext():
             return read(function(*args))
     try:
-        result = run_bounded(call, seconds=clock.seconds()) if clock.seconds() > 0 else slow
+        left = min(SECONDS, ends - time.monotonic())
+        result = run_bounded(call, seconds=left) if left > 0 else slow
     except NotImplementedError:
         return not_done
     except TimedOut as stopped:
-        return slow if clock.seconds() <= 0 else Feedback(exercise, WRONG, f"{name} was still running after "
-                                                          f"{stopped.seconds:g} seconds, so the check stopped it: a "
-                                                          "loop that never ends?", "in a while loop, the value the loop "
-                                                          "tests must change on every pass, or the loop never ends",
-                                                          "never ends")
+        return slow if time.monotonic() >= ends else Feedback(
+            exercise, WRONG, f"{name} was still running after {stopped.seconds:g} seconds, so the check stopped it: "
+            "a loop that never ends?", "in a while loop, the value the loop tests must change on every pass, or the "
+            "loop never ends", "never ends")
     except TooManyCalls as stopped:
         return Feedback(exercise, WRONG, f"{name} called {stopped.what} more than {stopped.limit} time"
                         f"{'s' * (stopped.limit != 1)}, so the check stopped it. Each call is a model call that costs "
@@ -162,19 +141,14 @@ class Exercise:
     key: Callable[[Any], Any] = lambda case: 0  # the smallest case that differs is shown
     correct: Callable[[int], str] = lambda rule: "every case right."  # what to say for right rule number ``rule``
 
-    def runs(self, function: Callable[..., Any], cases: tuple[Any, ...] = ()) -> Iterator[tuple[Any, tuple, Any]]:
-        """Each case (``cases`` or all), the answer's arguments and what ``run_answer`` returned, on one ``Clock``."""
-        clock = Clock()
-        for case in cases or self.cases:
-            args = self.arguments(case)
-            yield case, args, run_answer(self.number, function, *args, clock=clock, todo=self.todo, start=self.start,
-                                         read=self.read)
-
     def grade(self, function: Callable[..., Any], where: Callable[[Any], str] | None = None) -> Feedback:
         """A failed run or a ``refuse``d result ends the check; then CORRECT if the answers are one right rule's on
         every case, else the smallest case that differs from the first rule's, with the mistake it shows."""
-        answers = []
-        for case, args, result in self.runs(function):
+        answers, ends = [], time.monotonic() + TOTAL_SECONDS
+        for case in self.cases:
+            args = self.arguments(case)
+            result = run_answer(self.number, function, *args, ends=ends, todo=self.todo, start=self.start,
+                                read=self.read)
             if isinstance(result, Feedback):
                 return result.on(where(case)) if where and result.status == WRONG else result
             if refused := self.refuse(case, args, result):
@@ -185,14 +159,12 @@ class Exercise:
                 return Feedback(self.number, CORRECT, self.correct(number))
         wrong = [i for i, answer in enumerate(answers) if answer != _gives(self.rights[0], self.cases[i])]
         index = min(wrong, key=lambda i: self.key(self.cases[i]))
-        example = (f"{len(wrong)} of {len(self.cases)} {self.noun} differ. The smallest: "
-                   f"{self.example(self.cases[index], answers[index])}")
-
-        def gives(mistake: Mistake, indices: Any) -> bool:
-            return all(_gives(mistake.rule, self.cases[i]) == answers[i] for i in indices)
-        mistake = (next((m for m in self.mistakes if m.strict and gives(m, range(len(answers)))), None)
-                   or next((m for m in self.mistakes if not m.strict and gives(m, wrong)), None))
-        return mistake.verdict(self.number, example) if mistake else Feedback(self.number, WRONG, example, self.hint)
+        said = (f"{len(wrong)} of {len(self.cases)} {self.noun} differ. The smallest: "
+                f"{self.example(self.cases[index], answers[index])}")
+        for m in [m for m in self.mistakes if m.strict] + [m for m in self.mistakes if not m.strict]:
+            if all(_gives(m.rule, self.cases[i]) == answers[i] for i in (range(len(answers)) if m.strict else wrong)):
+                return Feedback(self.number, WRONG, f"{said} {m.says[0].upper()}{m.says[1:]}.", m.hint, m.name)
+        return Feedback(self.number, WRONG, said, self.hint)
 
 
 def checker(grade: Callable[[Any], Feedback], check: str, answer: str) -> Callable[..., Feedback]:

@@ -27,7 +27,6 @@ HINDI_SUMMARY = ("चिरु की मासिक आय ₹1,20,000 और 
 _CALLED = ("look at how the memory calls its summariser in the class above: which two things does it hand over?",
            "calls the summariser wrongly")
 
-
 def _shortener(name: str, shorten: Callable[[str], str]) -> Callable[..., str]:
     """A summariser for the check: shortens ``existing_summary`` when called as ``summarise([], summary)``."""
     def summarise(*args: Any, **kwargs: Any) -> str:
@@ -46,14 +45,12 @@ def _shortener(name: str, shorten: Callable[[str], str]) -> Callable[..., str]:
     summarise.__name__ = name
     return summarise
 
-
 SUMMARISERS = (
     *(_shortener(f"keeps the first {n} words", lambda text, n=n: " ".join(text.split()[:n])) for n in (4, 12, 30)),
     _shortener("drops the last sentence", lambda text: " ".join(re.findall(r"[^.!?]+[.!?]", text)[:-1]) or text),
     _shortener("comes back longer", lambda text: f"{text} In short: all of the above still applies."),
     _shortener("answers in Hindi", lambda text: HINDI_SUMMARY),  # shorter to the eye, more tokens
     _shortener("comes back empty", lambda text: ""))
-
 
 @dataclass(frozen=True)
 class CapCase:
@@ -70,7 +67,6 @@ class CapCase:
                 f"{len(self.summary.split())} words, max_summary_tokens={self.cap}, a summariser that "
                 f"{self.summarise.__name__}")
 
-
 def cap(case: CapCase, size: Callable[[str], int] = count_tokens, over: Any = int.__gt__, cap_zero: bool = True,
         check: bool = True, keep_empty: bool = False, compare: Any = count_tokens, keep_new: bool = True,
         unchanged: Callable[[str], str] = str) -> tuple[str, int]:
@@ -82,7 +78,6 @@ def cap(case: CapCase, size: Callable[[str], int] = count_tokens, over: Any = in
     if not (new.strip() or keep_empty) or not keep_new or (compare and compare(new) >= compare(summary)):
         return summary, 1
     return new, 1
-
 
 def _cases(count: int = 60, seed: int = 51) -> tuple[CapCase, ...]:
     """Hand-made cases, each at one edge, then ``count`` random ones (some summaries with a model's spacing)."""
@@ -107,13 +102,10 @@ def _cases(count: int = 60, seed: int = 51) -> tuple[CapCase, ...]:
             CapCase(" " + FACTS[0] + "  " + FACTS[1], drops, 200, "a summary within the cap, spaced as it came"),
             *spaced)
 
-
 CASES = _cases()
-
 
 def _m(name: str, says: str, hint: str, **changed: Any) -> Mistake:
     return Mistake(name, functools.partial(cap, **changed), says, hint, strict=False)
-
 
 _WITHIN = "a summary within the cap costs no model call: when do you need one?"
 MISTAKES = (
@@ -141,8 +133,6 @@ MISTAKES = (
        "you hold two texts: which one does the cap want?", keep_new=False),
 )
 
-
-
 def _refuse(case: CapCase, _: tuple, answer: tuple[Any, int]) -> Feedback | None:
     text = answer[0]
     return None if isinstance(text, str) else Feedback("5.1", WRONG, (
@@ -150,12 +140,10 @@ def _refuse(case: CapCase, _: tuple, answer: tuple[Any, int]) -> Feedback | None
         ", not the summary to keep (a str)") + f" (on {case.describe()}).", "return one of the two texts, the old "
         "summary or the new one", "no return" if text is None else "wrong type")
 
-
 def _example(case: CapCase, answer: tuple[str, int]) -> str:
     (right, calls), said = cap(case), [f"{text!r:.70} after {n} call{'s' if n != 1 else ''}" for text, n in (answer,
                                                                                                            cap(case))]
     return f"{case.describe()}. You return {said[0]}; the cap keeps {said[1]}."
-
 
 CHECK = Exercise(
     "5.1", CASES, lambda case: (case,), (cap,), "write the body of cap_summary", "there are three situations: no cap, "
@@ -164,19 +152,18 @@ CHECK = Exercise(
     correct=lambda _: f"all {len(CASES)} cases keep what the memory's max_summary_tokens keeps: a summary within the "
     "cap unchanged (no call), one call over it, the shorter text kept, never an empty or a longer one.")
 
-
 def grade_summary_cap(cap_summary: Callable[[str, Callable, int | None], str]) -> Feedback:
     """Exercise 5.1: ``cap_summary(summary, summarise, max_summary_tokens)`` keeps what the memory's
     ``max_summary_tokens`` keeps, calling ``summarise`` at most once, only over the cap."""
     def answer(case: CapCase) -> tuple[Any, int]:
         summarise = limit_calls(case.summarise, 1, "summarise")
-        return cap_summary(case.summary, summarise, case.cap), summarise.calls  # type: ignore[attr-defined]
+        kept = cap_summary(case.summary, summarise, case.cap)
+        return ... if kept is Ellipsis else (kept, summarise.calls)  # type: ignore[attr-defined]
     answer.__name__ = name_of(cap_summary, "cap_summary")
     verdict = CHECK.grade(answer, CapCase.describe)
     if verdict.mistake == "raises" and "TypeError" in verdict.message and "max_summary_tokens=None" in verdict.message:
         return Feedback("5.1", WRONG, f"{verdict.message.rstrip('.')}. None means no cap.", "what must happen before "
                         "a comparison with max_summary_tokens, when it can be None?", "forgets None")
     return verdict
-
 
 check_summary_cap = checker(grade_summary_cap, "check_summary_cap", "cap_summary")

@@ -17,7 +17,6 @@ from helpers.memory.summary import SummaryMemory
 Setting = tuple[int, int, int]  # (max_turns_before_summary, turns_to_keep_verbatim, turns)
 SYSTEM = {"role": "system", "content": "system prompt"}
 
-
 def cases(count: int = 30, seed: int = 5) -> list[Setting]:
     """The lesson's setting, the smallest settings where the slips show, and ``count`` random ones."""
     found: list[Setting] = [(4, 2, 8), (2, 1, 3), (3, 1, 4), (3, 2, 4), (4, 3, 8), (6, 2, 10), (3, 1, 7), (5, 4, 9)]
@@ -28,13 +27,10 @@ def cases(count: int = 30, seed: int = 5) -> list[Setting]:
             found.append(case)
     return found
 
-
 CASES = tuple(cases())
-
 
 def _setting(case: Setting) -> str:
     return f"summarise after {case[0]}, keep {case[1]}, {case[2]} turn{'s' if case[2] != 1 else ''}"
-
 
 @dataclass(frozen=True)
 class WindowRun:
@@ -45,7 +41,6 @@ class WindowRun:
     summary: Any = None
     summariser_calls: int = 0
 
-
 def _run(memory: Any, turns: int, request: Callable[[Any], list]) -> WindowRun:
     sent = []
     for turn in range(1, turns + 1):
@@ -53,7 +48,6 @@ def _run(memory: Any, turns: int, request: Callable[[Any], list]) -> WindowRun:
         sent.append(request(memory))
         memory.add_message("assistant", f"reply {turn}")
     return WindowRun(sent, [dict(message) for message in memory.archive])
-
 
 @functools.lru_cache(maxsize=1024)  # a check tries each mistake on every case: made once a kernel
 def expected_window(case: Setting, memory_class: type[SummaryMemory] = SummaryMemory, oldest: bool = False
@@ -66,7 +60,6 @@ def expected_window(case: Setting, memory_class: type[SummaryMemory] = SummaryMe
     return _run(memory, turns, lambda m: [SYSTEM, *m.archive[:2 * keep], *m.verbatim[2 * keep:]] if oldest
                 else [SYSTEM, *m.verbatim])
 
-
 def _mutant(fold: Callable[[SummaryMemory, int], int]) -> Callable[[Setting], WindowRun]:
     """The run of ``SummaryMemory`` whose fold after a reply takes ``fold(memory, the real count)`` messages."""
     class Mutant(SummaryMemory):
@@ -74,11 +67,9 @@ def _mutant(fold: Callable[[SummaryMemory, int], int]) -> Callable[[Setting], Wi
             return fold(self, super().messages_to_fold(role)) if role == "assistant" else 0
     return lambda case: expected_window(case, Mutant)
 
-
 def _counts_messages(memory: SummaryMemory, n: int) -> int:
     held, kept = memory.verbatim_messages, 2 * memory.turns_to_keep_verbatim
     return max(0, held - kept) if held >= memory.max_turns_before_summary else 0
-
 
 MISTAKES = (  # never the code of the right answer
     Mistake("keeps messages, not turns", _mutant(lambda m, n: n and m.verbatim_messages - m.turns_to_keep_verbatim),
@@ -98,7 +89,6 @@ MISTAKES = (  # never the code of the right answer
             "for word after a fold?"),
 )
 
-
 def _refuse(case: Setting, _: tuple, run: WindowRun) -> Feedback | None:
     """A window that summarises, keeps a summary or loses its archive, whatever it sends."""
     def wrong(message: str, hint: str, mistake: str) -> Feedback:
@@ -115,13 +105,11 @@ def _refuse(case: Setting, _: tuple, run: WindowRun) -> Feedback | None:
                      "request read, and which one keeps the whole conversation?", "drops from the archive")
     return None
 
-
 def _example(case: Setting, run: WindowRun) -> str:
     turn, mine, theirs = next((turn, mine, theirs) for turn, (mine, theirs) in enumerate(
         zip(run.requests, expected_window(case).requests), start=1) if mine != theirs)
     said = [", ".join("system prompt" if m["role"] == "system" else m["content"] for m in r) for r in (mine, theirs)]
     return f"{_setting(case)}. At turn {turn} you send {said[0]}; summary memory sends {said[1]} word for word."
-
 
 CHECK = Exercise(
     "2.1", CASES, lambda case: (case,), (expected_window,), "write the body of add_message", "SummaryMemory's "
@@ -132,7 +120,6 @@ CHECK = Exercise(
         f"all {len(CASES)} settings send what summary memory sends verbatim, with no summary, and the archive keeps "
         "every message. With the lesson's settings, turn 6 goes out with turns 3 to 5 and the question: the salary "
         "of turn 1 is gone from the request, as in the sliding window."))
-
 
 def grade_window_memory(memory_class: type) -> Feedback:
     """Exercise 2.1: a memory with summary memory's trigger that drops the old turns instead of summarising.
@@ -155,6 +142,5 @@ def grade_window_memory(memory_class: type) -> Feedback:
     finally:
         namespace.pop("summarise_turns", None)
         namespace.update(saved)  # the notebook's own summarise_turns back, if it had one
-
 
 check_window_memory = checker(grade_window_memory, "check_window_memory", "your class")
