@@ -1,5 +1,5 @@
 """Notebook 07's measures against small cases counted by hand: the ledger's reading of a request, the bill,
-the injection's trail, the replay of a short conversation and the probes' grading (exercise 7.1's check: tests/test_exercise.py)."""
+the injection's trail, the replay of a short conversation and the probes' grading (exercise 7.1: test_exercise.py)."""
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import re
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -20,9 +21,8 @@ from tests.notebook_core_support import load_core
 
 
 @pytest.fixture(autouse=True)
-def quick(monkeypatch):
+def fresh_kernel():
     forget_failures()
-    monkeypatch.setattr(runner, "SECONDS", 0.1)  # a loop that never ends costs 0.1 s, not 2
 
 
 def mutant(source: str, *changes: tuple[str, str], namespace: dict | None = None):
@@ -40,7 +40,8 @@ def assert_verdicts(grade, right, wrong):
     for answer in right:
         assert grade(answer).status == CORRECT, (answer, grade(answer))
     for kind, (answer, mistake) in wrong.items():
-        verdict = grade(answer)
+        with mock.patch.object(runner, "SECONDS", 0.2 if kind == "hangs" else runner.SECONDS):  # 2 s by default
+            verdict = grade(answer)
         assert (verdict.status, verdict.mistake) == (WRONG, mistake), (kind, verdict)
         assert verdict.hint and not re.search(r"//|>=|<=|\blen\(|\bmin\(|\.lower\(\)|\+=|\[-", verdict.hint), kind
 
@@ -69,7 +70,8 @@ def test_calls_check():
     right = [mutant(CALLS), calls_recursive, calls_generator, lambda t, n, k: np.int64(max(0, (t - k) // (n - k))),
              lambda t, n, k: len(range(n, t + 1, n - k)), lambda t, n, k: int(max(0, math.floor((t - k) / (n - k))))]
     wrong = {
-        "off by one: no call at the threshold": (mutant(CALLS, ("t < n", "t <= n")), "misses the call at the threshold"),
+        "off by one: no call at the threshold": (mutant(CALLS, ("t < n", "t <= n")),
+            "misses the call at the threshold"),
         "off by one: first call missing": (mutant(CALLS, ("1 + ", "")), "misses the first call"),
         "wrong rounding": (mutant(CALLS, ("(t - n) // (n - k)", "math.ceil((t - n) / (n - k))")), "rounds up"),
         "edge: no guard": (mutant(CALLS, ("0 if t < n else ", "")), "counts calls before the threshold"),
@@ -103,7 +105,7 @@ def test_window_check():
     def window(*changes):
         return mutant(WINDOW, *changes, namespace=notebook)
     cut = "self.recent_turns = self.recent_turns[-2 * self.turns_to_keep_verbatim:]"
-    right = [window(), window((cut, "del self.recent_turns[:len(self.recent_turns) - 2 * self.turns_to_keep_verbatim]")),
+    right = [window(), window((cut, "del self.recent_turns[:-2 * self.turns_to_keep_verbatim]")),
              window((cut, "while len(self.recent_turns) > 2 * self.turns_to_keep_verbatim: self.recent_turns.pop(0)")),
              window(('role == "assistant" and ', ""))]
     wrong = {
@@ -113,7 +115,8 @@ def test_window_check():
         "wrong comparison": (window((">=", ">")), "waits one turn too long"),
         "wrong unit: counts messages": (window((" // 2 >=", " >=")), "counts messages as turns"),
         "edge: drops every turn": (window((cut, "self.recent_turns = []")), "drops every turn"),
-        "off by one: a turn too many": (window(("-2 * self.turns_to_keep_verbatim:", "-2 * self.turns_to_keep_verbatim - 2:")),
+        "off by one: a turn too many": (
+            window(("-2 * self.turns_to_keep_verbatim:", "-2 * self.turns_to_keep_verbatim - 2:")),
                                         None),
         "mutates: drops from the archive": (window(("self.archive.append(message)", "pass")), "drops from the archive"),
         "calls the summariser": (window((cut, "summarise_turns(self.recent_turns)")), "summarises"),
@@ -138,30 +141,32 @@ def rule(*changes):
 
 
 def test_rule_check():
-    words = "any(word in sentence.lower() for word in RULE_WORDS)"
+    words, about = "any(word in sentence.lower() for word in RULE_WORDS)", '"equit" in sentence.lower()'
     right = [rule(), rule(('re.split(r"(?<=[.!?])\\s+", summary)', 're.findall(r"[^.!?]+", summary)')),
              lambda s: np.bool_(any("equit" in x and any(w in x for w in rule_check.RULE_WORDS)
                                     for x in s.lower().replace("!", ".").replace("?", ".").split("."))),
-             rule(('"equit" in sentence.lower()', 're.search(r"\\bequit(y|ies)\\b", sentence, re.I)'))]
+             rule((about, 're.search(r"\\bequit(y|ies)\\b", sentence, re.I)'))]
     wrong = {
         "the keyword check": (lambda s: "equit" in s.lower(), "the keyword check"),
-        "edge: rule words anywhere": (rule(("for sentence in re.split(r\"(?<=[.!?])\\s+\", summary)",
-                                            "for sentence in [summary]")), "rule words anywhere"),
+        "edge: rule words anywhere": (rule(('re.split(r"(?<=[.!?])\\s+", summary)', "[summary]")),
+                                      "rule words anywhere"),
         "case": (rule(("sentence.lower()", "sentence")), "upper and lower case"),
         "plural: 'equity'": (rule(('"equit" in', '"equity" in')), "'equity' misses 'equities'"),
-        "plural: a word-boundary pattern": (rule(('"equit" in sentence.lower()', 're.search(r"\\bequity\\b", sentence.lower())')),
+        "plural: a word-boundary pattern": (rule((about, 're.search(r"\\bequity\\b", sentence.lower())')),
                                             "'equity' misses 'equities'"),
-        "exact split": (rule(('"equit" in sentence.lower()', 'any(w in ("equity", "equities") for w in sentence.lower().split())')),
+        "exact split": (rule((about, 'any(w in ("equity", "equities") for w in sentence.lower().split())')),
                         "equity only as a whole word"),
-        "rule words by a word-boundary pattern": (rule((words, 're.search(r"\\b(never|rule|allergic|must not|no equity)\\b", '
-                                                                'sentence.lower())')), "rule words only as whole words"),
-        "an unrelated word added": (rule(("RULE_WORDS)", "RULE_WORDS + ('avoid',))")), "a word that is not a rule word"),
+        "rule words by a word-boundary pattern": (
+            rule((words, 're.search(r"\\b(never|rule|allergic|must not|no equity)\\b", sentence.lower())')),
+            "rule words only as whole words"),
+        "an unrelated word added": (rule(("RULE_WORDS)", "RULE_WORDS + ('fund',))")), "a word that is not a rule word"),
         "a negation added": (rule(("RULE_WORDS)", "RULE_WORDS + ('not', 'no'))")), "a word that is not a rule word"),
         "a preference word added": (rule(("RULE_WORDS)", "RULE_WORDS + ('wary',))")), "a word that is not a rule word"),
         "only '.' ends a sentence": (rule(('re.split(r"(?<=[.!?])\\s+", summary)', "summary.split('.')")),
                                      "only '.' ends a sentence"),
-        "the first sentence about equity only": (rule(("return True", "return True\n        if 'equit' in sentence.lower(): "
-                                                       "return False")), "the first sentence about equity only"),
+        "the first sentence about equity only": (
+            rule(("return True", "return True\n        if 'equit' in sentence.lower(): return False")),
+            "the first sentence about equity only"),
         "wrong type: a match": (rule(("return True", "return re.search('equit', sentence)")), "not a bool"),
         "wrong type: no return": (lambda s: None, "not a bool"),
     }
@@ -217,10 +222,10 @@ def test_overflow_check():
     wrong = {
         "wrong comparison": (mutant(OVERFLOWS, ("> budget", ">= budget")), "overflows on the budget"),
         "edge: counts a fold of nothing": (mutant(OVERFLOWS, (IF_N, "if True:")), "counts a fold of nothing"),
-        "order: stores, then tests": (mutant(OVERFLOWS, ("        if sum(buffer) + size", "        buffer.append(size)\n"
-                                                         "        if sum(buffer)"), ("+ size > budget:\n                n",
-                                                         "> budget:\n                n"), ("        buffer.append(size)\n    return",
-                                                         "    return")), "stores, then tests"),
+        "order: stores, then tests": (
+            mutant(OVERFLOWS, ("        if sum(buffer) + size", "        buffer.append(size)\n        if sum(buffer)"),
+                   ("+ size > budget:\n", "> budget:\n"), ("        buffer.append(size)\n    return", "    return")),
+            "stores, then tests"),
         "forgets the message": (mutant(OVERFLOWS, ("+ size > budget", "> budget")),
                                 "tests without the message"),
         "half turns": (mutant(OVERFLOWS, ("len(buffer) // 2 * 2", "len(buffer)"), ("n += 2", "n += 1")),
@@ -228,7 +233,8 @@ def test_overflow_check():
         "folds everything": (mutant(OVERFLOWS, ("n = min(messages_to_compress, whole)", "n = whole")),
                              "folds every whole turn"),
         "the folded messages stay": (mutant(OVERFLOWS, ("buffer = buffer[n:]", "pass")), "the folded messages stay"),
-        "ignores the argument": (mutant(OVERFLOWS, ("min(messages_to_compress,", "min(4,")), "messages_to_compress ignored"),
+        "ignores the argument": (mutant(OVERFLOWS, ("min(messages_to_compress,", "min(4,")),
+            "messages_to_compress ignored"),
         "off by one: numbered from 0": (mutant(OVERFLOWS, ("start=1", "start=0")), "numbered from 0"),
         "wrong unit: turn numbers": (lambda s, b, m=4: [(n + 1) // 2 for n in solution(s, b, m)], "turn numbers"),
         "off by one: a step of one": (mutant(OVERFLOWS, ("n += 2", "n += 1")), None),
@@ -274,20 +280,28 @@ def test_summary_cap_check():
     wrong = {
         "changes the summary": (mutant(CAP, ("        return summary\n", "        return summary.strip()\n")),
                                 "changes the summary"),
-        "wrong unit: words": (mutant(CAP, ("count_tokens(summary) <= max", "len(summary.split()) <= max")), "counts words"),
-        "wrong unit: characters": (mutant(CAP, ("count_tokens(summary) <= max", "len(summary) <= max")), "counts characters"),
+        "wrong unit: words": (mutant(CAP, ("count_tokens(summary) <= max", "len(summary.split()) <= max")),
+            "counts words"),
+        "wrong unit: characters": (mutant(CAP, ("count_tokens(summary) <= max", "len(summary) <= max")),
+            "counts characters"),
         "wrong comparison": (mutant(CAP, ("<= max_summary_tokens", "< max_summary_tokens")), "at the cap is over"),
-        "edge: 0 is no cap": (mutant(CAP, ("max_summary_tokens is None", "not max_summary_tokens")), "a cap of 0 is no cap"),
+        "edge: 0 is no cap": (mutant(CAP, ("max_summary_tokens is None", "not max_summary_tokens")),
+            "a cap of 0 is no cap"),
         "edge: None": (mutant(CAP, ("max_summary_tokens is None or ", "")), "forgets None"),
         "edge: keeps an empty text": (mutant(CAP, ("if shorter and", "if")), "keeps an empty summary"),
-        "trusts the summariser": (mutant(CAP, ("if shorter and count_tokens(shorter) < count_tokens(summary):", "if shorter:")),
+        "trusts the summariser": (
+            mutant(CAP, ("if shorter and count_tokens(shorter) < count_tokens(summary):", "if shorter:")),
                                   "keeps the longer one"),
-        "wrong unit: fewer characters": (mutant(CAP, ("count_tokens(shorter) < count_tokens(summary)", "len(shorter) < len(summary)")),
+        "wrong unit: fewer characters": (
+            mutant(CAP, ("count_tokens(shorter) < count_tokens(summary)", "len(shorter) < len(summary)")),
                                          "keeps fewer characters"),
-        "keeps the long one": (mutant(CAP, ("        return shorter\n", "        return summary\n")), "keeps the long one"),
-        "calls too often": (mutant(CAP, (SHORTER, "    shorter = summarise([], summarise([], summary))\n")), "too many calls"),
+        "keeps the long one": (mutant(CAP, ("        return shorter\n", "        return summary\n")),
+            "keeps the long one"),
+        "calls too often": (mutant(CAP, (SHORTER, "    shorter = summarise([], summarise([], summary))\n")),
+            "too many calls"),
         "calls within the cap": (mutant(CAP, (SHORTER, ""), ("    if max", SHORTER + "    if max")), None),
-        "calls it wrongly": (mutant(CAP, ("summarise([], summary)", "summarise(summary)")), "calls the summariser wrongly"),
+        "calls it wrongly": (mutant(CAP, ("summarise([], summary)", "summarise(summary)")),
+            "calls the summariser wrongly"),
         "cuts by hand": (mutant(CAP, (SHORTER, "    shorter = summary[:max_summary_tokens]\n")), None),
         "wrong type": (mutant(CAP, ("return shorter", "return summary, shorter")), "wrong type"),
         "no return": (lambda s, f, cap: print(s), "no return"),
@@ -296,7 +310,7 @@ def test_summary_cap_check():
     assert_verdicts(summary_cap.grade_summary_cap, right, wrong)
 
 
-@pytest.mark.parametrize("case", [c for c in summary_cap.CASES if c.summary == c.summary.strip() and "  " not in c.summary],
+@pytest.mark.parametrize("case", [c for c in summary_cap.CASES if c.summary == " ".join(c.summary.split())],
                          ids=lambda case: case.about)
 def test_the_cap_rule_is_what_the_memory_keeps(case):
     def summarise(messages, existing):
@@ -310,4 +324,5 @@ def test_the_cap_rule_is_what_the_memory_keeps(case):
 
 def test_the_hindi_summary_looks_shorter_and_costs_more_tokens():
     hindi, long = summary_cap.HINDI_SUMMARY, summary_cap.LONG_SUMMARY
-    assert len(hindi) < len(long) and len(hindi.split()) < len(long.split()) and count_tokens(hindi) > count_tokens(long)
+    assert len(hindi) < len(long) and len(hindi.split()) < len(long.split())
+    assert count_tokens(hindi) > count_tokens(long)

@@ -9,6 +9,7 @@ import io
 import re
 import threading
 import time
+from unittest import mock
 
 import nbformat
 import pytest
@@ -28,7 +29,6 @@ def no_threads(monkeypatch):
     def refuse(self):
         raise RuntimeError("can't start new thread")
     monkeypatch.setattr(threading.Thread, "start", refuse)
-    monkeypatch.setattr(runner, "SECONDS", 0.2)  # 2 seconds a call by default: a cheaper test
 
 
 def run(sources: list[str], namespace: dict) -> dict:
@@ -50,7 +50,8 @@ def solutions() -> dict[str, tuple[list[str], str]]:
         cells = [c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
         for _, _, name, _ in EXERCISES:
             if (i := next((i for i, c in enumerate(cells) if defines(c, name)), None)) is not None:
-                found[name] = ([c for c in cells[:i] if "verdict" not in c], re.sub(r"^verdict.*$", "", cells[i], flags=re.M))
+                before = [c for c in cells[:i] if "verdict" not in c]
+                found[name] = (before, re.sub(r"^verdict.*$", "", cells[i], flags=re.M))
     return found
 
 
@@ -78,8 +79,9 @@ def test_every_check_works_without_threads(name):
                                                                                                "ledger"))))
     for source, status in ((answer, "correct"), (WRONG[name], "not yet"), (LOOPS.get(name), "not yet")):
         if source:  # 7.1's answer is a setting: no code of the student's runs
-            started = time.monotonic()
-            verdict = grade(run([source], namespace)[name])
+            started, answer = time.monotonic(), run([source], namespace)[name]
+            with mock.patch.object(runner, "SECONDS", 2.0 if status == "correct" else 0.2):  # a cheaper loop
+                verdict = grade(answer)
             assert verdict.status == status and time.monotonic() - started < 10, (source, verdict)
 
 

@@ -1,8 +1,9 @@
 """Exercise 7.1 (notebook 07): a memory and settings that keep every planted fact, near the cheapest that does. The
-check replays the answer, then searches the lessons' three kinds for the cheapest setting that keeps every fact
-(summary memory: from the latest threshold down, turns kept from as many below it as the cheapest setting so far
-folds, down until three in a row lose a fact; summary buffer memory, folding 2 or 4 messages, and the sliding window: the smallest budget, to 100 tokens, or
-window that keeps them all, by halving). An answer must save at least ``MARGIN`` of what the best setting found saves against the full buffer."""
+check replays the answer, then searches the lessons' three kinds for the cheapest setting that keeps every fact:
+summary memory from the latest threshold down, turns kept from as many below it as the cheapest setting so far
+folds, down until three in a row lose a fact; summary buffer memory folding 2 or 4 messages, and the sliding
+window: the smallest budget (to 100 tokens) or window that keeps them all, by halving. An answer must save at
+least ``MARGIN`` of what the best setting found saves against the full buffer."""
 from __future__ import annotations
 
 import time
@@ -26,14 +27,6 @@ def missing_facts(run: StrategyRun) -> list[str]:
     return [f"{fact.id} ({run.last.statuses.get(fact.id)})" for fact in run.ledger.wanted(run.last.turn)
             if run.last.statuses.get(fact.id) not in ("verbatim", "summary")]
 
-def _cost(make: MemoryFactory, transcript: Transcript, ledger: Ledger, spec: Spec, seconds: float) -> int | None:
-    """The bill of ``spec``'s run if it keeps every fact (None if it loses one, is refused or runs out of time)."""
-    try:
-        run = run_bounded(replay, make(*spec), transcript, ledger, seconds=max(seconds, 0.1))
-    except (SettingError, TypeError, TimedOut):
-        return None
-    return None if missing_facts(run) else run.bill.total
-
 def search(make: MemoryFactory, transcript: Transcript, ledger: Ledger, seconds: float = SEARCH_SECONDS
            ) -> tuple[int, int]:
     """(the cheapest bill of a setting that keeps every fact, settings tried), as the module says; once a kernel."""
@@ -43,10 +36,14 @@ def search(make: MemoryFactory, transcript: Transcript, ledger: Ledger, seconds:
     ends, n, costs = time.monotonic() + seconds, len(transcript), {}
 
     def cost(kind: str, **settings: Any) -> int | None:
-        spec = (kind, settings)
-        if repr(spec) not in costs and time.monotonic() < ends and kind in KINDS:
-            costs[repr(spec)] = _cost(make, transcript, ledger, spec, ends - time.monotonic())
-        return costs.get(repr(spec))
+        """The bill of a setting's run if it keeps every fact (None: it loses one, is refused or runs out of time)."""
+        if repr((kind, settings)) not in costs and time.monotonic() < ends and kind in KINDS:
+            try:
+                run = run_bounded(replay, make(kind, settings), transcript, ledger, seconds=ends - time.monotonic())
+                costs[repr((kind, settings))] = None if missing_facts(run) else run.bill.total
+            except (SettingError, TypeError, TimedOut):
+                costs[repr((kind, settings))] = None
+        return costs.get(repr((kind, settings)))
 
     def smallest(keeps: Callable[[int], int | None], low: int, high: int) -> None:
         while low < high:  # the smallest value that keeps every fact, by halving (``high`` keeps them)
@@ -130,8 +127,8 @@ def judge_cheapest(answer: Any, make: MemoryFactory, transcript: Transcript, led
         return _wrong(f"{said}: an answer must save at least {MARGIN:.0%} of that.", "each turn folded early saves "
                       "its tokens on every later request: which turns' facts fit in one summary, and how late can "
                       "that fold come and still save?")
-    return Feedback("7.1", CORRECT, f"{said}: within the margin (at least {MARGIN:.0%} of it). Compare that saving with "
-                    "what the lessons' settings save by losing facts.")
+    return Feedback("7.1", CORRECT, f"{said}: within the margin (at least {MARGIN:.0%} of it). Compare that saving "
+                    "with what the lessons' settings save by losing facts.")
 
 def check_cheapest(answer: Any, make: MemoryFactory, transcript: Transcript, ledger: Ledger, *,
                    hint: bool | None = None) -> Feedback:

@@ -1,16 +1,14 @@
 """Exercise 4.1 (notebook 04): at which messages does the buffer overflow? Three rules are right: the notebook's
-(what ``SummaryBufferMemory`` does: more whole turns fold while the message still does not fit, and a fold of
-nothing is no overflow), the page's ``analyse()`` (one fold of messages_to_compress, an overflow counted even when
-nothing folds) and the page's class (one fold, nothing folded is no overflow). Each named mistake is ``simulate``
-with one thing changed, or the memory's answer read another way."""
+(what ``SummaryBufferMemory`` does: more whole turns fold while the message does not fit, a fold of nothing is no
+overflow), the page's ``analyse()`` (one fold, an overflow counted even when nothing folds) and the page's class
+(one fold, no overflow when nothing folds). A named mistake is ``simulate`` with one thing changed."""
 from __future__ import annotations
 
-import dataclasses
 import functools
 import numbers
 import operator
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from helpers.base.tokens import count_tokens, filler_text
@@ -23,14 +21,12 @@ from helpers.memory.summary_buffer import SummaryBufferMemory
 @dataclass(frozen=True)
 class OverflowCase:
     """Messages of these token sizes (user, reply, user, ...), a budget, messages compressed per overflow."""
-
     sizes: tuple[int, ...]
     budget: int
     compress: int
     about: str = ""
 
     def describe(self) -> str:
-        """The case as a verdict names it (a long conversation cut after 12 sizes)."""
         shown = list(self.sizes) if len(self.sizes) <= 14 else "[" + ", ".join(map(str, self.sizes[:12])) + ", ...]"
         setting = f"sizes {shown}, budget {self.budget}, messages_to_compress {self.compress}"
         return f"{self.about}: {setting}" if self.about else setting
@@ -72,88 +68,67 @@ def simulate(case: OverflowCase, until_fit: bool = True, count_empty: bool = Fal
 PAGE_ANALYSE = functools.partial(simulate, until_fit=False, count_empty=True)
 PAGE_CLASS = functools.partial(simulate, until_fit=False)
 
-def _m(name: str, rule: Any, says: str, hint: str) -> Mistake:
-    return Mistake(name, rule, says, hint)
-
-_WHOLE = ("when a reply arrives, its own question is the last message in the buffer: what does a fold do with a "
-          "question whose reply is not stored yet?")
-_SAME = "compare the two sides of your test when they are equal: is a buffer of exactly the budget over it?"
-MISTAKES = (
-    _m("counts a fold of nothing", functools.partial(simulate, count_empty=True), "you fold more whole turns until "
-       "the message fits (the notebook's rule), but count an overflow when there is no whole turn to fold. The "
-       "notebook's rule then folds nothing and counts nothing (the page's analyse() counts it, but folds only once)",
-       "an overflow is a fold, one summariser call: what is there to fold when the first message arrives?"),
-    _m("overflows on the budget", functools.partial(simulate, over=operator.ge), "a message that brings the buffer "
-       "exactly to max_buffer_tokens fits: a buffer of exactly the budget is not over it", _SAME),
-    _m("stores, then tests", functools.partial(simulate, store_first=True), "your rule stores the message first and "
-       "tests afterwards, so a fold can take the message itself (and a reply with its question)", "would the buffer "
-       "plus the message about to be stored pass the budget? That decides the fold, before the message is stored"),
-    _m("tests without the message", functools.partial(simulate, incoming=False), "your rule tests the buffer alone. "
-       "Whether there is an overflow depends on the message about to be stored too", "a long message arriving at a "
-       "buffer that is still under the budget: does it fit?"),
-    _m("folds a waiting question", functools.partial(simulate, unit=1), "your rule folds messages one by "
-       "one, so a question can leave the buffer without its reply", _WHOLE),
-    _m("folds every whole turn", functools.partial(simulate, fold_all=True), "an overflow of yours folds every whole "
-       "turn in the buffer; the memory folds fewer and keeps the recent ones word for word", "the recent turns are "
-       "the ones the next reply needs word for word: how many must leave?"),
-    _m("the folded messages stay", functools.partial(simulate, remove=False), "your rule counts the overflows but "
-       "keeps the folded messages in the buffer. Folded messages leave it: they are in the summary now", "after an "
-       "overflow, how many tokens does the buffer hold?"),
-    _m("messages_to_compress ignored", functools.partial(simulate, compress=4), "your rule always folds as if "
-       "messages_to_compress were 4: it does not use the argument", "the page's second try-it sets "
-       "messages_to_compress to 2: where does your function read it?"),
-    _m("numbered from 0", lambda case: [n - 1 for n in memory_overflows_at(case)], "your numbers are one lower than "
-       "the memory's: the first user message is message 1", "what number does your function give the first message?"),
-    _m("turn numbers", lambda case: [(n + 1) // 2 for n in memory_overflows_at(case)], "you give turn numbers; the "
-       "exercise asks for message numbers (reply 3 is message 6)", "each turn is two messages: a question and its "
-       "reply"),
-)
-
-def _fixed_cases() -> tuple[OverflowCase, ...]:
-    def sizes(reply: int) -> tuple[int, ...]:  # the lesson's user messages, each followed by a reply of this size
-        return tuple(size for text in lesson4()["budget_analysis"]["user_messages"] for size in (count_tokens(text),
-                                                                                                 reply))
-    lesson = sizes(100)
-    return (
-        OverflowCase(lesson, 600, 4, "the lesson's table at 600 tokens (replies of 100)"),
-        OverflowCase(lesson, 1500, 4, "the lesson's table at 1,500 tokens: nothing overflows"),
-        OverflowCase(sizes(150), 300, 4, "the page's first try-it (replies of 150, 300 tokens)"),
-        OverflowCase(lesson, 600, 2, "the page's second try-it (compress 2, 600 tokens)"),
-        OverflowCase(tuple(lesson4_run_sizes()), 600, 4, "the lesson's run in notebook 05, at 600 tokens"),
-        OverflowCase((*lesson[:10], 480, 100, *lesson[10:]), 600, 4, STATEMENT),
-        OverflowCase((50, 50, 50, 50, 50, 50), 200, 2, "a message that brings the buffer exactly to the budget"),
-        OverflowCase((20, 150, 20, 30, 20, 30), 100, 2, "a reply bigger than the budget with its own question"),
-        OverflowCase((10, 10, 10, 10, 10, 10, 75, 10, 10, 10, 10, 10), 100, 2, "a long question after short turns"),
-        OverflowCase((30, 40, 30, 40, 30), 120, 4, "a reply while the buffer holds a whole turn and its question"),
-        OverflowCase((10, 60, 10, 20, 10, 60, 10), 100, 4, "an overflow right after an exact fit"),
-        OverflowCase((10, 10, 30, 30, 40, 10), 100, 2, "a fold that leaves the buffer and the message at the budget"),
-    )
+_WHOLE = "when a reply arrives, its question is the last message in the buffer: can a fold take it without its reply?"
+_SIM = functools.partial
+MISTAKES = tuple(Mistake(name, rule, says, hint) for name, rule, says, hint in (
+    ("counts a fold of nothing", _SIM(simulate, count_empty=True), "you fold more whole turns until the message fits "
+     "(the notebook's rule) but count an overflow when no whole turn can fold; then the notebook's rule counts "
+     "nothing (the page's analyse() counts it, but folds only once)", "what can fold when the first message arrives?"),
+    ("overflows on the budget", _SIM(simulate, over=operator.ge), "a message that brings the buffer exactly to "
+     "max_buffer_tokens fits: a buffer of exactly the budget is not over it", "compare the two sides of your test "
+     "when they are equal"),
+    ("stores, then tests", _SIM(simulate, store_first=True), "you store the message first and test afterwards, so a "
+     "fold can take the message itself", "the buffer plus the message about to be stored decides the fold"),
+    ("tests without the message", _SIM(simulate, incoming=False), "you test the buffer alone; the message about to be "
+     "stored counts too", "a long message arriving at a buffer still under the budget: does it fit?"),
+    ("folds a waiting question", _SIM(simulate, unit=1), "you fold messages one by one, so a question can leave the "
+     "buffer without its reply", _WHOLE),
+    ("folds every whole turn", _SIM(simulate, fold_all=True), "an overflow of yours folds every whole turn; the memory "
+     "folds fewer and keeps the recent ones word for word", "how many messages must leave?"),
+    ("the folded messages stay", _SIM(simulate, remove=False), "you count the overflows but keep the folded messages "
+     "in the buffer; folded messages leave it for the summary", "after an overflow, how many tokens are left?"),
+    ("messages_to_compress ignored", _SIM(simulate, compress=4), "you always fold as if messages_to_compress were 4",
+     "the page's second try-it sets it to 2: where does your function read it?"),
+    ("numbered from 0", lambda case: [n - 1 for n in memory_overflows_at(case)], "your numbers are one lower than the "
+     "memory's: the first user message is message 1", "what number does your function give the first message?"),
+    ("turn numbers", lambda case: [(n + 1) // 2 for n in memory_overflows_at(case)], "you give turn numbers; the "
+     "exercise asks for message numbers (reply 3 is message 6)", "each turn is two messages"),
+))
 
 STATEMENT = "a pasted 480-token bank statement as turn 6, at 600 tokens"  # notebook 04's statement, by o200k_base
-# the smallest conversations (fewest messages, then smallest sizes) on which the named mistakes part from the rules
-SMALLEST = (((3,), 2, 2), ((1, 2), 2, 2), ((1, 1, 1), 2, 2), ((1, 1, 1), 3, 2), ((1, 1, 1, 1), 2, 2),
-            ((1, 1, 1, 1, 3), 4, 2), ((1, 1, 1, 1, 3, 1), 4, 2), ((1, 1, 1, 1, 2, 1), 4, 2), ((1, 1, 1, 1, 1, 2), 4, 2),
-            ((1, 1, 1, 1, 1, 1, 1, 1, 6, 2), 9, 4))
 
-def _random_cases(count: int = 300, seed: int = 41) -> tuple[OverflowCase, ...]:
-    """Messages of three scales with exact-fit, small and large budgets; runs of short turns before a long one."""
-    rng, cases = random.Random(seed), []
+def _cases(count: int = 300, seed: int = 41) -> tuple[OverflowCase, ...]:
+    """The lesson's figures and the edges, the smallest cases where the mistakes part from the rules (found by an
+    exhaustive search over short conversations), and ``count`` random ones of three scales and budgets."""
+    texts = lesson4()["budget_analysis"]["user_messages"]
+    lesson, wide = (tuple(t for text in texts for t in (count_tokens(text), reply)) for reply in (100, 150))
+    fixed = [(lesson, 600, 4, "the lesson's table at 600 tokens (replies of 100)"),
+             (lesson, 1500, 4, "the lesson's table at 1,500 tokens: nothing overflows"),
+             (wide, 300, 4, "the page's first try-it (replies of 150, 300 tokens)"),
+             (lesson, 600, 2, "the page's second try-it (compress 2, 600 tokens)"),
+             (tuple(lesson4_run_sizes()), 600, 4, "the lesson's run in notebook 05, at 600 tokens"),
+             ((*lesson[:10], 480, 100, *lesson[10:]), 600, 4, STATEMENT),
+             ((50,) * 6, 200, 2, "a message that brings the buffer exactly to the budget"),
+             ((20, 150, 20, 30, 20, 30), 100, 2, "a reply bigger than the budget with its own question"),
+             ((10,) * 6 + (75,) + (10,) * 5, 100, 2, "a long question after short turns"),
+             ((10, 60, 10, 20, 10, 60, 10), 100, 4, "an overflow right after an exact fit"),
+             ((3,), 2, 2), ((1, 2), 2, 2), ((1, 1, 1), 2, 2), ((1, 1, 1), 3, 2), ((1, 1, 1, 1), 2, 2),
+             ((1, 1, 1, 1, 3), 4, 2), ((1, 1, 1, 1, 3, 1), 4, 2), ((1, 1, 1, 1, 2, 1), 4, 2), ((1,) * 5 + (2,), 4, 2),
+             ((1,) * 8 + (6, 2), 9, 4)]
+    rng = random.Random(seed)
     for index in range(count):
-        if index % 4 == 3:
-            shorts = [rng.randint(1, 6) for _ in range(rng.randint(6, 16))]
-            budget = sum(shorts) + rng.randint(0, 3)
-            sizes = shorts + [rng.randint(budget // 3, budget)] + [rng.randint(1, 6) for _ in range(rng.randint(0, 5))]
-            cases.append(OverflowCase(tuple(sizes), max(2, budget), rng.choice((4, 6))))
-            continue
         scale = rng.choice((5, 30, 150))
         sizes = [rng.choice((rng.randint(1, scale), rng.randint(scale, 3 * scale), rng.randint(3 * scale, 8 * scale)))
                  for _ in range(rng.randint(2, 20))]
-        budget = (sum(sizes[:rng.randint(1, len(sizes))]) if index % 4 == 0 else
+        if index % 4 == 3:  # short turns, then a long message
+            sizes = [rng.randint(1, 6) for _ in range(rng.randint(6, 16))]
+            sizes += [rng.randint(sum(sizes) // 3, sum(sizes))] + [rng.randint(1, 6) for _ in range(rng.randint(0, 5))]
+        budget = (sum(sizes[:rng.randint(1, len(sizes))]) if index % 4 in (0, 3) else
                   rng.randint(2, 4 * scale) if index % 4 == 1 else rng.randint(4 * scale, 16 * scale))
-        cases.append(OverflowCase(tuple(sizes), max(2, budget), rng.choice((2, 2, 4, 4, 6))))
-    return tuple(cases)
+        fixed.append((tuple(sizes), max(2, budget), rng.choice((2, 4, 4, 6))))
+    return tuple(OverflowCase(*case) for case in fixed)
 
-CASES = _fixed_cases() + tuple(OverflowCase(*case) for case in SMALLEST) + _random_cases()
+CASES = _cases()
 
 def _read(result: Any) -> Any:
     """A sequence or a generator of numbers as a list (inside the time bound); anything else as it is."""
@@ -165,47 +140,45 @@ def _refuse(name: str, case: OverflowCase, args: tuple, answer: Any) -> Feedback
     if args[0] != list(case.sizes):
         return Feedback("4.1", WRONG, f"{name} changed the list it was given: sizes was {list(case.sizes)} and is "
                         f"{args[0]} after the call. The caller still needs its list: read it, do not change it.",
-                        "a list given to a function is the caller's own list, not a copy: pop, remove, del and "
-                        "assignments to its items change it for the caller too", "changes the caller's list")
+                        "pop, remove, del, sort and assignments to its items change the caller's own list",
+                        "changes the caller's list")
     if isinstance(answer, list) and all(isinstance(n, numbers.Integral) and not isinstance(n, bool) for n in answer):
         return None
     what = ("None: did you forget `return`?" if answer is None else f"{answer!r}, a number; the exercise asks for the "
-            "numbers of the messages that overflow, not how many there are" if isinstance(answer, numbers.Number)
+            "numbers of the messages that overflow" if isinstance(answer, numbers.Number)
             else f"{answer!r}; the exercise asks for the message numbers in order, such as [6, 8, 10]")
     return Feedback("4.1", WRONG, f"{name} returned {what} (on {case.describe()}).", "the lesson's run should give "
                     "[6, 8, 10]: print what your function returns for it", "wrong type")
+
+def _tokens(n: int) -> str:
+    return f"{n} token{'s' * (n != 1)}"
 
 def _example(case: OverflowCase, mine: list[int]) -> str:
     """The case, both answers, and what the memory does at the first message where they part."""
     right, steps = memory_overflows_at(case), []
     simulate(case, steps=steps)
-    differ = set(mine) ^ set(right)
     where = "each message that overflows appears once, in order"
-    if differ and not 1 <= (number := min(differ)) <= len(case.sizes):
+    if (differ := set(mine) ^ set(right)) and not 1 <= (number := min(differ)) <= len(case.sizes):
         where = f"there is no message {number}: the messages are numbered 1 to {len(case.sizes)}"
     elif differ:
         (held, folded), size = steps[number - 1], case.sizes[number - 1]
-        total = f"{held} + {size} = {held + size}"
+        sum_ = f"{held} + {size} = {held + size}, {'over' if held + size > case.budget else 'within'} the budget"
         where = (f"message {number} ({'user message' if number % 2 else 'reply'} {(number + 1) // 2}, {_tokens(size)}) "
-                 f"meets a buffer of {_tokens(held)}: " + (
-                     f"{total}, over the budget of {case.budget}: the memory folds its oldest {folded} messages, then "
-                     "stores it" if folded else f"{total}, over the budget of {case.budget}, but the buffer holds no "
-                     "whole turn to fold, so nothing folds and it is no overflow" if held + size > case.budget else
-                     f"{total}, within the budget of {case.budget}: it fits") +
-                 f"; your answer has {'an overflow there' if number in mine else 'none there'}")
+                 f"meets a buffer of {_tokens(held)}: {sum_}: " + (
+                     f"the memory folds its oldest {folded} messages, then stores it" if folded else "but no whole "
+                     "turn can fold, so nothing folds: no overflow" if held + size > case.budget else "it fits")
+                 + f"; your answer has {'an overflow there' if number in mine else 'none there'}")
     return f"{case.describe()}; the memory overflows at {right}, yours at {mine}. Where it starts: {where}."
 
 def _correct(rule: int) -> str:
     statement = next(case for case in CASES if case.about == STATEMENT)
-    rules = ("the memory's overflows", "the overflows of the page's analyse()", "the overflows of the page's class")
-    said = (f"all {len(CASES)} cases give {rules[rule]}: the lesson's table, both try-its, the lesson's run "
-            "(messages 6, 8 and 10: storing replies 3, 4 and 5), a pasted document, the exact fit, a reply too big to "
-            "fit, and random conversations.")
-    return said if rule == 0 else said + (
-        " The notebook's analyse asks for more than the page: it folds more whole turns while the message still "
-        "does not fit, and counts no overflow when there is nothing to fold" + (" (the page's class does not count "
-        "one either)" if rule == 2 else "") + f". On the pasted bank statement the notebook's rule gives "
-        f"{memory_overflows_at(statement)}, yours {(PAGE_ANALYSE, PAGE_CLASS)[rule - 1](statement)}.")
+    whose = ("the memory's overflows", "the overflows of the page's analyse()", "the overflows of the page's class")
+    said = (f"all {len(CASES)} cases give {whose[rule]}: the lesson's table, both try-its, the lesson's run (messages "
+            "6, 8 and 10), a pasted document, the exact fit, a reply too big to fit, and random conversations.")
+    return said + ("" if rule == 0 else " The notebook's analyse asks for more than the page: it folds more whole "
+                   "turns while the message does not fit, and counts no overflow when nothing can fold. On the pasted "
+                   f"bank statement it gives {memory_overflows_at(statement)}, yours "
+                   f"{(PAGE_ANALYSE, PAGE_CLASS)[rule - 1](statement)}.")
 
 CHECK = Exercise(
     "4.1", CASES, lambda case: (list(case.sizes), case.budget, case.compress),
@@ -218,10 +191,7 @@ CHECK = Exercise(
 def grade_overflows_at(overflows_at: Any) -> Feedback:
     """Exercise 4.1: ``overflows_at(sizes, budget, messages_to_compress)`` must give the numbers of the messages
     (1 = the first) whose storing makes the buffer overflow, by the notebook's rule or the page's."""
-    return dataclasses.replace(CHECK, refuse=functools.partial(_refuse, name_of(overflows_at))).grade(
-        overflows_at, OverflowCase.describe)
+    return replace(CHECK, refuse=functools.partial(_refuse, name_of(overflows_at))).grade(overflows_at,
+                                                                                         OverflowCase.describe)
 
 check_overflows_at = checker(grade_overflows_at, "check_overflows_at", "overflows_at")
-
-def _tokens(n: int) -> str:
-    return f"{n} token{'s' * (n != 1)}"

@@ -43,8 +43,8 @@ def sentences(summary: str) -> list[str]:
     """The sentences of a summary (split after . ! or ?)."""
     return [part for part in _SENTENCE.split(summary.strip()) if part]
 
-def _rule_in(summary: str, split: Callable[[str], list[str]] = sentences, has: Callable[[str, str], bool] = str.__contains__,
-             about: Callable[[str], bool] = lambda sentence: "equit" in sentence, fold: Callable = str.lower) -> bool:
+def _rule_in(summary: str, split: Callable = sentences, has: Callable = str.__contains__,
+             about: Callable = lambda sentence: "equit" in sentence, fold: Callable = str.lower) -> bool:
     return any(has(fold(s), word) for s in split(summary) if about(fold(s)) for word in RULE_WORDS)
 
 def states_rule(summary: str) -> bool:
@@ -106,9 +106,10 @@ MISTAKES = (  # each rule takes the summary; never the code of the right answer
     _m("upper and lower case", lambda s: _rule_in(s, fold=str), "your check misses words written with capitals: "
        "'Never' starts a sentence with a capital N, and 'Equity' can too", "how do you compare texts whatever their "
        "case?"),
-    _m("rule words anywhere", lambda s: "equit" in s.lower() and any(word in s.lower() for word in RULE_WORDS), "you look for the rule words "
-       "anywhere in the summary: in \"He avoids equities, preferring fixed-income. He will never touch his emergency "
-       "fund.\" the 'never' is about his emergency fund", "which sentences may hold the rule word?"),
+    _m("rule words anywhere", lambda s: "equit" in s.lower() and any(word in s.lower() for word in RULE_WORDS),
+       "you look for the rule words anywhere in the summary: in \"He avoids equities, preferring fixed-income. He "
+       "will never touch his emergency fund.\" the 'never' is about his emergency fund", "which sentences may hold "
+       "the rule word?"),
     _m("a word that is not a rule word", lambda s: any("equit" in x.lower() for x in sentences(s)), "your check "
        "counts a sentence about equity as a rule although it holds none of RULE_WORDS: a word of your own is in "
        "your list, or your check reads 'no', 'not' or another word as a rule", _WORDS),

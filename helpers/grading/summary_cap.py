@@ -34,13 +34,11 @@ def _shortener(name: str, shorten: Callable[[str], str]) -> Callable[..., str]:
             messages, existing = (lambda messages=None, existing_summary=None: (messages, existing_summary))(
                 *args, **kwargs)
         except TypeError:
-            given = ", ".join([repr(a)[:40] for a in args] + [f"{k}={v!r:.40}" for k, v in kwargs.items()])
-            raise Misuse(f"summarise was called as summarise({given}), but a summariser takes the new messages and "
-                         "the summary so far, summarise(messages, existing_summary)", *_CALLED) from None
+            messages, existing = args, kwargs
         if messages != [] or not isinstance(existing, str) or not existing:
-            raise Misuse(f"summarise was called with messages={messages!r:.40} and existing_summary={existing!r:.40}; "
-                         "to shorten a summary there are no new messages, and the summary so far is the one to "
-                         "shorten", *_CALLED)
+            given = ", ".join([f"{a!r:.40}" for a in args] + [f"{k}={v!r:.40}" for k, v in kwargs.items()])
+            raise Misuse(f"summarise was called as summarise({given}); a summariser takes the new messages, none here, "
+                         "and the summary so far, the one to shorten: summarise(messages, existing_summary)", *_CALLED)
         return shorten(existing.strip())
     summarise.__name__ = name
     return summarise
@@ -55,14 +53,12 @@ SUMMARISERS = (
 @dataclass(frozen=True)
 class CapCase:
     """A summary, the summariser the check hands over, and the cap."""
-
     summary: str
     summarise: Callable[..., str]
     cap: int | None
     about: str = ""
 
     def describe(self) -> str:
-        """The case as a verdict names it."""
         return (f"{self.about + ': ' if self.about else ''}a {count_tokens(self.summary)}-token summary of "
                 f"{len(self.summary.split())} words, max_summary_tokens={self.cap}, a summariser that "
                 f"{self.summarise.__name__}")

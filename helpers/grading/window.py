@@ -1,6 +1,6 @@
 """Exercise 2.1 (notebook 02): summary memory's trigger, a sliding window's forgetting. The right answer is what
-``SummaryMemory`` sends word for word, with no summary; each named mistake is a mutant of it (its
-``messages_to_fold`` overridden) or, where no mutant can send it, a small function of its own."""
+``SummaryMemory`` sends word for word, with no summary; each named mistake is a mutant of it (``messages_to_fold``
+overridden) or, where no mutant can send it, its requests read another way."""
 from __future__ import annotations
 
 import functools
@@ -30,12 +30,11 @@ def cases(count: int = 30, seed: int = 5) -> list[Setting]:
 CASES = tuple(cases())
 
 def _setting(case: Setting) -> str:
-    return f"summarise after {case[0]}, keep {case[1]}, {case[2]} turn{'s' if case[2] != 1 else ''}"
+    return f"summarise after {case[0]}, keep {case[1]}, {case[2]} turn{'s' * (case[2] != 1)}"
 
 @dataclass(frozen=True)
 class WindowRun:
-    """What a memory did in a conversation: the request after each user message, its archive and summary."""
-
+    """What a memory did in a conversation: the request after each user message, its archive, summary and calls."""
     requests: list[list[dict[str, str]]]
     archive: list[dict[str, str]]
     summary: Any = None
@@ -49,16 +48,15 @@ def _run(memory: Any, turns: int, request: Callable[[Any], list]) -> WindowRun:
         memory.add_message("assistant", f"reply {turn}")
     return WindowRun(sent, [dict(message) for message in memory.archive])
 
-@functools.lru_cache(maxsize=1024)  # a check tries each mistake on every case: made once a kernel
+@functools.lru_cache(maxsize=1024)
 def expected_window(case: Setting, memory_class: type[SummaryMemory] = SummaryMemory, oldest: bool = False
                     ) -> WindowRun:
-    """What the window must send: summary memory's verbatim part (``memory_class``'s, with a stub summariser);
-    ``oldest``: with the oldest turns kept where the newest are (no mutant sends that, the lengths are the same)."""
-    threshold, keep, turns = case
-    memory = memory_class("system prompt", turn_range_stub, max_turns_before_summary=threshold,
-                          turns_to_keep_verbatim=keep)
-    return _run(memory, turns, lambda m: [SYSTEM, *m.archive[:2 * keep], *m.verbatim[2 * keep:]] if oldest
-                else [SYSTEM, *m.verbatim])
+    """Summary memory's verbatim part (``memory_class``'s, with a stub summariser); ``oldest``: the oldest turns
+    sent where the newest are (no mutant sends that; the lengths are the same)."""
+    memory = memory_class("system prompt", turn_range_stub, max_turns_before_summary=case[0],
+                          turns_to_keep_verbatim=case[1])
+    keep = 2 * case[1]
+    return _run(memory, case[2], lambda m: [SYSTEM, *(m.archive[:keep] + m.verbatim[keep:] if oldest else m.verbatim)])
 
 def _mutant(fold: Callable[[SummaryMemory, int], int]) -> Callable[[Setting], WindowRun]:
     """The run of ``SummaryMemory`` whose fold after a reply takes ``fold(memory, the real count)`` messages."""
@@ -67,23 +65,19 @@ def _mutant(fold: Callable[[SummaryMemory, int], int]) -> Callable[[Setting], Wi
             return fold(self, super().messages_to_fold(role)) if role == "assistant" else 0
     return lambda case: expected_window(case, Mutant)
 
-def _counts_messages(memory: SummaryMemory, n: int) -> int:
-    held, kept = memory.verbatim_messages, 2 * memory.turns_to_keep_verbatim
-    return max(0, held - kept) if held >= memory.max_turns_before_summary else 0
-
 MISTAKES = (  # never the code of the right answer
     Mistake("keeps messages, not turns", _mutant(lambda m, n: n and m.verbatim_messages - m.turns_to_keep_verbatim),
-            "you keep turns_to_keep_verbatim *messages*; the setting counts turns, and a turn is two messages (a "
-            "question and its reply)", "how many messages make the turns you must keep?"),
-    Mistake("keeps the oldest turns", lambda case: expected_window(case, oldest=True), "you keep the oldest turns "
-            "and drop the newest; a window keeps the most recent ones", "which end of recent_turns holds the latest "
-            "turn?"),
+            "you keep turns_to_keep_verbatim *messages*; the setting counts turns, and a turn is two messages",
+            "how many messages make the turns you must keep?"),
+    Mistake("keeps the oldest turns", lambda case: expected_window(case, oldest=True), "you keep the oldest turns and "
+            "drop the newest; a window keeps the most recent ones", "which end of recent_turns holds the latest turn?"),
     Mistake("waits one turn too long", _mutant(lambda m, n: n if m.verbatim_messages // 2 > m.max_turns_before_summary
-                                               else 0), "you drop one turn later than summary memory folds: the memory "
-            "acts as soon as it holds max_turns_before_summary turns", "compare the two sides of your trigger when "
-            "they are equal"),
-    Mistake("counts messages as turns", _mutant(_counts_messages), "your trigger counts messages where the setting "
-            "counts turns, so it drops too early", "recent_turns holds messages: how many turns is that?"),
+                                               else 0), "you drop one turn later than summary memory folds: it acts "
+            "as soon as it holds max_turns_before_summary turns", "compare the two sides of your trigger when equal"),
+    Mistake("counts messages as turns", _mutant(lambda m, n: max(0, m.verbatim_messages - 2 * m.turns_to_keep_verbatim)
+                                                if m.verbatim_messages >= m.max_turns_before_summary else 0),
+            "your trigger counts messages where the setting counts turns, so it drops too early",
+            "recent_turns holds messages: how many turns is that?"),
     Mistake("drops every turn", _mutant(lambda m, n: n and m.verbatim_messages), "you drop every turn, the latest "
             "ones too; the last turns_to_keep_verbatim turns stay", "which turns does summary memory still send word "
             "for word after a fold?"),
@@ -91,19 +85,16 @@ MISTAKES = (  # never the code of the right answer
 
 def _refuse(case: Setting, _: tuple, run: WindowRun) -> Feedback | None:
     """A window that summarises, keeps a summary or loses its archive, whatever it sends."""
-    def wrong(message: str, hint: str, mistake: str) -> Feedback:
-        return Feedback("2.1", WRONG, f"{message} ({_setting(case)}).", hint, mistake)
-    if run.summariser_calls:
-        return wrong(f"your add_message called summarise_turns {run.summariser_calls} times: a window writes no "
-                     "summary", "which part of SummaryMemory's add_message makes the summary?", "summarises")
-    if run.summary is not None:
-        return wrong(f"current_summary is {run.summary!r}; a window writes no summary, so it stays None",
-                     "which attribute holds the summary, and what must it stay?", "writes a summary")
-    if run.archive != expected_window(case).archive:
-        return wrong(f"after {case[2]} turns your archive holds {len(run.archive)} messages, not {2 * case[2]} in the "
-                     "order they came: the old turns leave the request, never the archive", "which list does the "
-                     "request read, and which one keeps the whole conversation?", "drops from the archive")
-    return None
+    found = ((run.summariser_calls, f"your add_message called summarise_turns {run.summariser_calls} times: a window "
+              "writes no summary", "which part of SummaryMemory's add_message makes the summary?", "summarises"),
+             (run.summary is not None, f"current_summary is {run.summary!r}; a window writes no summary, so it stays "
+              "None", "which attribute holds the summary, and what must it stay?", "writes a summary"),
+             (run.archive != expected_window(case).archive, f"after {case[2]} turns your archive holds "
+              f"{len(run.archive)} messages, not {2 * case[2]} in order: the old turns leave the request, never the "
+              "archive", "which list does the request read, and which one keeps every message?", "drops from the "
+              "archive"))
+    return next((Feedback("2.1", WRONG, f"{said} ({_setting(case)}).", hint, name) for wrong, said, hint, name in found
+                 if wrong), None)
 
 def _example(case: Setting, run: WindowRun) -> str:
     turn, mine, theirs = next((turn, mine, theirs) for turn, (mine, theirs) in enumerate(
@@ -122,19 +113,16 @@ CHECK = Exercise(
         "of turn 1 is gone from the request, as in the sliding window."))
 
 def grade_window_memory(memory_class: type) -> Feedback:
-    """Exercise 2.1: a memory with summary memory's trigger that drops the old turns instead of summarising.
-    While the check runs, the notebook's ``summarise_turns`` (which the student's ``add_message`` may call by
-    mistake) counts calls and calls no model."""
+    """Exercise 2.1: a memory with summary memory's trigger that drops the old turns instead of summarising. While
+    the check runs, the notebook's ``summarise_turns`` (which ``add_message`` may call by mistake) counts calls."""
     def run(case: Setting) -> WindowRun:
         counted.calls = 0  # type: ignore[attr-defined]
         memory = memory_class("system prompt", max_turns_before_summary=case[0], turns_to_keep_verbatim=case[1])
         done = _run(memory, case[2], lambda m: [dict(message) for message in m.get_messages_for_api()])
         return WindowRun(done.requests, done.archive, memory.current_summary, counted.calls)
-
     run.__name__ = name_of(memory_class, "your class")
     namespace = getattr(getattr(memory_class, "add_message", None), "__globals__", {})
-    counted = limit_calls(lambda turns, existing_summary=None: f"a summary of {len(turns)} messages", 100,
-                          "summarise_turns")
+    counted = limit_calls(lambda turns, existing_summary=None: "a summary", 100, "summarise_turns")
     saved = {name: namespace[name] for name in ("summarise_turns",) if name in namespace}
     namespace["summarise_turns"] = counted
     try:
