@@ -79,10 +79,10 @@ def test_calls_check():
         "wrong unit: a gap of keep": (mutant(CALLS, ("// (n - k)", "// k")), "a gap of keep turns"),
         "off by one: gap one too long": (mutant(CALLS, ("(n - k)", "(n - k + 1)")), None),
         "right on the lesson's data only": (lambda t, n, k: {(10, 4, 2): 4, (20, 5, 2): 6}.get((t, n, k), 3), None),
-        "wrong type: float": (mutant(CALLS, ("//", "/")), "not an int"),
-        "wrong type: a whole float": (lambda t, n, k: float(max(0, (t - k) // (n - k))), "not an int"),
-        "wrong type: prints": (lambda t, n, k: print(4), "not an int"),
-        "wrong type: bool": (lambda t, n, k: t >= n, "not an int"),
+        "wrong type: float": (mutant(CALLS, ("//", "/")), "wrong type"),
+        "wrong type: a whole float": (lambda t, n, k: float(max(0, (t - k) // (n - k))), "wrong type"),
+        "wrong type: prints": (lambda t, n, k: print(4), "wrong type"),
+        "wrong type: bool": (lambda t, n, k: t >= n, "wrong type"),
         "hangs": (mutant("def calls(t, n, k):\n    while t < n:\n        pass\n    return 1"), "never ends"),
     }
     assert_verdicts(calls.grade_calls_formula, right, wrong)
@@ -167,8 +167,8 @@ def test_rule_check():
         "the first sentence about equity only": (
             rule(("return True", "return True\n        if 'equit' in sentence.lower(): return False")),
             "the first sentence about equity only"),
-        "wrong type: a match": (rule(("return True", "return re.search('equit', sentence)")), "not a bool"),
-        "wrong type: no return": (lambda s: None, "not a bool"),
+        "wrong type: a match": (rule(("return True", "return re.search('equit', sentence)")), "wrong type"),
+        "wrong type: no return": (lambda s: None, "wrong type"),
     }
     assert_verdicts(rule_check.grade_rule_check, right, wrong)
 

@@ -67,28 +67,17 @@ MISTAKES = (  # never the right formula
        "after a call, how many new turns bring the memory back to the threshold?"),
 )
 
-def _not_an_int(case: Setting, _: tuple, answer: object) -> Feedback | None:
-    """The verdict on an answer that is not a whole number (None if it is one, a NumPy integer included)."""
-    if isinstance(answer, numbers.Integral) and not isinstance(answer, bool):
-        return None
-    where = f"predicted_calls returned {answer!r} for {setting(case)}"
-    why = (f"{where}: did you forget `return`? A print shows the number but hands nothing back." if answer is None
-           else f"{where}, a float: a number of calls is a whole number, an int (4, not 4.0 or 4.5)."
-           if isinstance(answer, numbers.Real) and not isinstance(answer, bool)
-           else f"{where}, not a number: return how many calls there are, a whole number such as 4.")
-    return Feedback("1.1", WRONG, why, "print predicted_calls(10, 4, 2) and look at what comes back: the lesson "
-                    "counts 4 calls", "not an int")
-
 CHECK = Exercise(
     "1.1", CASES, tuple, (memory_calls,), "write the body of predicted_calls", "run schedule() above for a few "
     "settings and note after which turns the summariser runs: what pattern do those turn numbers follow?", MISTAKES,
     "play the smallest case turn by turn with schedule() above, and note after which turns the summariser runs; then "
-    "see what your function does with the same numbers", "settings", _not_an_int,
+    "see what your function does with the same numbers", "settings", wanted=(
+        lambda n: isinstance(n, numbers.Integral) and not isinstance(n, bool), "a whole number (an int: 4, not 4.0)"),
     example=lambda case, mine: f"for {setting(case)}, you say {mine} and the memory makes {memory_calls(case)}.",
     key=lambda case: case, correct=lambda _: f"all {len(CASES)} settings give the memory's number of calls.")
 
 def grade_calls_formula(predicted_calls: Callable[[int, int, int], int]) -> Feedback:
     """Exercise 1.1: ``predicted_calls(total_turns, threshold, keep)`` against the memory's own calls."""
-    return CHECK.grade(predicted_calls)
+    return CHECK.grade(predicted_calls, setting)
 
 check_calls_formula = checker(grade_calls_formula, "check_calls_formula", "predicted_calls")

@@ -136,19 +136,13 @@ def _read(result: Any) -> Any:
     return result if unordered else list(result)
 
 def _refuse(name: str, case: OverflowCase, args: tuple, answer: Any) -> Feedback | None:
-    """The verdict on an answer (of function ``name``) that changed its list or is not whole numbers in order."""
+    """The verdict on an answer (of function ``name``) that changed the list it was given."""
     if args[0] != list(case.sizes):
         return Feedback("4.1", WRONG, f"{name} changed the list it was given: sizes was {list(case.sizes)} and is "
                         f"{args[0]} after the call. The caller still needs its list: read it, do not change it.",
                         "pop, remove, del, sort and assignments to its items change the caller's own list",
                         "changes the caller's list")
-    if isinstance(answer, list) and all(isinstance(n, numbers.Integral) and not isinstance(n, bool) for n in answer):
-        return None
-    what = ("None: did you forget `return`?" if answer is None else f"{answer!r}, a number; the exercise asks for the "
-            "numbers of the messages that overflow" if isinstance(answer, numbers.Number)
-            else f"{answer!r}; the exercise asks for the message numbers in order, such as [6, 8, 10]")
-    return Feedback("4.1", WRONG, f"{name} returned {what} (on {case.describe()}).", "the lesson's run should give "
-                    "[6, 8, 10]: print what your function returns for it", "wrong type")
+    return None
 
 def _tokens(n: int) -> str:
     return f"{n} token{'s' * (n != 1)}"
@@ -185,7 +179,9 @@ CHECK = Exercise(
     (memory_overflows_at, PAGE_ANALYSE, PAGE_CLASS), "write the body of overflows_at", "go through the messages one "
     "by one, as the memory does, with a list of the sizes the buffer holds; print it at each step of the lesson's run",
     MISTAKES, "play the smallest case by hand, message by message, writing down the buffer's tokens before each one "
-    "and what the memory does; then print what your function holds at the message named above", read=_read,
+    "and what the memory does; then print what your function holds at the message named above", read=_read, wanted=(
+        lambda answer: isinstance(answer, list) and all(isinstance(n, numbers.Integral) and not isinstance(n, bool)
+                                                        for n in answer), "the message numbers in order, [6, 8, 10]"),
     example=_example, key=lambda case: (len(case.sizes), sum(case.sizes), case.budget), correct=_correct)
 
 def grade_overflows_at(overflows_at: Any) -> Feedback:

@@ -123,22 +123,17 @@ def _why(summary: str) -> str:
     return f"its sentence about equity, {about[0]!r}, holds none of the rule words" if about else \
         "no sentence of it mentions equity"
 
-def _not_a_bool(summary: str, _: tuple, answer: object) -> Feedback | None:
-    return None if type(answer).__name__ in ("bool", "bool_") else Feedback("3.1", WRONG, (
-        f"rule_kept returned {answer!r} for {summary[:60]!r}, not True or False"
-        + (": did you forget `return`?" if answer is None else ".")),
-        "a test such as `word in sentence` is already True or False", "not a bool")
-
 CHECK = Exercise(
     "3.1", CASES, lambda summary: (summary,), (states_rule,), "write the body of rule_kept", "split the summary into "
     "sentences and print them first; then pick the ones about equity", MISTAKES, "print the sentences your check "
-    "finds in the smallest summary, and which of them it reads as being about equity", "summaries", _not_a_bool,
+    "finds in the smallest summary, and which of them it reads as being about equity", "summaries", wanted=(
+        lambda answer: type(answer).__name__ in ("bool", "bool_"), "True or False"),
     example=lambda summary, mine: f"for {summary!r} you say {mine}, but {_why(summary)}.", key=len,
     correct=lambda _: f"all {len(CASES)} summaries right, the lesson's among them: True for cycles 1 and 2, False "
     "for cycle 3 ('avoids ... preferring'). Your check sees the drift the keyword check misses.")
 
 def grade_rule_check(rule_kept: Callable[[str], bool]) -> Feedback:
     """Exercise 3.1: ``rule_kept(summary)`` is True only where a sentence about equity still states the rule."""
-    return CHECK.grade(rule_kept)
+    return CHECK.grade(rule_kept, lambda summary: repr(summary))
 
 check_rule_check = checker(grade_rule_check, "check_rule_check", "rule_kept")

@@ -136,6 +136,7 @@ class Exercise:
     hint: str = ""
     noun: str = "cases"
     refuse: Callable[[Any, tuple, Any], Feedback | None] = lambda case, args, result: None  # a result not to compare
+    wanted: tuple[Callable[[Any], bool], str] | None = None  # what a result must be, and how the verdict says it
     read: Callable[[Any], Any] = lambda result: result  # the result as compared, made inside the time bound
     example: Callable[[Any, Any], str] = lambda case, mine: f"for {case!r} you say {mine!r}."
     key: Callable[[Any], Any] = lambda case: 0  # the smallest case that differs is shown
@@ -153,6 +154,11 @@ class Exercise:
                 return result.on(where(case)) if where and result.status == WRONG else result
             if refused := self.refuse(case, args, result):
                 return refused
+            if self.wanted and not self.wanted[0](result):
+                return Feedback(self.number, WRONG, f"{name_of(function)} returned {result!r:.80}, not "
+                                f"{self.wanted[1]}" + (": did you forget `return`?" if result is None else ""),
+                                "print what your function returns for the lesson's case", "wrong type").on(
+                    where(case) if where else repr(case))
             answers.append(result)
         for number, right in enumerate(self.rights):
             if all(answer == _gives(right, case) for case, answer in zip(self.cases, answers)):
