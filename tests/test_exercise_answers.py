@@ -304,7 +304,7 @@ def test_summary_cap_check():
             "calls the summariser wrongly"),
         "cuts by hand": (mutant(CAP, (SHORTER, "    shorter = summary[:max_summary_tokens]\n")), None),
         "wrong type": (mutant(CAP, ("return shorter", "return summary, shorter")), "wrong type"),
-        "no return": (lambda s, f, cap: print(s), "no return"),
+        "no return": (lambda s, f, cap: print(s), "wrong type"),
         "hangs": (mutant(CAP, ("    shorter =", "    while True: pass\n    shorter =")), "never ends"),
     }
     assert_verdicts(summary_cap.grade_summary_cap, right, wrong)

@@ -9,7 +9,7 @@ import random
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from helpers.base.bounded import limit_calls
 from helpers.base.tokens import count_tokens
@@ -49,6 +49,8 @@ SUMMARISERS = (
     _shortener("comes back longer", lambda text: f"{text} In short: all of the above still applies."),
     _shortener("answers in Hindi", lambda text: HINDI_SUMMARY),  # shorter to the eye, more tokens
     _shortener("comes back empty", lambda text: ""))
+
+Kept = NamedTuple("Kept", [("text", str), ("calls", int)])  # a str the answer kept, and its summariser calls
 
 @dataclass(frozen=True)
 class CapCase:
@@ -129,13 +131,6 @@ MISTAKES = (
        "you hold two texts: which one does the cap want?", keep_new=False),
 )
 
-def _refuse(case: CapCase, _: tuple, answer: tuple[Any, int]) -> Feedback | None:
-    text = answer[0]
-    return None if isinstance(text, str) else Feedback("5.1", WRONG, (
-        "cap_summary returned None: did you forget `return`?" if text is None else f"cap_summary returned {text!r:.60}"
-        ", not the summary to keep (a str)") + f" (on {case.describe()}).", "return one of the two texts, the old "
-        "summary or the new one", "no return" if text is None else "wrong type")
-
 def _example(case: CapCase, answer: tuple[str, int]) -> str:
     (right, calls), said = cap(case), [f"{text!r:.70} after {n} call{'s' if n != 1 else ''}" for text, n in (answer,
                                                                                                            cap(case))]
@@ -144,7 +139,8 @@ def _example(case: CapCase, answer: tuple[str, int]) -> str:
 CHECK = Exercise(
     "5.1", CASES, lambda case: (case,), (cap,), "write the body of cap_summary", "there are three situations: no cap, "
     "a summary within the cap, a summary over it; write what happens in each", MISTAKES, "play the case above by "
-    "hand: is the summary over the cap, how many calls, and which text is kept?", refuse=_refuse, example=_example,
+    "hand: is the summary over the cap, how many calls, and which text is kept?", example=_example,
+    wanted=(lambda answer: type(answer) is Kept, "the summary to keep (a str)"),
     correct=lambda _: f"all {len(CASES)} cases keep what the memory's max_summary_tokens keeps: a summary within the "
     "cap unchanged (no call), one call over it, the shorter text kept, never an empty or a longer one.")
 
@@ -154,7 +150,7 @@ def grade_summary_cap(cap_summary: Callable[[str, Callable, int | None], str]) -
     def answer(case: CapCase) -> tuple[Any, int]:
         summarise = limit_calls(case.summarise, 1, "summarise")
         kept = cap_summary(case.summary, summarise, case.cap)
-        return ... if kept is Ellipsis else (kept, summarise.calls)  # type: ignore[attr-defined]
+        return Kept(kept, summarise.calls) if isinstance(kept, str) else kept  # type: ignore[attr-defined]
     answer.__name__ = name_of(cap_summary, "cap_summary")
     verdict = CHECK.grade(answer, CapCase.describe)
     if verdict.mistake == "raises" and "TypeError" in verdict.message and "max_summary_tokens=None" in verdict.message:
