@@ -1,9 +1,9 @@
 """Exercise 7.1 (notebook 07): a memory and settings that keep every planted fact, near the cheapest that does. The
 check replays the answer, then searches the lessons' three kinds for the cheapest setting that keeps every fact:
 summary memory from the latest threshold down, turns kept from as many below it as the cheapest setting so far
-folds, down until three in a row lose a fact; summary buffer memory folding 2 or 4 messages, and the sliding
-window: the smallest budget (to 100 tokens) or window that keeps them all, by halving. An answer must save at
-least ``MARGIN`` of what the best setting found saves against the full buffer."""
+folds, down until three in a row lose a fact, until two thresholds keep none; summary buffer memory folding 2 or 4
+messages, and the sliding window: the smallest budget (to 100 tokens) or window that keeps them all, by halving.
+An answer must save at least ``MARGIN`` of what the best setting found saves against the full buffer."""
 from __future__ import annotations
 
 import time
@@ -27,13 +27,15 @@ def missing_facts(run: StrategyRun) -> list[str]:
     return [f"{fact.id} ({run.last.statuses.get(fact.id)})" for fact in run.ledger.wanted(run.last.turn)
             if run.last.statuses.get(fact.id) not in ("verbatim", "summary")]
 
-def search(make: MemoryFactory, transcript: Transcript, ledger: Ledger, seconds: float = SEARCH_SECONDS
-           ) -> tuple[int, int]:
-    """(the cheapest bill of a setting that keeps every fact, settings tried), as the module says; once a kernel."""
+def search(make: MemoryFactory, transcript: Transcript, ledger: Ledger, full: StrategyRun,
+           seconds: float = SEARCH_SECONDS) -> tuple[int, int]:
+    """(the cheapest bill of a setting that keeps every fact, settings tried), as the module says, given the full
+    buffer's run; once a kernel."""
     key = (make, transcript, ledger)
     if key in _searched:
         return _searched[key]
-    ends, n, costs = time.monotonic() + seconds, len(transcript), {}
+    ends, n = time.monotonic() + seconds, len(transcript)
+    costs = {repr(("sliding window", {"window_turns": n})): None if missing_facts(full) else full.bill.total}
 
     def cost(kind: str, **settings: Any) -> int | None:
         """The bill of a setting's run if it keeps every fact (None: it loses one, is refused or runs out of time)."""
@@ -52,8 +54,7 @@ def search(make: MemoryFactory, transcript: Transcript, ledger: Ledger, seconds:
         keeps(high)
 
     smallest(lambda w: cost("sliding window", window_turns=w), 1, n)
-    largest = max(turn.bill.request_tokens for turn in replay(make("sliding window", {"window_turns": n}), transcript,
-                                                              ledger).turns) // 100 + 1
+    largest = max(turn.bill.request_tokens for turn in full.turns) // 100 + 1
     for compress in (2, 4):  # budgets in steps of 100 tokens, up to the full buffer's largest request
         smallest(lambda b: cost("summary buffer memory", max_buffer_tokens=b * 100,
                                 messages_to_compress_on_overflow=compress), 1, largest)
@@ -68,7 +69,7 @@ def search(make: MemoryFactory, transcript: Transcript, ledger: Ledger, seconds:
             if misses == 3:
                 break
         dry = 0 if kept else dry + 1
-        if dry == 3 or time.monotonic() > ends:
+        if dry == 2 or time.monotonic() > ends:
             break
     found = [value for value in costs.values() if value is not None]
     _searched[key] = (min(found), len(costs)) if found else (0, len(costs))
@@ -117,7 +118,7 @@ def judge_cheapest(answer: Any, make: MemoryFactory, transcript: Transcript, led
                       "which turns can leave the request without taking a fact with them, and when?",
                       "a fold late in the conversation, of the turns whose facts fit in the summary, saves tokens on "
                       "every request after it")
-    best, tried = search(make, transcript, ledger)
+    best, tried = search(make, transcript, ledger, full)
     saved, most = whole - cost, whole - min(best or cost, cost)
     said = (f"{mine.label()} keeps every planted fact to turn {mine.last.turn} for {cost:,} tokens "
             f"({mine.bill.summariser_calls} summariser calls), {saved:,} fewer than the {FULL_BUFFER} "
