@@ -40,13 +40,16 @@ class WindowRun:
     summary: Any = None
     summariser_calls: int = 0
 
-def _run(memory: Any, turns: int, request: Callable[[Any], list]) -> WindowRun:
+def _said(turns: int) -> list[dict[str, str]]:
+    return [{"role": role, "content": f"{word} {turn}"} for turn in range(1, turns + 1)
+            for role, word in (("user", "question"), ("assistant", "reply"))]
+
+def _run(memory: Any, turns: int, request: Callable[[Any], list]) -> list[list[dict[str, str]]]:
     sent = []
-    for turn in range(1, turns + 1):
-        memory.add_message("user", f"question {turn}")
-        sent.append(request(memory))
-        memory.add_message("assistant", f"reply {turn}")
-    return WindowRun(sent, [dict(message) for message in memory.archive])
+    for message in _said(turns):
+        memory.add_message(message["role"], message["content"])
+        sent += [request(memory)] * (message["role"] == "user")
+    return sent
 
 @functools.lru_cache(maxsize=1024)
 def expected_window(case: Setting, memory_class: type[SummaryMemory] = SummaryMemory, oldest: bool = False
@@ -55,30 +58,33 @@ def expected_window(case: Setting, memory_class: type[SummaryMemory] = SummaryMe
     sent where the newest are (no mutant sends that; the lengths are the same)."""
     memory = memory_class("system prompt", turn_range_stub, max_turns_before_summary=case[0],
                           turns_to_keep_verbatim=case[1])
-    keep = 2 * case[1]
-    return _run(memory, case[2], lambda m: [SYSTEM, *(m.archive[:keep] + m.verbatim[keep:] if oldest else m.verbatim)])
+    keep, said = 2 * case[1], _said(case[2])
+    return WindowRun(_run(memory, case[2], lambda m: [SYSTEM, *(said[:min(keep, len(m.verbatim))] + m.verbatim[keep:]
+                                                                 if oldest else m.verbatim)]), said)
 
-def _mutant(fold: Callable[[SummaryMemory, int], int]) -> Callable[[Setting], WindowRun]:
-    """The run of ``SummaryMemory`` whose fold after a reply takes ``fold(memory, the real count)`` messages."""
+def _mutant(fold: Callable[[int, int, int, int], int]) -> Callable[[Setting], WindowRun]:
+    """The run of ``SummaryMemory`` whose fold after a reply takes ``fold(messages held, the real count, threshold,
+    turns kept)`` messages."""
     class Mutant(SummaryMemory):
         def messages_to_fold(self, role: str) -> int:
-            return fold(self, super().messages_to_fold(role)) if role == "assistant" else 0
+            settings = self.settings()
+            return fold(self.verbatim_messages, super().messages_to_fold(role), settings["max_turns_before_summary"],
+                        settings["turns_to_keep_verbatim"]) if role == "assistant" else 0
     return lambda case: expected_window(case, Mutant)
 
 MISTAKES = (  # never the code of the right answer
-    Mistake("keeps messages, not turns", _mutant(lambda m, n: n and m.verbatim_messages - m.turns_to_keep_verbatim),
+    Mistake("keeps messages, not turns", _mutant(lambda held, n, t, k: n and held - k),
             "you keep turns_to_keep_verbatim *messages*; the setting counts turns, and a turn is two messages",
             "how many messages make the turns you must keep?"),
     Mistake("keeps the oldest turns", lambda case: expected_window(case, oldest=True), "you keep the oldest turns and "
             "drop the newest; a window keeps the most recent ones", "which end of recent_turns holds the latest turn?"),
-    Mistake("waits one turn too long", _mutant(lambda m, n: n if m.verbatim_messages // 2 > m.max_turns_before_summary
-                                               else 0), "you drop one turn later than summary memory folds: it acts "
-            "as soon as it holds max_turns_before_summary turns", "compare the two sides of your trigger when equal"),
-    Mistake("counts messages as turns", _mutant(lambda m, n: max(0, m.verbatim_messages - 2 * m.turns_to_keep_verbatim)
-                                                if m.verbatim_messages >= m.max_turns_before_summary else 0),
+    Mistake("waits one turn too long", _mutant(lambda held, n, t, k: n if held // 2 > t else 0), "you drop one turn "
+            "later than summary memory folds: it acts as soon as it holds max_turns_before_summary turns",
+            "compare the two sides of your trigger when they are equal"),
+    Mistake("counts messages as turns", _mutant(lambda held, n, t, k: max(0, held - 2 * k) if held >= t else 0),
             "your trigger counts messages where the setting counts turns, so it drops too early",
             "recent_turns holds messages: how many turns is that?"),
-    Mistake("drops every turn", _mutant(lambda m, n: n and m.verbatim_messages), "you drop every turn, the latest "
+    Mistake("drops every turn", _mutant(lambda held, n, t, k: n and held), "you drop every turn, the latest "
             "ones too; the last turns_to_keep_verbatim turns stay", "which turns does summary memory still send word "
             "for word after a fold?"),
 )
@@ -118,8 +124,8 @@ def grade_window_memory(memory_class: type) -> Feedback:
     def run(case: Setting) -> WindowRun:
         counted.calls = 0  # type: ignore[attr-defined]
         memory = memory_class("system prompt", max_turns_before_summary=case[0], turns_to_keep_verbatim=case[1])
-        done = _run(memory, case[2], lambda m: [dict(message) for message in m.get_messages_for_api()])
-        return WindowRun(done.requests, done.archive, memory.current_summary, counted.calls)
+        sent = _run(memory, case[2], lambda m: [dict(message) for message in m.get_messages_for_api()])
+        return WindowRun(sent, [dict(message) for message in memory.archive], memory.current_summary, counted.calls)
     run.__name__ = name_of(memory_class, "your class")
     namespace = getattr(getattr(memory_class, "add_message", None), "__globals__", {})
     counted = limit_calls(lambda turns, existing_summary=None: "a summary", 100, "summarise_turns")
