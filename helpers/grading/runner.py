@@ -21,7 +21,6 @@ SECONDS, TOTAL_SECONDS = 2.0, 8.0  # per call of the student's function, and for
 _failures: dict[str, int] = {}  # failed checks per exercise in this kernel: the second one brings the hint
 forget_failures = _failures.clear  # every exercise afresh, as in a new kernel (for tests)
 
-
 @dataclass(frozen=True)
 class Feedback:
     """A verdict: ``status`` NOT_DONE, CORRECT or WRONG; ``mistake`` names the slip (None: no name); ``hint`` waits."""
@@ -37,7 +36,6 @@ class Feedback:
     def on(self, where: str) -> Feedback:
         return dataclasses.replace(self, message=f"{self.message.rstrip('.')} (on {where}).")
 
-
 @dataclass(frozen=True)
 class Mistake:
     """A wrong answer a check knows: its name, its rule (case -> what it answers), what is wrong (said at once), a
@@ -48,7 +46,6 @@ class Mistake:
     says: str
     hint: str
     strict: bool = True
-
 
 def show(verdict: Feedback, hint: bool | None = None, check: str = "", answer: str = "") -> Feedback:
     """Print ``verdict`` and return it, with the hint if ``hint`` or (``None``) on a second failure in this kernel."""
@@ -66,19 +63,16 @@ def show(verdict: Feedback, hint: bool | None = None, check: str = "", answer: s
         raise AssertionError(text)
     return verdict
 
-
 def name_of(function: Any, default: str = "function") -> str:
     """The name a verdict calls the student's function by (``default`` for a lambda or a thing with no name)."""
     name = getattr(function, "__name__", "")
     return name if isinstance(name, str) and name.isidentifier() else default
-
 
 class Misuse(Exception):
     """Raised by what a check hands the student's code (a summariser) when it is called wrongly: a verdict."""
     def __init__(self, message: str, hint: str, mistake: str) -> None:
         super().__init__(message)
         self.hint, self.mistake = hint, mistake
-
 
 def run_answer(exercise: str, function: Callable[..., Any], *args: Any, ends: float | None = None, todo: str =
                "write the body of the function", start: str = "", read: Callable = lambda result: result,
@@ -116,11 +110,9 @@ def run_answer(exercise: str, function: Callable[..., Any], *args: Any, ends: fl
                         "case above in a cell of its own and read the traceback: it names the line", "raises")
     return not_done if result is Ellipsis else result
 
-
 @functools.lru_cache(maxsize=1 << 16)
 def _gives(rule: Callable[[Any], Any], case: Any) -> Any:
     return rule(case)  # a right rule or a mistake on one case, worked out once a kernel
-
 
 @dataclass(frozen=True)
 class Exercise:
@@ -172,7 +164,6 @@ class Exercise:
                 return Feedback(self.number, WRONG, f"{said} {m.says[0].upper()}{m.says[1:]}.", m.hint, m.name)
         return Feedback(self.number, WRONG, said, self.hint)
 
-
 def checker(grade: Callable[[Any], Feedback], check: str, answer: str) -> Callable[..., Feedback]:
     """The check a notebook calls: ``grade``'s verdict, printed and returned (``answer``: the function's name)."""
     def check_answer(function: Any, *, hint: bool | None = None) -> Feedback:
@@ -180,7 +171,6 @@ def checker(grade: Callable[[Any], Feedback], check: str, answer: str) -> Callab
     check_answer.__name__ = check_answer.__qualname__ = check
     check_answer.__doc__ = f"{grade.__doc__} Prints the verdict and returns it."
     return check_answer
-
 
 def try_it(function: Callable[..., Any], *args: Any) -> None:
     """Run the student's ``function(*args)`` once, bounded, and print what it returned or what went wrong."""
