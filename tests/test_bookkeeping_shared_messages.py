@@ -12,8 +12,8 @@ from helpers.memory.stubs import turn_range_stub
 from helpers.memory.summary import SummaryMemory
 from helpers.memory.summary_buffer import SummaryBufferMemory
 
-MAKERS = {"summary memory": lambda summarise, defences: SummaryMemory("system", summarise, 2, 1, defences=defences),
-          "summary buffer memory": lambda summarise, defences: SummaryBufferMemory("system", summarise, 60, 2,
+MAKERS = {"summary memory": lambda summarise, defences: SummaryMemory("system", summarise, max_turns_before_summary=2, turns_to_keep_verbatim=1, defences=defences),
+          "summary buffer memory": lambda summarise, defences: SummaryBufferMemory("system", summarise, max_buffer_tokens=60, messages_to_compress_on_overflow=2,
                                                                                    defences=defences)}
 DEFENCES = {"lessons' design": None, "data placement": Defences(placement="data", pinned_rules=["Be brief."])}
 CHANGES = {"setitem": lambda m: m.__setitem__("content", "changed"), "delitem": lambda m: m.__delitem__("role"),

@@ -15,8 +15,8 @@ from helpers.memory.summary import SummaryMemory
 from helpers.memory.summary_buffer import SummaryBufferMemory
 
 
-@pytest.mark.parametrize("make", [lambda s: SummaryMemory("system", s, 4, 2),
-                                  lambda s: SummaryBufferMemory("system", s, 120, 2)],
+@pytest.mark.parametrize("make", [lambda s: SummaryMemory("system", s, max_turns_before_summary=4, turns_to_keep_verbatim=2),
+                                  lambda s: SummaryBufferMemory("system", s, max_buffer_tokens=120, messages_to_compress_on_overflow=2)],
                          ids=["summary memory", "summary buffer memory"])
 def test_every_message_and_every_new_summary_is_counted_once(monkeypatch, make):
     counted: Counter[str] = Counter()

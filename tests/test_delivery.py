@@ -35,7 +35,7 @@ def real_server(server, chat_format):
 def run(access, turns=TURNS):
     """Lesson 3's run (summarise after 4 turns, keep 2) through chat(): the records and the summariser."""
     summarise = make_summariser(access, "summary_memory")
-    memory = SummaryMemory(SYSTEM, summarise, 4, 2)
+    memory = SummaryMemory(SYSTEM, summarise, max_turns_before_summary=4, turns_to_keep_verbatim=2)
     return [chat(memory, text, access, watch=SALARY, watch_label="salary") for text in turns], summarise
 
 

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.usefixtures("model_env")
 
 @pytest.mark.parametrize("value, kind", [(None, "NoneType"), (42, "int"), (b"bytes", "bytes"), (["a"], "list")])
 def test_a_summariser_returning_something_other_than_text_is_named_as_such(value, kind):
-    memory = SummaryMemory(SYSTEM, lambda messages, existing: value, 2, 1)
+    memory = SummaryMemory(SYSTEM, lambda messages, existing: value, max_turns_before_summary=2, turns_to_keep_verbatim=1)
     memory.add_message("user", "turn 1")
     memory.add_message("assistant", "reply 1")
     memory.add_message("user", "turn 2")
@@ -35,7 +35,8 @@ def test_nothing_was_lost_says_the_message_was_added_to_the_archive_in_whole_sen
     def broken(messages, existing):
         raise ConnectionError("network down")
 
-    memory = cls(SYSTEM, broken, 2, 1) if cls is SummaryMemory else cls(SYSTEM, broken, 10, 2)
+    memory = (cls(SYSTEM, broken, max_turns_before_summary=2, turns_to_keep_verbatim=1) if cls is SummaryMemory else
+              cls(SYSTEM, broken, max_buffer_tokens=10, messages_to_compress_on_overflow=2))
     with pytest.raises(SummariserError) as raised:
         for text in ("a long first question " * 3, "a long reply " * 3, "another question " * 3, "reply " * 9):
             memory.add_message("user" if len(memory.archive) % 2 == 0 else "assistant", text)

@@ -37,7 +37,7 @@ def to(server, mode="live", **kwargs) -> llm.ModelAccess:
 
 
 def run_lesson3(access, turns=None):
-    memory = SummaryMemory(SYSTEM, make_summariser(access, "summary_memory"), 4, 2)
+    memory = SummaryMemory(SYSTEM, make_summariser(access, "summary_memory"), max_turns_before_summary=4, turns_to_keep_verbatim=2)
     records = [chat(memory, text, access, watch=SALARY) for text in (turns or lesson3()["summary_run"]["user_turns"])]
     return memory, records
 
@@ -62,7 +62,7 @@ def test_live_mode_by_base_url_runs_six_turns_over_http(server, monkeypatch, cap
 
 def test_summary_buffer_memory_runs_live_over_http(server):
     access = to(server)
-    memory = SummaryBufferMemory(SYSTEM, make_summariser(access, "summary_buffer"), 140, 4)
+    memory = SummaryBufferMemory(SYSTEM, make_summariser(access, "summary_buffer"), max_buffer_tokens=140, messages_to_compress_on_overflow=4)
     records = [chat(memory, text, access) for text in lesson4()["buffer_run"]["user_turns"]]
     assert memory.overflow_count >= 1 and sum(len(r.fold_events) for r in records) == memory.overflow_count
     assert records[0].prompt_tokens == records[0].snapshot.request_tokens

@@ -183,7 +183,7 @@ def test_under_any_defences_every_registered_kinds_heading_is_quoted_and_the_req
     from helpers.memory.registry import registered
     from helpers.memory.stubs import turn_range_stub
 
-    memory = SummaryMemory("system", turn_range_stub, 4, 2, defences=Defences(summary_check="report"))
+    memory = SummaryMemory("system", turn_range_stub, max_turns_before_summary=4, turns_to_keep_verbatim=2, defences=Defences(summary_check="report"))
     lesson4 = SummaryBufferMemory.KIND.heading.strip()
     toy = type("LaterToy", (SummaryMemory,), {"KIND": dataclasses.replace(SummaryMemory.KIND, name="later toy",
                                                                            heading="LATER TOY NOTES:\n")})

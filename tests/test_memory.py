@@ -63,7 +63,7 @@ def test_summary_memory_messages_to_fold_is_the_rule_add_message_follows():
 
 
 def test_summary_memory_request_is_system_summary_then_verbatim():
-    memory = SummaryMemory(SYSTEM, turn_range_stub, 4, 2)
+    memory = SummaryMemory(SYSTEM, turn_range_stub, max_turns_before_summary=4, turns_to_keep_verbatim=2)
     run_turns(memory, 4)
     memory.add_message("user", "turn 5")
     request = memory.get_messages_for_api()
@@ -75,7 +75,7 @@ def test_summary_memory_request_is_system_summary_then_verbatim():
 
 def test_second_fold_passes_the_existing_summary():
     stub = RecordingStub()
-    memory = SummaryMemory(SYSTEM, stub, 4, 2)
+    memory = SummaryMemory(SYSTEM, stub, max_turns_before_summary=4, turns_to_keep_verbatim=2)
     run_turns(memory, 6)
     assert len(stub.calls) == 2
     assert stub.calls[1][1] == "summary of turns 1 to 2"
@@ -83,14 +83,14 @@ def test_second_fold_passes_the_existing_summary():
 
 
 def test_archive_keeps_all_twelve_messages_after_two_cycles():
-    memory = SummaryMemory(SYSTEM, turn_range_stub, 4, 2)
+    memory = SummaryMemory(SYSTEM, turn_range_stub, max_turns_before_summary=4, turns_to_keep_verbatim=2)
     run_turns(memory, 6)
     assert len(memory.archive) == 12  # lesson 3, "try it yourself"
     assert memory.archive[0] == {"role": "user", "content": "turn 1"}
 
 
 def test_fold_event_reports_tokens_in_and_out():
-    memory = SummaryMemory(SYSTEM, turn_range_stub, 4, 2)
+    memory = SummaryMemory(SYSTEM, turn_range_stub, max_turns_before_summary=4, turns_to_keep_verbatim=2)
     run_turns(memory, 4)
     event = memory.last_fold
     assert isinstance(event, FoldEvent)
@@ -131,7 +131,7 @@ def test_summary_buffer_settings_are_checked(kwargs, setting):
 
 def test_keep_not_below_threshold_error_says_why():
     with pytest.raises(SettingError) as refused:
-        SummaryMemory(SYSTEM, turn_range_stub, 4, 4)
+        SummaryMemory(SYSTEM, turn_range_stub, max_turns_before_summary=4, turns_to_keep_verbatim=4)
     assert (refused.value.setting, refused.value.value) == ("turns_to_keep_verbatim", 4)
 
 
@@ -212,7 +212,7 @@ def test_a_message_bigger_than_the_budget_is_kept_whole_and_reported():
        st.sampled_from(["summary", "buffer"]))
 def test_a_summary_of_only_invisible_characters_and_spaces_is_empty_and_never_stored(blank, kind):
     # a zero-width space or a soft hyphen alone shows nothing: storing it would drop the folded turns for nothing
-    memory = (SummaryMemory(SYSTEM, lambda messages, existing: blank, 2, 1) if kind == "summary" else
+    memory = (SummaryMemory(SYSTEM, lambda messages, existing: blank, max_turns_before_summary=2, turns_to_keep_verbatim=1) if kind == "summary" else
               SummaryBufferMemory(SYSTEM, lambda messages, existing: blank, max_buffer_tokens=12))
     with pytest.raises(SummariserError) as failed:
         run_turns(memory, 3)
@@ -223,7 +223,7 @@ def test_a_summary_of_only_invisible_characters_and_spaces_is_empty_and_never_st
 @pytest.mark.parametrize("mode", ["raise", "empty"])
 def test_failed_summary_memory_fold_keeps_everything_and_retries(mode):
     flaky = FlakySummariser(mode)
-    memory = SummaryMemory(SYSTEM, flaky, 4, 2)
+    memory = SummaryMemory(SYSTEM, flaky, max_turns_before_summary=4, turns_to_keep_verbatim=2)
     run_turns(memory, 3)
     memory.add_message("user", "turn 4")
     with pytest.raises(SummariserError) as raised:
@@ -266,7 +266,7 @@ def test_a_failed_condense_keeps_the_fold_and_reports_the_cap():
             raise TimeoutError("slow")
         return filler_text(60)
 
-    memory = SummaryMemory(SYSTEM, summarise, 2, 1, max_summary_tokens=30)
+    memory = SummaryMemory(SYSTEM, summarise, max_turns_before_summary=2, turns_to_keep_verbatim=1, max_summary_tokens=30)
     run_turns(memory, 2)
     assert memory.summary_count == 1 and memory.summary_tokens == 60
     assert memory.summary_over_cap and memory.last_fold.over_cap and not memory.last_fold.condensed

@@ -144,7 +144,7 @@ def test_changing_the_heading_in_its_one_place_changes_every_request_check_and_s
         monkeypatch, offline_access):
     new = "EARLIER IN THIS CHAT:\n"
     monkeypatch.setattr(SummaryMemory, "KIND", dataclasses.replace(SummaryMemory.KIND, heading=new))
-    memory = SummaryMemory(SYSTEM, summariser_for(offline_access, "summary memory"), 2, 1)
+    memory = SummaryMemory(SYSTEM, summariser_for(offline_access, "summary memory"), max_turns_before_summary=2, turns_to_keep_verbatim=1)
     records = [chat(memory, text, offline_access) for text in TURNS]
     assert records[-1].request[1]["content"].startswith(new)  # the request
     assert records[-1].snapshot.summary_block_tokens == count_tokens(records[-1].request[1]["content"])

@@ -28,7 +28,7 @@ def run_turns(memory, turns, reply=lambda i: f"reply {i}"):
 
 
 def summary_state(turns=6) -> dict:
-    memory = SummaryMemory(SYSTEM, turn_range_stub, 4, 2)
+    memory = SummaryMemory(SYSTEM, turn_range_stub, max_turns_before_summary=4, turns_to_keep_verbatim=2)
     run_turns(memory, turns)
     return to_dict(memory)
 
@@ -65,7 +65,7 @@ def test_a_pinned_rule_with_a_lone_surrogate_is_refused_before_anything_is_store
 
 
 def test_a_summary_with_a_lone_surrogate_is_refused_and_the_fold_retried():
-    memory = SummaryMemory(SYSTEM, lambda messages, existing: HALF_EMOJI, 2, 1)
+    memory = SummaryMemory(SYSTEM, lambda messages, existing: HALF_EMOJI, max_turns_before_summary=2, turns_to_keep_verbatim=1)
     run_turns(memory, 1)
     memory.add_message("user", "turn 2")
     with pytest.raises(SummariserError) as failed:
@@ -77,7 +77,7 @@ def test_a_summary_with_a_lone_surrogate_is_refused_and_the_fold_retried():
 # ----- atomic saves ---------------------------------------------------------------------------------
 
 def test_a_save_that_fails_leaves_the_previous_save_whole_and_no_temporary_file(tmp_path):
-    memory = SummaryMemory(SYSTEM, turn_range_stub, 4, 2)
+    memory = SummaryMemory(SYSTEM, turn_range_stub, max_turns_before_summary=4, turns_to_keep_verbatim=2)
     run_turns(memory, 2)
     path = save(memory, tmp_path / "state.json")
     good = path.read_bytes()
@@ -91,7 +91,7 @@ def test_a_save_that_fails_leaves_the_previous_save_whole_and_no_temporary_file(
 
 
 def test_a_crash_while_writing_leaves_the_previous_save_whole(tmp_path, monkeypatch):
-    memory = SummaryMemory(SYSTEM, turn_range_stub, 4, 2)
+    memory = SummaryMemory(SYSTEM, turn_range_stub, max_turns_before_summary=4, turns_to_keep_verbatim=2)
     run_turns(memory, 2)
     path = save(memory, tmp_path / "state.json")
     good = path.read_bytes()
@@ -110,7 +110,7 @@ def test_a_crash_while_writing_leaves_the_previous_save_whole(tmp_path, monkeypa
 
 def test_a_state_with_a_failed_fold_pending_saves_and_loads(tmp_path):
     flaky = FlakySummariser("raise")
-    memory = SummaryMemory(SYSTEM, flaky, 2, 1)
+    memory = SummaryMemory(SYSTEM, flaky, max_turns_before_summary=2, turns_to_keep_verbatim=1)
     with pytest.raises(SummariserError):
         run_turns(memory, 3)  # the fold after reply 2 fails: four messages kept verbatim
     assert len(memory.archive) == 4 and memory.summary is None
@@ -222,7 +222,7 @@ def test_a_format_1_state_still_loads(state):
 
 
 def test_a_format_1_state_with_defences_and_a_wrong_counter(tmp_path):
-    memory = SummaryMemory(SYSTEM, turn_range_stub, 4, 2, defences=Defences(placement="data", redact=True))
+    memory = SummaryMemory(SYSTEM, turn_range_stub, max_turns_before_summary=4, turns_to_keep_verbatim=2, defences=Defences(placement="data", redact=True))
     run_turns(memory, 6)
     old = format_1(to_dict(memory))
     assert old["settings"]["placement"] == "data"
@@ -259,7 +259,7 @@ def test_good_states_still_round_trip(state, tmp_path):
 # ----- with the defences on (notebook 06): states load, signed saves are atomic ----------------------
 
 def test_a_state_with_data_placement_and_pinned_rules_saves_and_loads(tmp_path):
-    memory = SummaryMemory(SYSTEM, turn_range_stub, 4, 2, defences=Defences(
+    memory = SummaryMemory(SYSTEM, turn_range_stub, max_turns_before_summary=4, turns_to_keep_verbatim=2, defences=Defences(
         placement="data", pinned_rules=["Never give tax advice."], summary_check="report", redact=True))
     run_turns(memory, 6)
     loaded = load(save(memory, tmp_path / "state.json"), turn_range_stub, kind=SummaryMemory,
@@ -271,7 +271,7 @@ def test_a_state_with_data_placement_and_pinned_rules_saves_and_loads(tmp_path):
 def test_a_signed_save_whose_signature_cannot_be_written_leaves_the_old_pair_whole(tmp_path, monkeypatch):
     from helpers.base import files, signing
 
-    memory = SummaryMemory(SYSTEM, turn_range_stub, 4, 2)
+    memory = SummaryMemory(SYSTEM, turn_range_stub, max_turns_before_summary=4, turns_to_keep_verbatim=2)
     run_turns(memory, 2)
     with signing.using_key("a local signing key"):
         path = save(memory, tmp_path / "state.json")
@@ -300,7 +300,7 @@ GUARDED = Defences(placement="data", pinned_rules=["Never give tax advice."], su
 
 
 def guarded_memory(defences=GUARDED, turns=6):
-    memory = SummaryMemory(SYSTEM, turn_range_stub, 4, 2, defences=defences)
+    memory = SummaryMemory(SYSTEM, turn_range_stub, max_turns_before_summary=4, turns_to_keep_verbatim=2, defences=defences)
     run_turns(memory, turns)
     return memory
 

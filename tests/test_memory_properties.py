@@ -51,7 +51,7 @@ def check_shape(memory, sent):
 @given(message_sizes=sizes, setting=summary_settings)
 def test_summary_memory_shape(message_sizes, setting):
     threshold, keep = setting
-    memory = SummaryMemory(SYSTEM, RecordingStub(), threshold, keep)
+    memory = SummaryMemory(SYSTEM, RecordingStub(), max_turns_before_summary=threshold, turns_to_keep_verbatim=keep)
     add_all(memory, message_sizes, check_shape)
     verbatim_turns = (len(memory.verbatim) + 1) // 2
     assert verbatim_turns <= threshold  # a fold always brings it back under the threshold
@@ -69,7 +69,7 @@ def test_summary_buffer_shape_and_budget(message_sizes, setting):
         if memory.buffer_tokens > budget:
             assert len(memory.buffer) <= 2, "an over-budget buffer may only hold the current turn"
 
-    memory = SummaryBufferMemory(SYSTEM, RecordingStub(), budget, compress)
+    memory = SummaryBufferMemory(SYSTEM, RecordingStub(), max_buffer_tokens=budget, messages_to_compress_on_overflow=compress)
     add_all(memory, message_sizes, check)
     assert memory.overflow_count == memory.summary_count
 
@@ -81,7 +81,7 @@ def test_a_failing_summariser_loses_nothing(message_sizes, setting, fail_from, m
     budget, compress = setting
     flaky = FlakySummariser(mode)
     flaky.failing = False
-    memories = [SummaryBufferMemory(SYSTEM, flaky, budget, compress), SummaryMemory(SYSTEM, flaky, 3, 1)]
+    memories = [SummaryBufferMemory(SYSTEM, flaky, max_buffer_tokens=budget, messages_to_compress_on_overflow=compress), SummaryMemory(SYSTEM, flaky, max_turns_before_summary=3, turns_to_keep_verbatim=1)]
     for memory in memories:
         sent = []
         for index, size in enumerate(message_sizes):

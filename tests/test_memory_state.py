@@ -57,7 +57,7 @@ def run(memory, turns=TURNS) -> None:
 
 
 def test_a_failed_turn_undoes_a_kinds_own_field_changed_in_place():
-    memory = EntityMemory(SYSTEM, summarise, 2, 1)
+    memory = EntityMemory(SYSTEM, summarise, max_turns_before_summary=2, turns_to_keep_verbatim=1)
     run(memory, TURNS[:2])
     before, entities = observable(memory), set(memory.entities)
     with pytest.raises(RuntimeError), memory.transaction():
@@ -67,7 +67,7 @@ def test_a_failed_turn_undoes_a_kinds_own_field_changed_in_place():
         raise RuntimeError("the model call failed")
     assert memory.entities == entities and observable(memory) == before
     run(memory, TURNS[2:])  # and it goes on as if the failed turn had never been
-    fresh = EntityMemory(SYSTEM, summarise, 2, 1)
+    fresh = EntityMemory(SYSTEM, summarise, max_turns_before_summary=2, turns_to_keep_verbatim=1)
     run(fresh)
     assert observable(memory) == observable(fresh) and memory.entities == fresh.entities
 
@@ -151,7 +151,7 @@ def test_a_fold_that_failed_for_good_is_remembered_after_the_rollback():
     def refusing(messages, existing):
         raise TooLong("the request is too long for the server's context")
 
-    memory = SummaryMemory(SYSTEM, refusing, 2, 1)
+    memory = SummaryMemory(SYSTEM, refusing, max_turns_before_summary=2, turns_to_keep_verbatim=1)
     memory.add_message("user", "one")
     memory.add_message("assistant", "reply one")
     with pytest.raises(SummariserError), memory.transaction():

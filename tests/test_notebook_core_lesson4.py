@@ -138,7 +138,7 @@ def test_the_notebook_class_has_the_lessons_names_and_defaults(core):
 def test_the_notebook_class_refuses_the_settings_the_projects_refuses_with_one_line(core, budget, compress):
     """An odd messages_to_compress_on_overflow would split a turn, a budget under 1 holds nothing: both refuse."""
     outcomes = [settings_outcome(lambda: core["SummaryBufferMemory"]("s", budget, compress)),
-                settings_outcome(lambda: SummaryBufferMemory("s", Summariser(), budget, compress))]
+                settings_outcome(lambda: SummaryBufferMemory("s", Summariser(), max_buffer_tokens=budget, messages_to_compress_on_overflow=compress))]
     assert outcomes[0] == outcomes[1], (budget, compress, outcomes)
     valid = budget in (1, 600) and budget is not True and compress in (2, 4) and isinstance(compress, int) \
         and compress is not False

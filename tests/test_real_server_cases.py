@@ -53,7 +53,7 @@ def to(server, mode="live", **kwargs) -> llm.ModelAccess:
 @pytest.mark.parametrize("kind", list(OpenAICompatibleServer.BAD_BODIES))
 def test_a_200_that_is_not_a_chat_completion_is_a_clear_error_and_changes_nothing(server, kind):
     access = to(server)
-    memory = SummaryMemory(SYSTEM, make_summariser(access), 4, 2)
+    memory = SummaryMemory(SYSTEM, make_summariser(access), max_turns_before_summary=4, turns_to_keep_verbatim=2)
     chat(memory, TURNS[0], access)
     before = to_dict(memory)
     server.bad_body_next(1, kind)
@@ -220,7 +220,7 @@ def test_a_key_echoed_in_a_401_never_reaches_a_notebooks_own_call_or_its_summari
         summarise([])
     assert key not in str(raw.value) and key not in str(raw.value.body) and key not in raw.value.response.text
     assert "Invalid API Key: Bearer [REDACTED]" in str(raw.value)
-    memory = SummaryBufferMemory(SYSTEM, summarise, 20, 2)
+    memory = SummaryBufferMemory(SYSTEM, summarise, max_buffer_tokens=20, messages_to_compress_on_overflow=2)
     with pytest.raises(SummariserError) as raised:
         for text in ("a first question of some length " * 2, "a reply of some length " * 2, "another question"):
             memory.add_message("user" if len(memory.archive) % 2 == 0 else "assistant", text)
@@ -275,7 +275,7 @@ def test_an_empty_exported_key_is_treated_as_unset_so_env_is_used(monkeypatch, t
 def test_a_server_that_keeps_every_message_gets_no_warning(server):
     server.billing_ratio, server.template_tokens = 1.2, 4  # its own tokenizer and chat template
     access = to(server)
-    memory = SummaryMemory(SYSTEM, make_summariser(access), 4, 2)
+    memory = SummaryMemory(SYSTEM, make_summariser(access), max_turns_before_summary=4, turns_to_keep_verbatim=2)
     records = [chat(memory, text, access) for text in TURNS]
     assert not any("NOT RECEIVED" in turn_line(r) or "CUT" in turn_line(r) for r in records) and not access.notices
     assert server.probes  # it was checked, and found to keep them
@@ -284,7 +284,7 @@ def test_a_server_that_keeps_every_message_gets_no_warning(server):
 def test_replies_and_summaries_cut_at_max_tokens_are_reported(server):
     server.cut_at = 6
     access = to(server)
-    memory = SummaryMemory(SYSTEM, make_summariser(access), 4, 2)
+    memory = SummaryMemory(SYSTEM, make_summariser(access), max_turns_before_summary=4, turns_to_keep_verbatim=2)
     records = [chat(memory, text, access) for text in TURNS[:4]]
     assert all("REPLY CUT at the token limit" in turn_line(r) for r in records)
     assert memory.fold_events[0].cut
@@ -322,7 +322,7 @@ def test_the_projects_errors_show_their_message_first_with_a_short_traceback(ser
 def test_a_reply_that_takes_the_buffer_over_budget_is_reported():
     access = connect("offline", load_env=False, quiet=True)
     budget = 25  # the first question fits; the stand-in's short reply takes the buffer over
-    memory = SummaryBufferMemory(SYSTEM, make_summariser(access, "summary_buffer"), budget, 2)
+    memory = SummaryBufferMemory(SYSTEM, make_summariser(access, "summary_buffer"), max_buffer_tokens=budget, messages_to_compress_on_overflow=2)
     record = chat(memory, TURNS[0], access, max_tokens=400)
     assert record.snapshot.verbatim_tokens <= budget and record.after_reply.verbatim_tokens > budget
     assert turn_line(record).endswith(f"| the reply took the buffer to {record.after_reply.verbatim_tokens}/{budget}: "
@@ -374,7 +374,7 @@ def test_a_request_with_half_an_emoji_is_recorded_losslessly():
 def test_a_request_too_long_for_the_servers_context_says_what_to_change_and_changes_nothing(server):
     server.context_tokens = 700  # like --n_ctx 700
     access = to(server)
-    memory = SummaryMemory(SYSTEM, make_summariser(access), 4, 2)
+    memory = SummaryMemory(SYSTEM, make_summariser(access), max_turns_before_summary=4, turns_to_keep_verbatim=2)
     chat(memory, TURNS[0], access, max_tokens=100)
     before = to_dict(memory)
     with pytest.raises(llm.ContextOverflow) as raised:
@@ -393,7 +393,7 @@ def test_a_request_too_long_for_the_servers_context_says_what_to_change_and_chan
 
 def test_a_summariser_request_that_can_never_fit_is_marked_as_one_a_retry_cannot_fix(server):
     access = to(server)
-    memory = SummaryMemory(SYSTEM, make_summariser(access), 2, 1)
+    memory = SummaryMemory(SYSTEM, make_summariser(access), max_turns_before_summary=2, turns_to_keep_verbatim=1)
     memory.add_message("user", TURNS[0])
     memory.add_message("assistant", "A reply.")
     memory.add_message("user", TURNS[1])
@@ -411,7 +411,7 @@ def test_a_summariser_request_that_can_never_fit_is_marked_as_one_a_retry_cannot
 
 def test_a_fold_that_can_never_fit_is_sent_once_not_after_every_reply_and_said_once(server):
     access = to(server)
-    memory = SummaryMemory(SYSTEM, make_summariser(access), 2, 1)
+    memory = SummaryMemory(SYSTEM, make_summariser(access), max_turns_before_summary=2, turns_to_keep_verbatim=1)
     server.context_tokens, server.cut_at = 1100, 12  # replies fit; a summariser request (max_tokens=1000) never
     records = [chat(memory, text, access, max_tokens=40) for text in TURNS[:5]]
 

@@ -56,7 +56,7 @@ def test_every_published_call_count_in_the_data_file(run):
 @pytest.mark.parametrize("threshold, keep, turns", [(2, 1, 15), (5, 2, 23), (8, 7, 30), (3, 1, 1)])
 def test_schedule_agrees_with_the_class_it_explains(threshold, keep, turns):
     schedule = summary_schedule(turns, threshold, keep)
-    memory = SummaryMemory("", turn_range_stub, threshold, keep)
+    memory = SummaryMemory("", turn_range_stub, max_turns_before_summary=threshold, turns_to_keep_verbatim=keep)
     for row in schedule.rows:
         memory.add_message("user", f"turn {row.turn}")
         assert memory.turns_folded == row.summarised_up_to

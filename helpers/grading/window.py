@@ -64,7 +64,8 @@ def _requests(memory: Any, turns: int, request: Callable[[Any], Request]) -> lis
 def expected_window(threshold: int, keep: int, turns: int, memory_class: type[SummaryMemory] = SummaryMemory
                     ) -> WindowRun:
     """What the window must send: summary memory's verbatim part (``memory_class``'s, with a stub summariser)."""
-    memory = memory_class("system prompt", turn_range_stub, threshold, keep)
+    memory = memory_class("system prompt", turn_range_stub, max_turns_before_summary=threshold,
+                          turns_to_keep_verbatim=keep)
     return WindowRun(_requests(memory, turns, lambda m: [SYSTEM, *m.verbatim]), memory.archive)
 
 
@@ -84,7 +85,8 @@ def _mutant(fold: Callable[[SummaryMemory, int], int]) -> Callable[[int, int, in
 def _keeps_the_oldest(threshold: int, keep: int, turns: int) -> list[Request]:
     """The right requests with the oldest turns kept where the newest are: a memory's verbatim part is always the
     newest messages, so no mutant can send this; the slip drops at the same turns, so the lengths are the same."""
-    memory = SummaryMemory("system prompt", turn_range_stub, threshold, keep)
+    memory = SummaryMemory("system prompt", turn_range_stub, max_turns_before_summary=threshold,
+                           turns_to_keep_verbatim=keep)
     return _requests(memory, turns, lambda m: [SYSTEM, *m.archive[:2 * keep], *m.verbatim[2 * keep:]])
 
 

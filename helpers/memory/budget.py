@@ -70,7 +70,8 @@ def _check_list(name: str, values: Sequence[object], fits: Callable[[object], bo
 def _run(contents: Sequence[str], max_buffer_tokens: int, reply_tokens: int | None, messages_to_compress: int,
          memory_class: type[SummaryBufferMemory]) -> BudgetResult:
     """Add ``contents`` (user, reply, user, ...) to a fresh memory and record each step."""
-    memory = memory_class("", turn_range_stub, max_buffer_tokens, messages_to_compress)
+    memory = memory_class("", turn_range_stub, max_buffer_tokens=max_buffer_tokens,
+                          messages_to_compress_on_overflow=messages_to_compress)
     steps = []
     for index, content in enumerate(contents):
         role = ("user", "assistant")[index % 2]

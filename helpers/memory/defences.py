@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from helpers.base.redaction import redact_messages
+from helpers.memory.imitation import escape_imitations
 from helpers.memory.pinned import check_rules, pinned_message
 from helpers.memory.placement import check_placement, memory_message
 from helpers.memory.summary_check import assistant_names, check_mode, check_summary
@@ -31,9 +32,25 @@ class Defences:
         if not isinstance(self.redact, bool):
             raise SettingError("redact", self.redact, f"redact must be True or False, got {self.redact!r}")
 
-    def summary_message(self, heading: str | None, summary: str) -> dict[str, str]:
-        """The summary as the request carries it under this placement."""
-        return memory_message(heading or "", summary, self.placement)
+    @property
+    def quoting(self) -> bool:
+        """Whether text that copies a memory block is quoted: under any defence switched on, not at the defaults."""
+        return bool(self.settings())
+
+    def system_text(self, system_prompt: str) -> str:
+        """The first system message's text: the prompt and, if any, the pinned rules' block after it."""
+        block = self.pinned_message()
+        return f"{system_prompt}\n\n{block['content']}" if block else system_prompt
+
+    def summary_message(self, heading: str | None, summary: str, headings: tuple[str, ...] = ()) -> dict[str, str]:
+        """The summary as the request carries it under this placement (copies of ``headings`` quoted, if quoting)."""
+        if not self.quoting:  # the lessons' request
+            return {"role": "system", "content": (heading or "") + summary}
+        return memory_message(heading or "", escape_imitations(summary, headings), self.placement)
+
+    def sent_text(self, content: str, headings: tuple[str, ...]) -> str:
+        """A verbatim message's text as sent: copies of a memory block (``headings``, notes, markers) quoted."""
+        return escape_imitations(content, headings) if self.quoting else content
 
     def pinned_message(self) -> dict[str, str] | None:
         """The pinned rules' own block, or None when nothing is pinned."""

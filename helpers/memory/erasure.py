@@ -2,16 +2,14 @@
 in as few summariser calls as its context allows; all or nothing, and resumable (docs/architecture.md)."""
 from __future__ import annotations
 
-import dataclasses
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from helpers.base.tokens import count_tokens
-from helpers.memory.imitation import BLOCK_TEXTS
-from helpers.memory.reading import _normal, mentions
-from helpers.memory.rolling import RollingMemory
+from helpers.memory.reading import mentions
+from helpers.memory.rolling import RollingMemory, quoted_headings
 from helpers.memory.types import FoldEvent, Message, SettingError, SummariserError, SummaryRefused
 from helpers.memory.validation import check_count
 
@@ -107,7 +105,7 @@ def _refold(memory: RollingMemory, pieces: list[list[Message]], text: str, bound
             progress: Callable[[str], None] | None) -> tuple[str | None, list[FoldEvent], int, int]:
     """The summary and fold events remade from ``pieces``, as many a call as the bound allows, going on from an
     interrupted remake of the same text; reads the memory only. Returns (summary, events, calls reused, bound)."""
-    key = (_normal(text), memory.messages, memory.verbatim_start, memory.summary, tuple(memory.fold_events),
+    key = (text, memory.messages, memory.verbatim_start, memory.summary, tuple(memory.fold_events),
            memory.defences)
     saved = _PROGRESS.get(memory)
     if saved is None or saved.key != key:
@@ -165,16 +163,21 @@ def forget(memory: RollingMemory, text: str, *, max_request_tokens: int | None =
     if mentions(memory.system_prompt, text):
         raise SettingError("text", text, f"{text!r} is in the system prompt, which the application sets: change "
                            "the system prompt instead")
-    if any(mentions(part, text) for part in (memory.KIND.heading or "", *BLOCK_TEXTS) if part):
+    defences: Any = memory.defences
+    rules = defences.pinned_rules if defences is not None else ()
+    kept_rules = tuple(rule for rule in rules if not mentions(rule, text))
+    kept = defences if kept_rules == rules else type(defences).from_settings(
+        {**defences.settings(), "pinned_rules": list(kept_rules)})
+    heading = memory.KIND.heading or ""
+    framing = [heading] if kept is None else [heading, kept.system_text(""),
+                                              kept.summary_message(heading, "", quoted_headings(heading))["content"]]
+    if any(mentions(part, text) for part in framing if part):
         raise SettingError("text", text, f"{text!r} is in the headings or data markers the memory writes itself, "
                            "not only in the conversation, so it would stay in every request: forget a longer piece "
                            "of what was said")
     messages, start, summary, events = memory.messages, memory.verbatim_start, memory.summary, memory.fold_events
     hit_turns = sorted({index // 2 for index, message in enumerate(messages) if mentions(message.content, text)})
     drop = {index for index in range(len(messages)) if index // 2 in hit_turns}
-    defences: Any = memory.defences
-    rules = defences.pinned_rules if defences is not None else ()
-    kept_rules = tuple(rule for rule in rules if not mentions(rule, text))
     refold = any(index < start for index in drop) or (summary is not None and mentions(summary, text))
     reused = limit = 0
     if refold:
@@ -184,7 +187,6 @@ def forget(memory: RollingMemory, text: str, *, max_request_tokens: int | None =
     # the check's findings quote summaries: blank any that hold the text
     events = [event._replace(check=tuple("(erased)" if mentions(item, text) else item for item in event.check))
               for event in events]
-    kept = dataclasses.replace(defences, pinned_rules=kept_rules) if kept_rules != rules else defences
     # Commit: all above only read the memory; this one update changes it whole, so an interrupt lands before it
     # (nothing erased) or after it (all erased).
     memory.replace_history([m for index, m in enumerate(messages) if index not in drop], start, summary, events, kept)

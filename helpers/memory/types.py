@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from operator import attrgetter
 from typing import Any, NamedTuple, Protocol
 
 from helpers.base.errors import Explained, SettingError  # noqa: F401 (offered here too)
@@ -13,7 +12,6 @@ from helpers.base.errors import Explained, SettingError  # noqa: F401 (offered h
 Summariser = Callable[[list[dict[str, str]], "str | None"], "str | Summarised"]
 
 ROLES = ("user", "assistant")
-_TOKENS = attrgetter("tokens")  # a message's count
 
 
 class StateError(Explained, ValueError):
@@ -59,10 +57,6 @@ def asked(summarise: Summariser | None) -> Summariser | None:
     return flagged if callable(flagged) else summarise
 
 
-# new_tuple(FoldResult, fields): a named tuple made in C, for the paths run on every message and fold
-new_tuple = tuple.__new__
-
-
 class FoldResult(NamedTuple):
     """What a fold would store: the summary (None for a drop), whether it was condensed to meet
     ``max_summary_tokens`` or cut by the summariser, and the summary check's findings."""
@@ -103,10 +97,9 @@ class FoldEvent(NamedTuple):
            result: FoldResult, cap: int | None) -> FoldEvent:
         """The event of a fold of ``folded`` (whole turns from ``first_turn``) that stored ``result`` with
         ``summary_tokens`` under the cap ``cap`` (max_summary_tokens): what a fold and a remake both record."""
-        n = len(folded)
-        return new_tuple(cls, (first_turn, first_turn + n // 2 - 1, n, sum(map(_TOKENS, folded)), old_summary_tokens,
-                               summary_tokens, result.condensed, cap is not None and summary_tokens > cap, result.cut,
-                               result.findings or ()))
+        return cls(first_turn, first_turn + len(folded) // 2 - 1, len(folded), sum(m.tokens for m in folded),
+                   old_summary_tokens, summary_tokens, result.condensed, cap is not None and summary_tokens > cap,
+                   result.cut, result.findings or ())
 
     @property
     def tokens_in(self) -> int:
@@ -160,11 +153,16 @@ class MemoryKind:
 
 
 class MemoryDefences(Protocol):
-    """The hooks a memory calls on its defences (``helpers.memory.defences.Defences``) when it has some."""
+    """What a memory calls on its defences (``helpers.memory.defences.Defences``), and nothing else of them;
+    ``headings`` is every registered kind's summary heading (``registry.headings()``), passed by the memory."""
 
-    def summary_message(self, heading: str | None, summary: str) -> dict[str, str]: ...
-    def pinned_message(self) -> dict[str, str] | None: ...
+    quoting: bool  # whether text that copies a memory block is quoted (False for Defences() at its defaults)
+    pinned_rules: tuple[str, ...]
+
+    def system_text(self, system_prompt: str) -> str: ...
+    def summary_message(self, heading: str | None, summary: str, headings: tuple[str, ...]) -> dict[str, str]: ...
+    def sent_text(self, content: str, headings: tuple[str, ...]) -> str: ...
     def fold_input(self, messages: list[dict[str, str]]) -> list[dict[str, str]]: ...
-    def check(self, summary: str, system_prompt: str = "") -> tuple[str, ...] | None: ...
+    def check(self, summary: str, system_prompt: str) -> tuple[str, ...] | None: ...
     def refuses(self, findings: tuple[str, ...] | None) -> bool: ...
     def settings(self) -> dict[str, Any]: ...
