@@ -98,7 +98,7 @@ def assert_as_the_class_does(schedule, setting):
     assert calls == expected.calls
 
 
-@settings(max_examples=150, deadline=None, derandomize=True)
+@settings(max_examples=50, deadline=None, derandomize=True)
 @given(setting=SCHEDULE_SETTINGS)
 def test_the_notebooks_schedule_is_the_class_driven_one(setting):
     assert_as_the_class_does(load_core("01_summary_schedule.ipynb")["schedule"], setting)

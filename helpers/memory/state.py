@@ -3,7 +3,6 @@ file raises ``StateError`` naming the field). A state holds content and ``identi
 With a signing key set, a state is bound to the person it belongs to: ``save`` needs ``identity=``."""
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -25,6 +24,7 @@ FIELDS: dict[str, type | tuple[type, ...]] = {  # a saved state's fields, in the
     "archive": list, "verbatim_start": int, "summary": (str, _OR_NULL), "fold_events": list}
 _EVENT_TYPES = get_type_hints(FoldEvent)  # each fold event field's type: int, bool or tuple[str, ...]
 _EVENT_TURNS = ("first_turn", "last_turn", "messages_folded")  # at least 1; the other counts at least 0
+_FORMAT_1_DEFENCES = ("placement", "pinned_rules", "summary_check", "redact")  # format 1 kept them in the settings
 
 
 def defence_settings(defences: Defences | None) -> dict[str, Any] | None:
@@ -96,38 +96,29 @@ def load(path: str | Path, summarise: Summariser | None, *, defences: Defences |
 
 
 def _identity_refusal(name: str, saved: str | None, given: str | None) -> str:
-    if saved is None:
-        return (f"{name} was saved with no identity, so nothing says it is {given!r}'s memory; it was not loaded. "
-                f"If you trust it, load it with no identity= and save it again with identity={given!r}")
-    if given is None:
-        return (f"{name} is the memory of identity {saved!r}; it was not loaded. Pass identity= to load() with the "
-                "identity it was saved for, if it is that one's")
-    return (f"{name} is the memory of identity {saved!r}, not of {given!r}; it was not loaded (a state copied from "
-            "another user's folder is refused)")
+    whose = f"the memory of identity {saved!r}" if saved is not None else "saved with no identity"
+    return (f"{name} is {whose}, not of {given!r}; it was not loaded (a state loads only for the identity it was "
+            f"saved for: pass that identity= to load(), or, for a file saved with none that you trust, load it with "
+            f"no identity= and save it again with identity=)")
 
 
-def _refused(field: str, error: Exception, by_setting: bool = False) -> StateError:
-    """A setting or type error met while rebuilding, as the ``StateError`` of ``field`` (or ``field.setting``)."""
-    name = f"{field}.{error.setting}" if by_setting and isinstance(error, SettingError) else field
-    return StateError(name, str(error) if str(error).startswith(name) else f"{name}: {error}")
+def _checked(field: str, make: Callable[[], Any], by_setting: bool = False) -> Any:
+    """``make()``, a setting or type error in it raised as the ``StateError`` of ``field`` (or ``field.setting``)."""
+    try:
+        return make()
+    except (TypeError, ValueError) as error:
+        name = f"{field}.{error.setting}" if by_setting and isinstance(error, SettingError) else field
+        raise StateError(name, str(error) if str(error).startswith(name) else f"{name}: {error}") from None
 
 
 def from_dict(data: Any, summarise: Summariser | None, *, defences: Defences | None = None) -> RollingMemory:
     """Rebuild a memory from ``to_dict`` data, every field and their fit checked, with the caller's ``defences``."""
     data = _upgraded(data)
     saved = {name: _field(data, name) for name in FIELDS}
-    try:
-        cls = kind_named(saved["kind"])
-    except SettingError as error:
-        raise _refused("kind", error) from None
-    try:
-        Defences.from_settings(saved["defences"] or {})
-    except (TypeError, ValueError) as error:
-        raise _refused("defences", error, by_setting=True) from None
-    try:  # an unknown, missing or bad setting
-        memory = cls.create(saved["system_prompt"], summarise, saved["settings"], defences)
-    except (TypeError, ValueError) as error:
-        raise _refused("settings", error, by_setting=True) from None
+    cls = _checked("kind", lambda: kind_named(saved["kind"]))
+    _checked("defences", lambda: Defences.from_settings(saved["defences"] or {}), by_setting=True)
+    memory = _checked("settings", lambda: cls.create(saved["system_prompt"], summarise, saved["settings"], defences),
+                      by_setting=True)  # an unknown, missing or bad setting
     messages = [_message(memory, index, item) for index, item in enumerate(saved["archive"])]
     start, summary = saved["verbatim_start"], saved["summary"]
     if not 0 <= start <= len(messages) or start % 2:
@@ -167,7 +158,7 @@ def _from_format_1(data: dict[str, Any]) -> dict[str, Any]:
         raise StateError("kind", f"this format-1 state was saved by {data.get('kind')!r:.60}, which is not a known "
                          f"memory class ({', '.join(by_class)})")
     settings = dict(_field(data, "settings"))
-    defences = {f.name: settings.pop(f.name) for f in dataclasses.fields(Defences) if f.name in settings}
+    defences = {name: settings.pop(name) for name in _FORMAT_1_DEFENCES if name in settings}
     events = _field(data, "fold_events")
     for name, value in _field(data, "counters", dict).items():
         if value != len(events) or isinstance(value, bool):
@@ -183,10 +174,7 @@ def _message(memory: RollingMemory, index: int, saved: Any) -> Message:
     if not isinstance(saved, dict) or saved.keys() != {"role", "content", "tokens"}:
         raise StateError(where, f"{where} must be an object with exactly role, content and tokens, got "
                          f"{saved!r:.80}")
-    try:
-        message = memory.checked_message(saved["role"], saved["content"], index)
-    except (TypeError, ValueError) as error:
-        raise _refused(where, error) from None
+    message = _checked(where, lambda: memory.checked_message(saved["role"], saved["content"], index))
     if message.tokens != saved["tokens"] or isinstance(saved["tokens"], bool):
         raise StateError(f"{where}.tokens", f"{where}.tokens: the message counts {message.tokens} tokens, not "
                          f"the {saved['tokens']!r:.40} saved; the file was edited or made with another tokenizer")
@@ -197,11 +185,8 @@ def _check_summary(memory: RollingMemory, summary: str) -> None:
     if memory.KIND.heading is None:
         raise StateError("summary", f"summary: a {memory.KIND.name} keeps no summary (its folds drop turns), "
                          "so its saved state has summary null; this one was edited")
-    limit = getattr(memory, "max_summary_chars", None)
-    try:
-        check_text("summary", summary, limit, "max_summary_chars")
-    except ValueError as error:
-        raise _refused("summary", error) from None
+    _checked("summary", lambda: check_text("summary", summary, getattr(memory, "max_summary_chars", None),
+                                           "max_summary_chars"))
     if shows_nothing(summary):  # as the fold refuses it
         raise StateError("summary", "summary: an empty summary is never stored; use null for no summary")
 
@@ -252,7 +237,7 @@ def _fold_event(where: str, saved: Any) -> FoldEvent:
         if wanted is int and (type(value) is not int or value < (name in _EVENT_TURNS)):
             raise StateError(f"{where}.{name}", f"{where}.{name} must be a whole number of at least "
                              f"{int(name in _EVENT_TURNS)}, got {value!r:.40}")
-        if name == "check" and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+        if name == "check" and not (isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)):
             raise StateError(f"{where}.{name}", f"{where}.check must be a list of texts (what the summary check "
                              f"found), got {value!r:.60}")
     return FoldEvent(**{**saved, "check": tuple(saved.get("check", ()))})

@@ -3,7 +3,7 @@ summary fold (checked by the defences), the wait after a fold a retry cannot fix
 summary exactly when turns were folded."""
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
 from helpers.base.tokens import count_tokens
 from helpers.memory.rolling import RollingMemory
@@ -16,14 +16,6 @@ def _sentence(text: str) -> str:
     """``text`` ending with a full stop, so another sentence can follow it."""
     text = text.rstrip()
     return text if text.endswith((".", "!", "?")) else text + "."
-
-
-class _DoomedFold(NamedTuple):
-    """A fold that failed in a way a retry cannot fix, and what it was tried with."""
-
-    conditions: tuple[Any, ...]  # SummarisingMemory._fold_conditions() at the time
-    summarise: Summariser
-    message_tokens: int
 
 
 class SummarisingMemory(RollingMemory):
@@ -40,7 +32,7 @@ class SummarisingMemory(RollingMemory):
         if max_summary_tokens is not None:
             check_count("max_summary_tokens", max_summary_tokens, 1, "a summary needs room for at least one token")
         self.summarise, self.max_summary_tokens = summarise, max_summary_tokens
-        self._doomed: _DoomedFold | None = None  # the last fold that failed for good
+        self._doomed: tuple[Any, ...] | None = None  # a fold that failed for good: (conditions, summariser, tokens)
 
     @property
     def summary_over_cap(self) -> bool:
@@ -56,20 +48,18 @@ class SummarisingMemory(RollingMemory):
         """True while the next fold is one that failed in a way a retry cannot fix (a request too long for the
         server's context, say): not tried again until the summary, the settings, the defences or the summariser
         (another object) change, or fewer tokens are to be folded."""
-        doomed = self._doomed
-        return (doomed is not None and doomed.summarise is self.summarise
-                and doomed.conditions == self._fold_conditions())
+        return self._doomed is not None and self._doomed[:2] == (self._fold_conditions(), self.summarise)
 
     def _new_summary(self, folded: list[Message], existing: str | None) -> FoldResult | None:
         """The summary fold, not made (None) while ``fold_waits`` for a fold at least as large."""
         tokens = sum(m.tokens for m in folded)
-        if self.fold_waits and tokens >= self._doomed.message_tokens:  # type: ignore[union-attr]
+        if self.fold_waits and tokens >= self._doomed[2]:  # type: ignore[index]
             return None
         try:
             return self.summary_for([m.to_api() for m in folded], existing)
         except SummariserError as error:
             if not error.will_retry:
-                self._doomed = _DoomedFold(self._fold_conditions(), self.summarise, tokens)
+                self._doomed = (self._fold_conditions(), self.summarise, tokens)
             raise
 
     def summary_for(self, messages: list[dict[str, str]], existing: str | None) -> FoldResult:
@@ -121,18 +111,20 @@ class SummarisingMemory(RollingMemory):
                                   problem="unstorable text") from error
         return text.strip(), cut
 
-    def _fold_or_error(self, n_messages: int) -> SummariserError | None:
-        """Fold the oldest ``n_messages``; the summariser's error instead of raising it, so the caller stores its
-        message first and then raises ``_kept_error``."""
+    def _try_fold(self, n_messages: int, role: str) -> SummariserError | None:
+        """Fold the oldest ``n_messages`` (if any); a failed fold's error, saying that the ``role`` message is kept
+        and what happens next, is returned for ``add_message`` to raise once the message is stored."""
         try:
-            self._fold(n_messages)
+            if n_messages:
+                self._fold(n_messages)
+            return None
         except SummariserError as error:
-            return error
-        return None
+            failure = self._kept_error(error, role)
+            failure.__cause__ = error
+            return failure
 
     @staticmethod
     def _kept_error(error: SummariserError, role: str) -> SummariserError:
-        """The fold's error, saying what was kept and what happens next (raised from ``add_message``)."""
         kept = (f"Nothing was lost: the {role} message was kept verbatim and added to the archive, and the summary "
                 "is unchanged.")
         if isinstance(error, SummaryRefused):  # the summariser worked; what it wrote was refused

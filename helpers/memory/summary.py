@@ -69,7 +69,5 @@ class SummaryMemory(SummarisingMemory):
         """Store the message; after a reply, fold the oldest turns once the threshold is reached (if that fold
         fails, ``SummariserError`` says so: the message is kept and the fold retried after the next reply)."""
         self._store(self.checked_message(role, content))
-        if n_messages := self.messages_to_fold(role):
-            failure = self._fold_or_error(n_messages)
-            if failure is not None:
-                raise self._kept_error(failure, role) from failure
+        if failure := self._try_fold(self.messages_to_fold(role), role):
+            raise failure

@@ -95,8 +95,7 @@ class SummaryBufferMemory(SummarisingMemory):
         """Fold the oldest turns first if this message would pass the budget, then store it (stored even if the
         fold fails: ``SummariserError`` says so, and the fold is retried on the next message)."""
         message = self.checked_message(role, content)
-        n_messages = self.messages_to_fold(message.tokens)
-        failure = self._fold_or_error(n_messages) if n_messages else None
+        failure = self._try_fold(self.messages_to_fold(message.tokens), role)
         self._store(message)
-        if failure is not None:
-            raise self._kept_error(failure, role) from failure
+        if failure:
+            raise failure
