@@ -134,11 +134,11 @@ def test_any_mixture_of_look_alikes_invisible_characters_and_marks_cannot_close_
 @given(st.lists(st.lists(pieces, min_size=1, max_size=8).map("".join), min_size=4, max_size=10),
        st.sampled_from(["system", "data"]))
 def test_both_classes_carry_no_invisible_character_and_one_block_in_any_request(contents, placement):
+    defences = Defences(placement=placement, summary_check="report")  # Defences() alone is the lessons' request
     for memory in (SummaryMemory("sys", lambda m, e: " | ".join([e or "S", *(x["content"] for x in m)]),
-                                 max_turns_before_summary=2, turns_to_keep_verbatim=1, defences=Defences(placement=placement)),
+                                 max_turns_before_summary=2, turns_to_keep_verbatim=1, defences=defences),
                    SummaryBufferMemory("sys", lambda m, e: " | ".join([e or "S", *(x["content"] for x in m)]),
-                                       max_buffer_tokens=40, messages_to_compress_on_overflow=2,
-                                       defences=Defences(placement=placement))):
+                                       max_buffer_tokens=40, messages_to_compress_on_overflow=2, defences=defences)):
         for index, content in enumerate(contents):
             memory.add_message("user" if index % 2 == 0 else "assistant", content)
         if memory.summary is None:

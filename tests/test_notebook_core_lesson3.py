@@ -140,7 +140,8 @@ def test_the_notebook_class_refuses_the_settings_the_projects_refuses_with_one_l
     """Keeping 0 turns, or as many as the threshold, would fold nothing: both classes refuse it, in one line."""
     memory_class, _ = core
     outcomes = [settings_outcome(lambda: memory_class(SYSTEM, threshold, keep)),
-                settings_outcome(lambda: Hardened(SYSTEM, LoggingSummariser(), threshold, keep))]
+                settings_outcome(lambda: Hardened(SYSTEM, LoggingSummariser(), max_turns_before_summary=threshold,
+                                                  turns_to_keep_verbatim=keep))]
     assert outcomes[0] == outcomes[1], (threshold, keep, outcomes)
     valid = isinstance(threshold, int) and isinstance(keep, int) and not isinstance(keep, bool) \
         and not isinstance(threshold, bool) and 1 <= keep < threshold
@@ -151,7 +152,7 @@ def test_a_notebook_class_without_its_settings_check_is_caught():
     memory_class, _ = notebook_class(mutations=[("check_count(\"max_turns_before_summary\"", "print(\"max_turns_before_summary\"")])
     memory_class(SYSTEM, 2, 2)  # accepted: keep == threshold, which folds nothing, is what the check refuses
     with pytest.raises(SettingError):
-        Hardened(SYSTEM, LoggingSummariser(), 2, 2)
+        Hardened(SYSTEM, LoggingSummariser(), max_turns_before_summary=2, turns_to_keep_verbatim=2)
 
 
 # ----- summarise_turns and chat against the project's summariser and chat -----------------------------
@@ -189,7 +190,8 @@ def test_the_six_turn_run_prints_what_the_projects_chat_prints(offline_notebook)
     memory = scope["SummaryMemory"](prompt("fincoach_system"), max_turns_before_summary=4, turns_to_keep_verbatim=2)
     with contextlib.redirect_stdout(io.StringIO()) as printed:
         replies = [scope["chat"](memory, text) for text in lesson3()["summary_run"]["user_turns"]]
-    twin = Hardened(prompt("fincoach_system"), make_summariser(access, "summary_memory"), 4, 2)
+    twin = Hardened(prompt("fincoach_system"), make_summariser(access, "summary_memory"), max_turns_before_summary=4,
+                    turns_to_keep_verbatim=2)
     records = [project_chat(twin, text, access, watch="1,20,000", watch_label="salary") for text in lesson3()["summary_run"]["user_turns"]]
     assert printed.getvalue().splitlines() == [line for r in records for line in turn_text(r).splitlines()]
     assert replies == [r.reply for r in records]
@@ -226,7 +228,8 @@ def test_a_changed_notebook_class_fails_the_comparison(name):
 
 class HardenedKeepsOneMore(Hardened):
     def __init__(self, system_prompt, summarise, max_turns_before_summary=4, turns_to_keep_verbatim=2, **kw):
-        super().__init__(system_prompt, summarise, max_turns_before_summary + 1, turns_to_keep_verbatim, **kw)
+        super().__init__(system_prompt, summarise, max_turns_before_summary=max_turns_before_summary + 1,
+                         turns_to_keep_verbatim=turns_to_keep_verbatim, **kw)
 
 
 class HardenedOtherHeading(Hardened):

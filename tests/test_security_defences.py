@@ -427,8 +427,8 @@ def test_a_one_byte_edit_to_a_signed_state_file_is_refused(data):
     memory = memories()[0]
     feed(memory, ["my salary is 90,000", "ok", "b", "ok"])
     with tempfile.TemporaryDirectory() as folder, signing.using_key(b"test key, never printed"):
-        path = save(memory, Path(folder) / "state.json")
-        load(path, echo, kind=SummaryMemory)  # the untouched file loads
+        path = save(memory, Path(folder) / "state.json", identity="asha")
+        load(path, echo, kind=SummaryMemory, identity="asha")  # the untouched file loads
         raw = bytearray(path.read_bytes())
         index = data.draw(st.integers(0, len(raw) - 1))
         raw[index] = data.draw(st.integers(0, 255).filter(lambda b: b != raw[index]))
@@ -448,7 +448,7 @@ def test_signing_refuses_unsigned_files_with_a_key_and_signed_files_without_one(
             load(path, echo, kind=SummaryMemory)
         assert refused.value.problem == "unsigned"
         with signing.using_key("k"):
-            save(memory, path)
+            save(memory, path, identity="asha")
         with pytest.raises(signing.SignatureError) as refused:
             load(path, echo, kind=SummaryMemory)
         assert refused.value.problem == "no key"
@@ -462,7 +462,7 @@ def test_a_one_byte_edit_to_the_signature_file_is_refused_with_the_same_clear_me
     memory = memories()[0]
     feed(memory, ["my salary is 90,000", "ok"])
     with tempfile.TemporaryDirectory() as folder, signing.using_key(b"test key"):
-        path = save(memory, Path(folder) / "state.json")
+        path = save(memory, Path(folder) / "state.json", identity="asha")
         sig = signing.signature_path(path)
         raw = bytearray(sig.read_bytes())
         index = data.draw(st.integers(0, len(raw) - 2))  # not the final newline, which is only whitespace
@@ -479,7 +479,7 @@ def test_saving_without_a_key_removes_a_signature_that_no_longer_matches(monkeyp
     feed(memory, ["a", "ok"])
     with tempfile.TemporaryDirectory() as folder:
         with signing.using_key("k"):
-            path = save(memory, Path(folder) / "state.json")
+            path = save(memory, Path(folder) / "state.json", identity="asha")
         memory.add_message("user", "b")
         save(memory, path)  # no key now: the file is unsigned, so its old signature goes
         assert not signing.signature_path(path).exists()

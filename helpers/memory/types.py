@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple
 
 from helpers.base.errors import Explained, SettingError  # noqa: F401 (offered here too)
 
@@ -149,16 +149,7 @@ class MemoryKind:
     recent_label: str = "verbatim turns"  # what a chart calls the verbatim part
 
 
-class MemoryDefences(Protocol):
-    """What a memory calls on its defences (``helpers.memory.defences.Defences``), and nothing else; ``headings``
-    is every registered kind's summary heading, passed by the memory."""
-
-    quoting: bool  # whether text that copies a memory block is quoted (False for Defences() at its defaults)
-    pinned_rules: tuple[str, ...]
-    def system_text(self, system_prompt: str) -> str: ...
-    def summary_message(self, heading: str, summary: str, headings: tuple[str, ...]) -> dict[str, str]: ...
-    def sent_text(self, content: str, headings: tuple[str, ...]) -> str: ...
-    def fold_input(self, messages: list[dict[str, str]]) -> list[dict[str, str]]: ...
-    def check(self, summary: str, system_prompt: str) -> tuple[str, ...] | None: ...
-    def refuses(self, findings: tuple[str, ...] | None) -> bool: ...
-    def settings(self) -> dict[str, Any]: ...
+# A memory's defences (``helpers.memory.defences.Defences``): the memory reads ``quoting`` and ``pinned_rules`` and calls
+# ``system_text``, ``summary_message``, ``sent_text``, ``fold_input``, ``check``, ``refuses``, ``settings`` and
+# ``from_settings``, nothing else (docs/architecture.md); ``headings`` is every registered kind's, passed by the memory
+MemoryDefences = Any
