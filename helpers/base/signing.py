@@ -107,7 +107,7 @@ def sign_file(path: str | Path) -> Path:
     return sig_path
 
 
-_SIGN = "sign it with helpers.base.signing.sign_file(path)"
+_SIGN_AGAIN = "sign it again with helpers.base.signing.sign_file(path)"
 
 
 def _check(name: str, chunks: Iterable[bytes], stored: bytes, key: bytes) -> None:
@@ -125,10 +125,11 @@ def _check(name: str, chunks: Iterable[bytes], stored: bytes, key: bytes) -> Non
         raise SignatureError("renamed", (
             f"{name} carries the signature of a file called {signed}: a signature covers the file's name "
             "as well as its contents, so a signed file copied or renamed is refused. It was not loaded. Load "
-            f"it under its own name ({signed}), or, if you trust this copy, {_SIGN}"))
+            f"it under its own name ({signed}), or, if you trust this copy, sign it with "
+            "helpers.base.signing.sign_file(path)"))
     raise SignatureError("changed", (
-        f"{name} does not match its signature: it was changed after it was saved (or signed with another key, or "
-        f"in an older format). It was not loaded. Restore the file, or, if you trust its contents, {_SIGN}"))
+        f"{name} does not match its signature: it was changed after it was saved (or signed with another key). "
+        f"It was not loaded. Restore the file, or, if you trust its contents, {_SIGN_AGAIN}"))
 
 
 def read_verified(path: str | Path, *, max_bytes: int | None = None, setting: str = "the limit") -> bytes:
