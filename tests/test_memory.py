@@ -112,15 +112,6 @@ def test_buffer_checks_before_adding_and_folds_whole_pairs():
                                                            "summary of turns 1 to 1")
 
 
-def test_buffer_folds_more_than_the_setting_when_the_new_message_would_not_fit():
-    memory = SummaryBufferMemory(SYSTEM, turn_range_stub, max_buffer_tokens=100, messages_to_compress_on_overflow=2)
-    for index in range(6):
-        memory.add_message(("user", "assistant")[index % 2], filler_text(10))
-    memory.add_message("user", filler_text(90))  # needs three whole pairs out, one summariser call
-    assert memory.overflow_count == 1 and memory.last_fold.messages_folded == 6
-    assert memory.buffer_tokens == 90 and not memory.over_budget
-
-
 def test_a_message_bigger_than_the_budget_is_kept_whole_and_reported():
     memory = SummaryBufferMemory(SYSTEM, turn_range_stub, max_buffer_tokens=50)
     run_turns(memory, 1, reply=lambda i: filler_text(20))
@@ -135,37 +126,31 @@ def test_a_message_bigger_than_the_budget_is_kept_whole_and_reported():
 
 # ----- failures lose nothing -------------------------------------------------------------------------------------
 @pytest.mark.parametrize("mode", ["raise", "empty"])
-def test_failed_summary_memory_fold_keeps_everything_and_retries(mode):
+@pytest.mark.parametrize("lesson", [3, 4])
+def test_a_failed_fold_keeps_every_message_and_the_summary_and_is_retried(lesson, mode):
     flaky = FlakySummariser(mode)
-    memory = SummaryMemory(SYSTEM, flaky)
-    run_turns(memory, 3)
-    memory.add_message("user", "turn 4")
-    with pytest.raises(SummariserError) as raised:
-        memory.add_message("assistant", "reply 4")
-    error = raised.value
-    assert (error.problem, error.will_retry, error.kept_role) == ("raised" if mode == "raise" else "empty text",
-                                                                  True, "assistant")
-    assert len(memory.verbatim) == len(memory.archive) == 8 and memory.summary is None and memory.fold_events == []
-    flaky.failing = False
-    run_turns(memory, 1)  # the retry folds turns 1 to 3 at once
-    assert memory.summary == "summary of turns 1 to 3" and len(memory.verbatim) == 4
-
-
-@pytest.mark.parametrize("mode", ["raise", "empty"])
-def test_failed_overflow_keeps_the_new_message_and_retries(mode):
-    flaky = FlakySummariser(mode)
-    memory = SummaryBufferMemory(SYSTEM, flaky, max_buffer_tokens=40)
-    run_turns(memory, 1, reply=lambda i: filler_text(20))
+    if lesson == 3:  # the fold after reply 4 fails
+        memory, kept, retried = SummaryMemory(SYSTEM, flaky), "assistant", "summary of turns 1 to 3"
+        run_turns(memory, 3)
+        memory.add_message("user", "turn 4")
+        last = ("assistant", "reply 4")
+    else:  # the overflow before a 25-token question fails
+        memory = SummaryBufferMemory(SYSTEM, flaky, max_buffer_tokens=40)
+        kept, retried, last = "user", "summary of turns 1 to 1", ("user", filler_text(25))
+        run_turns(memory, 1, reply=lambda i: filler_text(20))
     before = to_dict(memory)
     with pytest.raises(SummariserError) as raised:
-        memory.add_message("user", filler_text(25))
-    assert raised.value.kept_role == "user" and raised.value.will_retry
-    after = to_dict(memory)
-    assert after["archive"][:2] == before["archive"] and len(after["archive"]) == 3 and memory.over_budget
+        memory.add_message(*last)
+    error, after = raised.value, to_dict(memory)
+    assert (error.problem, error.will_retry, error.kept_role) == ("raised" if mode == "raise" else "empty text", True,
+                                                                  kept)
+    assert after["archive"] == before["archive"] + [{"role": last[0], "content": last[1], "tokens": count_tokens(
+        last[1])}] and len(memory.verbatim) == len(memory.archive)
     assert after["summary"] is None and after["fold_events"] == []
     flaky.failing = False
-    memory.add_message("assistant", "short")
-    assert memory.overflow_count == 1 and memory.summary == "summary of turns 1 to 1"
+    memory.add_message(*(("user", "turn 5"), ("assistant", "short"))[lesson == 4])
+    memory.add_message("assistant", "reply 5") if lesson == 3 else None  # the retry folds every turn due at once
+    assert memory.summary == retried
 
 
 def test_a_summary_over_the_cap_is_condensed_once_and_a_failed_condense_keeps_the_fold():

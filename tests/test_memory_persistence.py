@@ -205,30 +205,35 @@ def test_a_state_holding_more_turns_than_its_threshold_loads_as_a_fold_pending()
     assert len(loaded.verbatim) == 8 and loaded.summary_count == 1
 
 
+def counting_reads(monkeypatch, path) -> list[int]:
+    """The sizes of the reads made of ``path``'s bytes (its handle's ``read`` calls) from now on."""
+    reads, real_open = [], type(path).open
+
+    def opened(self, *args, **kwargs):
+        handle = real_open(self, *args, **kwargs)
+        if self == path:
+            read = handle.read
+            handle.read = lambda size=-1: reads.append(size) or read(size)  # type: ignore[method-assign]
+        return handle
+
+    monkeypatch.setattr(type(path), "open", opened)
+    return reads
+
+
 def test_a_file_larger_than_the_limit_is_refused_from_its_size_before_it_is_read(tmp_path, monkeypatch):
     path = save(summary_memory(), tmp_path / "state.json")
     monkeypatch.setattr(state, "MAX_STATE_BYTES", path.stat().st_size - 1)
-    monkeypatch.setattr(type(path), "read_bytes", lambda self: pytest.fail("read"))
+    reads = counting_reads(monkeypatch, path)
     with pytest.raises(StateError) as refused:
         load(path, turn_range_stub)
-    assert refused.value.field == "file" and "MAX_STATE_BYTES" in str(refused.value)
+    assert refused.value.field == "file" and "MAX_STATE_BYTES" in str(refused.value) and reads == []
 
 
 def test_a_badly_signed_file_is_refused_before_it_is_read_whole(tmp_path, monkeypatch):
     with signing.using_key(KEY):
         path = save(summary_memory(), tmp_path / "state.json", identity="asha")
         path.write_bytes(path.read_bytes().replace(b"turn 1", b"turn 9"))
-        reads = []
-        real_open = type(path).open
-
-        def opened(self, *args, **kwargs):
-            handle = real_open(self, *args, **kwargs)
-            if self == path:
-                read = handle.read
-                handle.read = lambda size=-1: reads.append(size) or read(size)  # type: ignore[method-assign]
-            return handle
-
-        monkeypatch.setattr(type(path), "open", opened)
+        reads = counting_reads(monkeypatch, path)
         with pytest.raises(signing.SignatureError) as refused:
             load(path, turn_range_stub, identity="asha")
     assert refused.value.problem == "changed" and reads and all(0 < size <= 1 << 20 for size in reads)
