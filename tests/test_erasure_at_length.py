@@ -209,7 +209,7 @@ def test_a_context_overflow_halves_the_bound_and_a_resumed_forget_keeps_it():
 
 def test_a_servers_context_overflow_reaches_forget_through_the_model_layer(server):
     server.context_tokens, server.max_requests = 4096, 400  # a llama-cpp-python server started with --n_ctx 4096
-    memory = made("summary memory", 300, summariser_for(connect_to(server), "summary memory"))
+    memory = made("summary memory", 200, summariser_for(connect_to(server), "summary memory"))
     sent, fold_by_fold = len(server.chat_requests), len(memory.fold_events)
     report = forget(memory, SALARY, progress=None)
     assert report.request_tokens == 4000  # 8,000 and its 1,000-token reply were refused; 4,000 fits

@@ -47,7 +47,7 @@ def check_shape(memory, sent):
     assert request[1 + bool(memory.summary):] == verbatim
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(message_sizes=sizes, setting=summary_settings)
 def test_summary_memory_shape(message_sizes, setting):
     memory = summary_memory(RecordingStub(), *setting)
@@ -55,7 +55,7 @@ def test_summary_memory_shape(message_sizes, setting):
     assert (len(memory.verbatim) + 1) // 2 <= setting[0]  # a fold always brings it back under the threshold
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(message_sizes=sizes, setting=buffer_settings)
 def test_summary_buffer_shape_and_budget(message_sizes, setting):
     def check(memory, sent):
@@ -67,7 +67,7 @@ def test_summary_buffer_shape_and_budget(message_sizes, setting):
     add_all(buffer_memory(RecordingStub(), *setting), message_sizes, check)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(message_sizes=sizes, setting=buffer_settings, fail_from=st.integers(min_value=0, max_value=40),
        mode=st.sampled_from(["raise", "empty"]))
 def test_a_failing_summariser_loses_nothing(message_sizes, setting, fail_from, mode):
@@ -87,7 +87,7 @@ def test_a_failing_summariser_loses_nothing(message_sizes, setting, fail_from, m
             check_shape(memory, sent)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(summary=st.text(min_size=1, max_size=80).map(str.strip).filter(lambda text: not shows_nothing(text)),
        memory_class=st.sampled_from([SummaryMemory, SummaryBufferMemory]),
        defences=st.sampled_from([None, Defences(), Defences(placement="data")]))
