@@ -3,11 +3,9 @@
 Prints figures; asserts nothing. Each move sets one slider (as the browser does), which runs the
 panel's callback: recompute the schedule or budget table, update the chart's artists, render the
 PNG and set the readout and image widgets. Target: a median well under 100 ms. The sweep walks
-each slider across its range and back, so it includes the moves that change an axis (a full
-redraw) as well as those that only redraw the changing artists. ``--no-blit`` measures full redraws
-only, for comparison. Browser-side time (sending and showing the PNG) is not included.
+each slider across its range and back. Browser-side time (sending and showing the PNG) is not included.
 
-    python benchmarks/slider_latency.py [--rounds 3] [--no-blit]
+    python benchmarks/slider_latency.py [--rounds 3]
 """
 from __future__ import annotations
 
@@ -16,7 +14,6 @@ import statistics
 import time
 
 from helpers.display import widgets
-from helpers.display.plots import BudgetChart, ScheduleChart
 
 
 def sweep(low: int, high: int, step: int, start: int) -> list[int]:
@@ -40,26 +37,21 @@ def time_moves(panel: widgets.SliderPanel, name: str, values: list[int], rounds:
     return times
 
 
-def panels(blit: bool) -> dict[str, widgets.SliderPanel]:
-    schedule, budget = widgets.schedule_panel(), widgets.budget_panel()
-    if not blit:  # same panels, charts that redraw everything on every move
-        schedule._chart = ScheduleChart(blit=False)
-        budget._chart = BudgetChart(budget._chart.budgets, len(budget._chart.trace.get_xdata()), blit=False)
-    return {"01 schedule": schedule, "04 budget": budget}
+def panels() -> dict[str, widgets.SliderPanel]:
+    return {"01 schedule": widgets.schedule_panel(), "04 budget": widgets.budget_panel()}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3, help="sweeps per slider (default 3)")
-    parser.add_argument("--no-blit", action="store_true", help="redraw the whole chart on every move")
     args = parser.parse_args()
     plan = {"01 schedule": {"threshold": sweep(5, 10, 1, 6), "keep": sweep(1, 4, 1, 2), "turns": sweep(6, 24, 1, 10)},
             "04 budget": {"budget": sweep(200, 2000, 50, 600), "reply_tokens": sweep(50, 300, 10, 100),
                           "compress": sweep(2, 10, 2, 4)}}
     # For 01 the threshold is raised first so that "keep verbatim" can move freely.
-    built = panels(blit=not args.no_blit)
+    built = panels()
     built["01 schedule"].sliders["threshold"].value = 6
-    print(f"slider latency (update + recompute + redraw), {'full redraws' if args.no_blit else 'blitted'}, "
+    print(f"slider latency (update + recompute + redraw), "
           f"{args.rounds} sweeps per slider")
     print(f"{'panel':<12} {'slider':<14} {'moves':>5} {'median ms':>9} {'p90 ms':>7} {'max ms':>7}")
     every = []

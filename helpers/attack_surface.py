@@ -12,9 +12,9 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "helpers.memory.summary": "SummaryMemory",
     "helpers.memory.summary_check": "assistant_names check_summary",
     "helpers.measure": "LESSON_KINDS",
-    "helpers.measure.attacks": "attack_rates benign_control corpus measure_check payload roles_holding run_attacks "
-                               "where_it_is",
-    "helpers.display.attack_chart": "attack_chart attack_table_text benign_line check_table_text",
+    "helpers.measure.attacks": "attack_rates corpus measure_check ordinary_run payload roles_holding "
+                               "run_attacks where_it_is",
+    "helpers.display.attack_chart": "attack_chart attack_table_text check_table_text",
     "helpers.model.connect": "connect",
     "helpers.model.responses": "adapt",
     "helpers.model.recordings": "Recording",

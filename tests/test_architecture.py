@@ -163,11 +163,10 @@ def test_no_private_module_no_numpy_below_measure_and_no_module_writes_another()
 
 
 def test_the_shape_checks_find_what_they_look_for():
-    sample = ast.parse("import re\nimport numpy as np\nfrom re import _parser\nfrom helpers.memory import imitation\n"
-                       "x = re._constants\nimitation.KIND_HEADINGS = ()\nsetattr(np, 'x', 1)\nclass C:\n" + "    a = 1\n"
-                       * 150)
+    sample = ast.parse("import re\nimport numpy as np\nfrom re import _parser\nfrom helpers.memory import registry\n"
+                       "x = re._constants\nregistry.KINDS = {}\nsetattr(np, 'x', 1)\nclass C:\n" + "    a = 1\n" * 150)
     assert private_uses(sample) == ["re._parser", "re._constants"]
-    assert foreign_writes(sample) == ["imitation.KIND_HEADINGS", "setattr(np)"]
+    assert foreign_writes(sample) == ["registry.KINDS", "setattr(np)"]
     assert [node.end_lineno - node.lineno for node in sample.body if isinstance(node, ast.ClassDef)] == [150]
     assert any(t.split(".")[0] == "numpy" for t, _ in imports_of(sample))
 

@@ -22,8 +22,8 @@ def test_a_missing_package_or_another_version_fails_with_what_to_run():
     from importlib import metadata
 
     missing = environment_check.check_package("no-such-package-for-this-test", None)
-    assert not missing.ok and missing.detail.endswith(environment_check.PIP_INSTALL)
+    assert not missing.ok and missing.detail.endswith("pip install -r requirements.txt")
     installed = metadata.version("openai")
     assert environment_check.check_package("openai", installed).ok
-    other = environment_check.check_package("openai", installed + ".1")
-    assert not other.ok and f"pins {installed}.1" in other.detail
+    other = environment_check.check_package("openai", installed + ".1", "requirements-hosted.txt")
+    assert not other.ok and f"requirements-hosted.txt pins {installed}.1" in other.detail

@@ -11,7 +11,7 @@ from helpers.display.lines import turn_text
 from helpers.display.plots import request_chart
 from helpers.grading.capstone import candidates
 from helpers.measure import LESSON_KINDS
-from helpers.measure.attacks import DEFENCE_SETTINGS, attack_rates, benign_control, payload, run_attacks
+from helpers.measure.attacks import DEFENCE_SETTINGS, attack_rates, ordinary_run, payload, run_attacks
 from helpers.measure.transcript import load_transcript, strategies
 from helpers.memory.defences import Defences
 from helpers.memory.erasure import forget
@@ -67,12 +67,12 @@ def test_it_saves_loads_forgets_and_gets_an_attack_table_row_when_named(window, 
 def test_registering_it_changes_nothing_notebooks_06_and_07_ask_of_the_registry(offline_access):
     summariser_of = lambda kind, hardened: summariser_for(offline_access, kind, hardened)  # noqa: E731
 
-    def asked() -> tuple:
+    def asked() -> tuple:  # 06's attack table, check measure (by the headings) and ordinary run; 07's strategies
         transcript = load_transcript()
-        runs = run_attacks(summariser_of, SYSTEM, kinds=LESSON_KINDS, corpus_payloads=[payload("deli-04")],
+        runs = run_attacks(summariser_of, SYSTEM, kinds=LESSON_KINDS[:2], corpus_payloads=[payload("deli-04")],
                            settings=DEFENCE_SETTINGS[:2])
         return (strategies(transcript), candidates(transcript), headings(), attack_rates(runs),
-                attack_rates(benign_control(summariser_of, SYSTEM, kinds=LESSON_KINDS, settings=DEFENCE_SETTINGS[:2])))
+                ordinary_run(summariser_for(offline_access, "summary memory"), turns=6))
 
     before = asked()
     with registered(TokenWindowMemory):

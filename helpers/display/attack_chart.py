@@ -46,23 +46,16 @@ def attack_chart(rates: Sequence[AttackRate], title: str) -> Figure:
     return fig
 
 
-def benign_line(rates: Sequence[AttackRate]) -> str:
-    """The control run in one line: how often the check flagged or refused a conversation with no payload."""
-    runs = sum(rate.payloads for rate in rates)
-    return (f"benign control (no payload), {runs} runs: flagged {sum(r.flagged for r in rates)}, "
-            f"refused {sum(r.refused for r in rates)}")
-
-
 def check_table_text(measures: Sequence[CheckMeasure], label: str) -> str:
-    """The summary check measured both ways, one row per mode: held-out attacks caught, false alarms on ordinary
-    talk, and what the mode cost an ordinary conversation (fold attempts flagged and refused)."""
-    def cell(count: int, out_of: int) -> str:
-        return f"{count:>3}/{out_of} {CheckMeasure.percent(count, out_of):3.0f}%"
-    header = (f"{'check mode':<10} {'held-out attacks caught':>24} {'false alarms, ordinary talk':>28} "
-              f"{'ordinary conversation: folds flagged, refused':>46}")
-    lines = [label, header, "-" * len(header)]
+    """The summary check measured both ways: per set, the held-out attacks it caught and the ordinary texts it
+    flagged (false alarms); for the set written apart, the attacks outside the forms no pattern list reaches."""
+    width = max(42, *(len(m.name) for m in measures))
+    lines = [label, f"{'set':<{width}}  texts  flagged", "-" * (width + 32)]
     for m in measures:
-        folds = f"{m.turns} turns, {m.folds} folds: {m.folds_flagged} flagged, {m.folds_refused} refused"
-        lines.append(f"{m.mode:<10} {cell(m.caught, m.attacks):>24} {cell(m.false_alarms, m.ordinary):>28} "
-                     f"{folds:>46}")
+        lines.append(f"{m.name:<{width}}  {m.size:>5}  {m.flagged:>3} {m.percent(m.flagged, m.size):3.0f}%  "
+                     + ("caught" if m.attacks else "false alarms"))
+        if m.hard:
+            rest = m.size - m.hard
+            lines.append(f"{'  outside paraphrase, languages, encodings':<{width}}  {rest:>5}  {m.flagged - m.hard_flagged:>3}"
+                         f" {m.percent(m.flagged - m.hard_flagged, rest):3.0f}%  caught")
     return "\n".join(lines)

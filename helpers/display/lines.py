@@ -43,16 +43,13 @@ def fold_line(event: FoldEvent, kind: str) -> str:
 def turn_lines(record: TurnRecord) -> list[str]:
     """Everything a turn prints, in the order it happened: folds, the turn line, folds, notes."""
     return ([fold_line(e, record.kind) for e in record.folds_before] + [turn_line(record)]
-            + [fold_line(e, record.kind) for e in record.folds_after]
-            + [f"  [NOTE] {note}" for note in record.notes])
+            + [fold_line(e, record.kind) for e in record.folds_after] + [f"  [NOTE] {note}" for note in record.notes])
 
 
 def turn_text(record: TurnRecord) -> str:
-    """``turn_lines`` joined, ready to print."""
     return "\n".join(turn_lines(record))
 
 
-# ----- lesson 3's schedule and lesson 4's budget table ----------------------------------------------
 def schedule_row_line(row: ScheduleRow) -> str:
     """A schedule row as the lesson prints it."""
     return f" turn {row.turn:>2} request: {row.summary_label:<25} + verbatim turns {list(row.verbatim_turns)}"
@@ -62,7 +59,8 @@ def schedule_text(schedule: Schedule) -> str:
     """The whole schedule: heading, a row per turn, the number of summariser calls."""
     heading = (f"Summarise after {schedule.max_turns_before_summary} turns, "
                f"keep {schedule.turns_to_keep_verbatim} verbatim:")
-    footer = f" summariser calls in {schedule.total_turns} turns: {schedule.calls}"
+    turns = schedule.total_turns
+    footer = f" summariser calls in {turns} turn{'' if turns == 1 else 's'}: {schedule.calls}"
     return "\n".join([heading, *(schedule_row_line(row) for row in schedule.rows), footer])
 
 
@@ -73,7 +71,6 @@ def budget_table_text(table: BudgetTable) -> str:
     return "\n".join(lines)
 
 
-# ----- drift and the audit ---------------------------------------------------------------------------
 def cycle_line(cycle: CycleMeasure) -> str:
     """The lesson's line: ``Cycle 1: batch 82 tokens | summary 58 tokens | mentions equity: True``."""
     return (f"Cycle {cycle.cycle}: batch {cycle.batch_tokens} tokens | summary {cycle.summary_tokens} tokens | "
@@ -111,7 +108,6 @@ def audit_report(summary: str, archive: Sequence[dict[str, str]]) -> str:
                       *(cut if fragment else [])])
 
 
-# ----- a request message by message ---------------------------------------------------------------
 def request_text(messages: Sequence[Mapping[str, str]], *, known: Mapping[str, str] | None = None,
                  width: int = 100, first_line_over: int | None = None) -> str:
     """One block per message: ``[n] role (tokens)`` then its text, indented and wrapped. ``known`` maps a text

@@ -1,8 +1,7 @@
-"""Slider panels: sliders, a text readout and a chart image, from a pure ``render_*(...) -> (text, figure)``
-function, the one a notebook's fixed-value cell calls: the stored (nbval-compared) output and the slider agree."""
+"""Slider panels: sliders, a text readout and a chart from ``render_*(...) -> (text, figure)``, the function a
+notebook's fixed-value cell calls; the lessons' panels also print their starting figures, for front ends without widgets."""
 from __future__ import annotations
 
-import functools
 import html
 from collections.abc import Callable
 from typing import Any
@@ -13,10 +12,10 @@ from matplotlib.figure import Figure
 from helpers.display.lines import budget_table_text, schedule_text
 from helpers.display.plots import BudgetChart, ScheduleChart
 from helpers.lessons.data import lesson4
-from helpers.memory.budget import BudgetTable, analyse_budget, budget_table
+from helpers.memory.budget import analyse_budget, budget_table
 from helpers.memory.schedule import summary_schedule
 
-PANEL_DPI = 72  # PNG resolution of slider charts: sharp enough, and fast to redraw
+PANEL_DPI = 72  # PNG resolution of slider charts: sharp enough, and quick to redraw
 _MESSAGES, _BUDGETS = lesson4()["budget_analysis"]["user_messages"], lesson4()["budget_analysis"]["budgets"]
 
 
@@ -24,25 +23,20 @@ def render_schedule(threshold: int = 4, keep: int = 2, turns: int = 10,
                     chart: ScheduleChart | None = None) -> tuple[str, Figure]:
     """Lesson 3's schedule for one setting: its lines, how many verbatim turns the last request holds, the chart."""
     schedule = summary_schedule(turns, threshold, keep)
-    last = schedule.rows[-1]
-    text = f"{schedule_text(schedule)}\n request at turn {last.turn} holds {len(last.verbatim_turns)} verbatim turns"
+    held = len(schedule.rows[-1].verbatim_turns)
+    text = f"{schedule_text(schedule)}\n request at turn {turns} holds {held} verbatim turns"
     return text, (chart or ScheduleChart()).update(schedule)
-
-
-@functools.lru_cache(maxsize=256)
-def _lesson_table(reply_tokens: int, compress: int) -> BudgetTable:
-    """The lesson's six budgets for one reply length and compression (cached: sliders revisit values)."""
-    return budget_table(_MESSAGES, _BUDGETS, reply_tokens, compress)
 
 
 def render_budget(budget: int = 600, reply_tokens: int = 100, compress: int = 4,
                   chart: BudgetChart | None = None) -> tuple[str, Figure]:
     """Lesson 4's budget table for one reply length and compression, and the buffer for one budget."""
-    table = _lesson_table(reply_tokens, compress)
-    chosen = analyse_budget(_MESSAGES, budget, reply_tokens, compress)
+    table, chosen = budget_table(_MESSAGES, _BUDGETS, reply_tokens, compress), analyse_budget(_MESSAGES, budget, reply_tokens, compress)
     text = (f"Replies of {reply_tokens} tokens, {compress} messages compressed per overflow, {len(_MESSAGES)} turns:\n"
-            f"{budget_table_text(table)}\nbudget {chosen.max_buffer_tokens}: overflows: {chosen.overflows}, "
+            f"{budget_table_text(table)}\nbudget {budget}: overflows: {chosen.overflows}, "
             f"largest buffer: {chosen.peak_buffer_tokens} tokens")
+    if chosen.peak_buffer_tokens > budget:
+        text += " (over the budget: a turn bigger than the whole budget is kept until the next overflow)"
     return text, (chart or BudgetChart(_BUDGETS, 2 * len(_MESSAGES))).update(table, chosen)
 
 
@@ -55,16 +49,14 @@ def slider(description: str, value: int, low: int, high: int, step: int = 1, con
 
 
 class SliderPanel(widgets.VBox):
-    """Sliders (``rows`` rows of them), a ``<pre>`` readout and a chart image, redrawn whenever a slider moves."""
+    """Sliders (in ``rows`` rows), a ``<pre>`` readout and a chart image, redrawn whenever a slider moves."""
 
     def __init__(self, sliders: dict[str, widgets.IntSlider], render: Callable[..., tuple[str, Figure]],
                  chart: Any, dpi: int = PANEL_DPI, rows: int = 1, image_height: str | None = "auto") -> None:
         super().__init__()
-        self.sliders = sliders
+        self.sliders, self._render, self._chart, self._dpi = sliders, render, chart, dpi
         self.readout = widgets.HTML()
         self.image = widgets.Image(format="png", layout=widgets.Layout(max_width="100%", height=image_height))
-        self._render, self._chart, self._dpi = render, chart, dpi
-        self._busy = False
         row = -(-len(sliders) // rows)
         boxes = [widgets.HBox(list(sliders.values())[i:i + row]) for i in range(0, len(sliders), row)]
         self.children = [*boxes, self.readout, self.image]
@@ -73,12 +65,11 @@ class SliderPanel(widgets.VBox):
         self.refresh()
 
     @property
-    def text(self) -> str:
-        """The readout as plain text (what the lesson prints)."""
+    def text(self) -> str:  # the readout as plain text
         return html.unescape(self.readout.value.removeprefix("<pre>").removesuffix("</pre>"))
 
-    def constrain(self) -> None:
-        """Adjust slider limits that depend on other sliders (none by default)."""
+    def constrain(self) -> None:  # adjust limits that depend on other sliders
+        pass
 
     def refresh(self) -> None:
         """Recompute and redraw for the sliders' current values."""
@@ -87,13 +78,7 @@ class SliderPanel(widgets.VBox):
         self.image.value = self._chart.png(self._dpi)
 
     def _on_change(self, _change: dict) -> None:
-        if self._busy:
-            return
-        self._busy = True
-        try:
-            self.constrain()
-        finally:
-            self._busy = False
+        self.constrain()  # may clamp another slider, whose own change then refreshes first
         self.refresh()
 
 
@@ -101,16 +86,17 @@ class SchedulePanel(SliderPanel):
     """Lesson 3's schedule: threshold, turns kept verbatim and the number of turns."""
 
     def constrain(self) -> None:
-        keep, threshold = self.sliders["keep"], self.sliders["threshold"]
-        keep.max = threshold.value - 1  # the class needs keep < threshold; ipywidgets clamps the value
+        self.sliders["keep"].max = self.sliders["threshold"].value - 1  # keep < threshold; ipywidgets clamps keep
 
 
 def schedule_panel(threshold: int = 4, keep: int = 2, turns: int = 10) -> SchedulePanel:
     """Sliders "threshold", "keep verbatim", "turns"; readout ends "summariser calls in N turns: C"."""
-    sliders = {"threshold": slider("threshold", threshold, 2, 12),
-               "keep": slider("keep verbatim", keep, 1, threshold - 1),
+    sliders = {"threshold": slider("threshold", threshold, 2, 12), "keep": slider("keep verbatim", keep, 1, threshold - 1),
                "turns": slider("turns", turns, 1, 30)}
-    return SchedulePanel(sliders, render_schedule, ScheduleChart(blit=True))
+    panel = SchedulePanel(sliders, render_schedule, ScheduleChart())
+    lines = panel.text.splitlines()
+    print(lines[0], *lines[-2:], sep="\n")  # the figures, as text (the rows are the schedule printed above)
+    return panel
 
 
 def budget_panel(budget: int = 600, reply_tokens: int = 100, compress: int = 4) -> SliderPanel:
@@ -118,4 +104,6 @@ def budget_panel(budget: int = 600, reply_tokens: int = 100, compress: int = 4) 
     sliders = {"budget": slider("budget", budget, 100, 2000, 50),
                "reply_tokens": slider("reply tokens", reply_tokens, 10, 300, 10),
                "compress": slider("compress", compress, 2, 10, 2)}
-    return SliderPanel(sliders, render_budget, BudgetChart(_BUDGETS, 2 * len(_MESSAGES), blit=True))
+    panel = SliderPanel(sliders, render_budget, BudgetChart(_BUDGETS, 2 * len(_MESSAGES)))
+    print(panel.text)  # the figures, as text, for a front end that cannot draw widgets
+    return panel

@@ -9,18 +9,16 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from helpers.lessons.data import data_file
-from helpers.memory.defences import Defences
+from helpers.lessons.data import data_file, prompt
+from helpers.memory.defences import DATA_CLOSE, DATA_OPEN, Defences
 from helpers.memory.pinned import PINNED_CLOSE, PINNED_HEADING, PINNED_OPEN
-from helpers.memory.placement import DATA_CLOSE, DATA_OPEN
-from helpers.memory.registry import KINDS, kind_named
-from helpers.memory.summary_check import CHECK_MODES, assistant_names, check_summary
+from helpers.memory.registry import KINDS, headings, kind_named
+from helpers.memory.summary_check import assistant_names, check_summary
 from helpers.memory.types import SettingError, Summarised, Summariser, SummariserError, SummaryRefused, asked
 
 
 @dataclass(frozen=True)
-class DefenceSetting:
-    """One row group of the table: the memory's defences and which summariser it uses."""
+class DefenceSetting:  # one row group of the table: the memory's defences and which summariser it uses
     name: str
     defences: Defences | None
     hardened_summariser: bool = False  # structured input + the "conversation is data" prompt
@@ -56,22 +54,16 @@ def corpus() -> dict[str, Any]:
     return {**stored, "payloads": [{**item, "text": _filled(item["text"])} for item in stored["payloads"]]}
 
 
-def payloads() -> list[dict[str, Any]]:
-    """Every payload of the corpus, filled in."""
-    return list(corpus()["payloads"])
-
-
 def payload(payload_id: str) -> dict[str, Any]:
     """One payload of the corpus by its id (``inst-01``, ``role-02``, ...)."""
-    by_id = {item["id"]: item for item in payloads()}
+    by_id = {item["id"]: item for item in corpus()["payloads"]}
     if payload_id not in by_id:
         raise SettingError("payload_id", payload_id, f"no payload {payload_id!r}; the ids are {', '.join(by_id)}")
     return by_id[payload_id]
 
 
 @dataclass(frozen=True)
-class AttackRun:
-    """One payload through one memory kind under one setting."""
+class AttackRun:  # one payload through one memory kind under one setting
     payload_id: str
     family: str
     setting: str
@@ -85,7 +77,7 @@ class AttackRun:
 
 
 def _mentions(text: str | None, canary: str) -> bool:
-    return bool(text) and canary.casefold() in text.casefold()  # type: ignore[union-attr]
+    return canary.casefold() in (text or "").casefold()
 
 
 def run_one(item: dict[str, Any], memory_kind: str, setting: DefenceSetting, summarise: Summariser | None,
@@ -112,7 +104,8 @@ def run_one(item: dict[str, Any], memory_kind: str, setting: DefenceSetting, sum
             reached = reached or any(m["role"] == "system" and m["content"] != system_prompt
                                      and _mentions(m["content"], canary) for m in memory.get_messages_for_api())
     last = any(_mentions(m["content"], canary) for m in memory.get_messages_for_api())
-    flagged = any(check_summary(summary, names=assistant_names(system_prompt)).flagged for summary in written)
+    flagged = any(check_summary(summary, names=assistant_names(system_prompt), headings=headings()).flagged
+                  for summary in written)
     return AttackRun(item["id"], item["family"], setting.name, memory_kind, reached, _mentions(memory.summary, canary),
                      last, flagged, refused, memory.summary)
 
@@ -133,13 +126,13 @@ def memoised(summarise: Summariser) -> Summariser:
 def run_attacks(summariser_for: Callable[[str, bool], Summariser], system_prompt: str, *,
                 kinds: Iterable[str] | None = None, corpus_payloads: Iterable[dict[str, Any]] | None = None,
                 settings: Iterable[DefenceSetting] = DEFENCE_SETTINGS) -> list[AttackRun]:
-    """Every payload x memory kind (``kinds`` by name, every registered one if None) x setting.
-    ``summariser_for(kind_name, hardened)`` gives the summariser; a kind without one is never asked for it."""
+    """Every payload x memory kind (``kinds`` by name, every registered one if None) x setting;
+    ``summariser_for(kind_name, hardened)`` gives the summariser (a kind without one is never asked)."""
     try:
         chosen_kinds = [kind_named(kind).KIND.name for kind in (KINDS if kinds is None else kinds)]
     except SettingError as error:
         raise SettingError("kinds", error.value, str(error)) from None
-    chosen = list(corpus_payloads if corpus_payloads is not None else payloads())
+    chosen = list(corpus_payloads if corpus_payloads is not None else corpus()["payloads"])
     runs, summarisers = [], {}
     for setting in settings:
         for kind in chosen_kinds:
@@ -166,8 +159,7 @@ class AttackRate:
     flagged: int
     refused: int  # runs in which the check refused at least one summary (the turns stayed verbatim)
 
-    def percent(self, count: int) -> float:
-        """``count`` as a percentage of the runs."""
+    def percent(self, count: int) -> float:  # of the runs
         return _percent(count, self.payloads)
 
 
@@ -179,15 +171,6 @@ def attack_rates(runs: Iterable[AttackRun]) -> list[AttackRate]:
     counted = ("reached_system", "in_summary", "in_last_request", "flagged")
     return [AttackRate(*key, len(group), *(sum(getattr(r, name) for r in group) for name in counted),
                        sum(r.refused_folds > 0 for r in group)) for key, group in groups.items()]
-
-
-def benign_control(summariser_for: Callable[[str, bool], Summariser], system_prompt: str, *,
-                   kinds: Iterable[str] | None = None,
-                   settings: Iterable[DefenceSetting] = DEFENCE_SETTINGS) -> list[AttackRun]:
-    """The same runs with a benign turn 2: the check's false alarms, and refusals it would cause."""
-    benign = {"id": "benign", "family": "benign", "text": corpus()["conversation"]["benign_turn"],
-              "canary": "\0no canary\0"}
-    return run_attacks(summariser_for, system_prompt, kinds=kinds, corpus_payloads=[benign], settings=settings)
 
 
 def roles_holding(request: list[dict[str, str]], text: str) -> list[str]:
@@ -207,55 +190,55 @@ def where_it_is(text: str, memory: Any, saved_file: Any = None) -> str:
 
 
 # ----- the summary check, measured both ways ---------------------------------------------------------------------
-def heldout_attacks() -> list[dict[str, Any]]:
-    """The held-out attacks on the check (``data/security/heldout_attacks.json``): written before its patterns."""
-    return list(data_file("security/heldout_attacks.json")["attacks"])
-
-
-def ordinary_talk() -> dict[str, Any]:
-    """Ordinary conversation (``data/security/ordinary_talk.json``): user messages, summaries and system prompts."""
-    return dict(data_file("security/ordinary_talk.json"))
+# the sets in data/security/: held-out attacks (caught is right) and ordinary talk (flagged is a false alarm)
+CHECK_SETS = (("heldout_attacks", "held-out attacks, by the check's author"),
+              ("heldout_attacks_2", "held-out attacks, written apart"),
+              ("ordinary_talk", "ordinary talk, by the check's author"), ("ordinary_talk_2", "ordinary talk, written apart"))
 
 
 @dataclass(frozen=True)
 class CheckMeasure:
-    """One check mode: held-out attacks caught, ordinary texts flagged, an ordinary run's folds flagged or refused."""
-    mode: str
-    attacks: int
-    caught: int
-    ordinary: int
-    false_alarms: int
-    turns: int
-    folds: int
-    folds_flagged: int
-    folds_refused: int
+    """The check on one set: of ``size`` texts it flagged ``flagged`` (``hard``: of them in the forms no pattern list
+    is expected to reach, paraphrase, other languages, encodings: ``hard_flagged`` of ``hard``)."""
+    name: str
+    attacks: bool
+    size: int
+    flagged: int
+    hard: int = 0
+    hard_flagged: int = 0
 
     percent = staticmethod(_percent)
 
 
-def measure_check(summarise: Summariser, kind: str = "summary memory", *, turns: int | None = None,
-                  modes: Iterable[str] = CHECK_MODES) -> list[CheckMeasure]:
-    """Each check mode on the held-out attacks, the ordinary texts and a conversation of the first ``turns`` ordinary
-    user messages through ``kind``: fold attempts flagged or refused (a refused fold keeps its turns, tried again)."""
-    talk = ordinary_talk()
-    ordinary = [*talk["user_messages"], *talk["summaries"]]
-    prompt = talk["system_prompts"][0]
-    messages = talk["user_messages"][:turns]
-    summarise = memoised(summarise)  # the modes fold the same turns: each summary is asked for once
-    attacks, cls, results = heldout_attacks(), KINDS[kind], []
-    for mode in modes:
-        defences = Defences(summary_check=mode)
-        caught = sum(bool(defences.check(attack["text"], prompt)) for attack in attacks)
-        false_alarms = sum(any(defences.check(text, p) for p in talk["system_prompts"]) for text in ordinary)
-        memory = cls.create(prompt, summarise, dict(cls.KIND.attack_settings), defences)
-        refused = 0
-        for text in messages:
-            for role, content in (("user", text), ("assistant", "Noted. Let us keep that in the plan.")):
-                try:
-                    memory.add_message(role, content)
-                except SummaryRefused:
-                    refused += 1
-        flagged = sum(bool(event.check) for event in memory.fold_events)
-        results.append(CheckMeasure(mode, len(attacks), caught, len(ordinary), false_alarms, len(messages),
-                                    memory.summary_count + refused, flagged + refused, refused))
-    return results
+def measure_check() -> list[CheckMeasure]:
+    """The check (any mode but off) on every set of ``CHECK_SETS``, with every registered kind's heading and the
+    names each set's system prompts give the assistant."""
+    measures, kinds = [], headings()
+    for file, name in CHECK_SETS:
+        data = data_file(f"security/{file}.json")
+        names = tuple(n for p in data.get("system_prompts", [prompt("fincoach_system")]) for n in assistant_names(p))
+        texts = data["attacks"] if "attacks" in data else [{"text": t} for t in data["user_messages"] + data["summaries"]]
+        flagged = [check_summary(t["text"], headings=kinds, names=names).flagged for t in texts]
+        hard = [t.get("form") in data.get("hard_tail_forms", ()) for t in texts]
+        measures.append(CheckMeasure(name, "attacks" in data, len(texts), sum(flagged), sum(hard),
+                                     sum(f and h for f, h in zip(flagged, hard))))
+    return measures
+
+
+def ordinary_run(summarise: Summariser, kind: str = "summary memory", turns: int | None = None) -> tuple[int, ...]:
+    """The first ``turns`` user messages of both ordinary corpora through ``kind`` with the refusing check: (turns,
+    fold attempts, flagged, refused); a refused fold keeps its turns and is tried again."""
+    messages = [t for file in ("ordinary_talk", "ordinary_talk_2") for t in data_file(f"security/{file}.json")
+                ["user_messages"]][:turns]
+    cls = KINDS[kind]
+    memory = cls.create(prompt("fincoach_system"), summarise, dict(cls.KIND.attack_settings),
+                        Defences(summary_check="refuse"))
+    refused = 0
+    for text in messages:
+        for role, content in (("user", text), ("assistant", "Noted. Let us keep that in the plan.")):
+            try:
+                memory.add_message(role, content)
+            except SummaryRefused:
+                refused += 1
+    flagged = sum(bool(event.check) for event in memory.fold_events)
+    return len(messages), memory.summary_count + refused, flagged + refused, refused

@@ -7,32 +7,23 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from helpers.base.literals import first_look
-
 UNITS = {"k": 1_000, "thousand": 1_000, "l": 100_000, "lakh": 100_000, "lakhs": 100_000, "lac": 100_000,
          "cr": 10_000_000, "crore": 10_000_000, "crores": 10_000_000}
 NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
                 "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20}
 _DASH = "-\u2010\u2011\u2012\u2013\u2014"
-_CURRENCIES = ("₹", r"rs\.?\s?", r"inr\s?")  # each starts with a literal: the looks at the first characters are
-_FIGURE_START = f"(?=[\\d{''.join(currency[0] for currency in _CURRENCIES)}])"  # made of them (and of a digit)
-_CURRENCY = "|".join(_CURRENCIES)
-_NUM = r"\d[\d,]*(?:\.\d+|)"  # "X|" for "X?": the same order of tries, no repeat to enter
-_UNIT_WORDS = ("%", "percent", *UNITS)  # each but "%" ends a word: at most one matches at a place, in any order
-_UNIT = "(?:%|" + "|".join(rf"{word}\b" for word in _UNIT_WORDS[1:]) + ")"
-_UNIT_START = "".join(dict.fromkeys(word[0] for word in _UNIT_WORDS))
-# optional ₹, a number or a range ("15-20", "4 to 5"), an optional unit or %; number words only before a unit (below).
-# A digit is tried before the currencies (a place that starts with one starts with no currency), and both tails are
-# skipped at once where neither a dash, "to" nor a unit can follow
-_FIGURE = (rf"(?:(?=\d)|(?P<currency>{_CURRENCY}))(?P<low>{_NUM})(?:(?=\s?[{_DASH}t{_UNIT_START}])"
-           rf"(?:\s?(?:[{_DASH}]|to)\s?(?P<high>{_NUM})|)(?:\s?{first_look(_UNIT_WORDS)}(?P<unit>{_UNIT})|)|)")
-FIGURE = re.compile(_FIGURE_START + _FIGURE, re.IGNORECASE)
+_CURRENCY = r"₹|rs\.?\s?|inr\s?"
+_NUM = r"\d[\d,]*(?:\.\d+)?"
+_UNIT = "(?:%|" + "|".join(rf"{word}\b" for word in ("percent", *UNITS)) + ")"
+# optional ₹, a number or a range ("15-20", "4 to 5"), an optional unit or %; number words only before a unit (below)
+_FIGURE = (rf"(?:(?=\d)|(?P<currency>{_CURRENCY}))(?P<low>{_NUM})(?:\s?(?:[{_DASH}]|to)\s?(?P<high>{_NUM}))?"
+           rf"(?:\s?(?P<unit>{_UNIT}))?")
+FIGURE = re.compile(_FIGURE, re.IGNORECASE)
 _TIME_WORDS = ("month", "year", "week", "day", "lakh", "crore")  # what a number word needs after it
-_WORD_NUMBER = re.compile(r"\b" + first_look(NUMBER_WORDS) + "(" + "|".join(NUMBER_WORDS) + r")\b"
-                          r"(?=[\s-]+(?:" + "|".join(_TIME_WORDS) + "))", re.IGNORECASE)
-_NEGATORS = ("no", "never", "without", "zero", "nil")
-NEGATION = re.compile(first_look(_NEGATORS) + r"\b(?:" + "|".join(_NEGATORS) + r")\s+"
-                      r"(?:(?:a|an|any|other|outstanding|existing)\s+)?(?P<what>[a-z][a-z-]+)", re.IGNORECASE)
+_WORD_NUMBER = re.compile(r"\b(" + "|".join(NUMBER_WORDS) + r")\b(?=[\s-]+(?:" + "|".join(_TIME_WORDS) + "))",
+                          re.IGNORECASE)
+NEGATION = re.compile(r"\b(?:no|never|without|zero|nil)\s+(?:(?:a|an|any|other|outstanding|existing)\s+)?"
+                      r"(?P<what>[a-z][a-z-]+)", re.IGNORECASE)
 _NEGATION_TEXTS = re.compile(f"({NEGATION.pattern})", re.IGNORECASE)  # findall gives (text, what): no match objects
 _STOP = {"the", "a", "an", "to", "be", "is", "are", "and", "or", "of", "for", "in", "more", "longer"}
 
@@ -69,24 +60,15 @@ class Figure:
 
 
 # a figure glued to a letter, digit, comma or dot before it (inside a longer token: matched and left out) or not (kept,
-# in the one group): the regex engine gathers the texts, Python reads each distinct one once
+# in the one group)
 _ANY_FIGURE = re.sub(r"\(\?P<\w+>", "(?:", _FIGURE)  # its groups left unnamed, findall gives the texts
-_FIGURE_TEXTS = re.compile(rf"{_FIGURE_START}(?:(?<![^\W_]|[,.])({_ANY_FIGURE})|{_ANY_FIGURE})", re.IGNORECASE)
-
-
-def _has_digit(text: str) -> bool:
-    """Whether ``text`` holds a decimal digit of any script (what ``\\d`` matches)."""
-    return any(digit in text for digit in "0123456789") if text.isascii() else _DIGIT.search(text) is not None
+_FIGURE_TEXTS = re.compile(rf"(?<![^\W_]|[,.])({_ANY_FIGURE})|{_ANY_FIGURE}", re.IGNORECASE)
 
 
 def figures(text: str, *, distinct: bool = False) -> list[Figure]:
     """The figures in ``text``: amounts in ₹ with k/L/lakh/crore, percentages, ages, durations; with ``distinct``,
     each figure as written once, in the order first written."""
-    # exact gates: every figure holds a digit, and a number word needs a time word after it (every letter that
-    # matches one of theirs under re.IGNORECASE has it as its lower case, so str.lower keeps them findable)
-    written = [f for f in _FIGURE_TEXTS.findall(text) if f] if _has_digit(text) else []
-    lowered = text.lower()
-    words = _WORD_NUMBER.findall(text) if any(word in lowered for word in _TIME_WORDS) else []
+    written, words = [f for f in _FIGURE_TEXTS.findall(text) if f], _WORD_NUMBER.findall(text)
     read = {figure: Figure.read(figure) for figure in dict.fromkeys(written)}  # each text read once
     read |= {word: Figure(word, (float(NUMBER_WORDS[word.lower()]),), 1) for word in dict.fromkeys(words)}
     return list(read.values()) if distinct else [read[figure] for figure in written + words]

@@ -25,6 +25,11 @@ def mentions(text: str, keyword: str = "equit") -> bool:
     return keyword.lower() in text.lower()
 
 
+def keyword_sentences(text: str, keyword: str = "equit") -> list[str]:
+    """The sentences of ``text`` that mention ``keyword``: what a reader checks by eye."""
+    return [s.strip() for s in _SENTENCE.split(text) if mentions(s, keyword)]
+
+
 def rule_strength(text: str, keyword: str = "equit") -> tuple[str, list[str]]:
     """``("rule" | "preference" | "mentioned" | "absent", cue words found)`` for the keyword's sentences: a rule
     word ("never", "allergic"...), only softer words ("avoids", "prefers"), neither, or no mention."""
@@ -35,11 +40,6 @@ def rule_strength(text: str, keyword: str = "equit") -> tuple[str, list[str]]:
     return ("mentioned" if sentences else "absent"), []
 
 
-def keyword_sentences(text: str, keyword: str = "equit") -> list[str]:
-    """The sentences of ``text`` that mention ``keyword``: what a reader checks by eye."""
-    return [s.strip() for s in _SENTENCE.split(text) if mentions(s, keyword)]
-
-
 @dataclass(frozen=True)
 class CycleMeasure:
     """One summary cycle measured the lesson's way, plus the rule-or-preference reading."""
@@ -47,69 +47,33 @@ class CycleMeasure:
     batch_tokens: int
     summary_tokens: int
     words: int
-    word_limit: int
+    word_limit: int | None
     mentions_keyword: bool
     strength: str
-    cues: tuple[str, ...]
     summary: str
     keyword_label: str = "equity"
 
     @property
     def over_limit(self) -> bool:
-        """More words than the prompt allows."""
-        return self.words > self.word_limit
+        """More words than the prompt allows (False when the prompt states no limit)."""
+        return self.word_limit is not None and self.words > self.word_limit
 
 
 def measure(summaries: Sequence[str], batch_tokens: Sequence[int], keyword: str = "equit",
-            word_limit: int = 80, keyword_label: str = "equity") -> list[CycleMeasure]:
-    """Measure a run's summaries, one per cycle, in the same way for every run."""
+            word_limit: int | None = 80, keyword_label: str = "equity") -> list[CycleMeasure]:
+    """Measure a run's summaries, one per cycle, in the same way for every run (the lesson's included)."""
     if len(summaries) != len(batch_tokens):
         raise SettingError("batch_tokens", batch_tokens,
                            f"{len(summaries)} summaries but {len(batch_tokens)} batch sizes: give one per summary")
-    measures = []
-    for cycle, (summary, batch) in enumerate(zip(summaries, batch_tokens), start=1):
-        strength, cues = rule_strength(summary, keyword)
-        measures.append(CycleMeasure(cycle, batch, count_tokens(summary), word_count(summary), word_limit,
-                                     mentions(summary, keyword), strength, tuple(cues), summary, keyword_label))
-    return measures
+    return [CycleMeasure(cycle, batch, count_tokens(summary), word_count(summary), word_limit,
+                         mentions(summary, keyword), rule_strength(summary, keyword)[0], summary, keyword_label)
+            for cycle, (summary, batch) in enumerate(zip(summaries, batch_tokens), start=1)]
 
 
 def run_drift(summarise: Summariser, batches: Sequence[Sequence[str]], keyword: str = "equit",
-              word_limit: int = 80) -> list[CycleMeasure]:
-    """Fold the batches into a rolling summary, one summariser call per batch; measure each cycle."""
-    batch_tokens = [count_tokens("\n".join(batch)) for batch in batches]
+              word_limit: int | None = 80) -> list[CycleMeasure]:
+    """Fold the batches (``"USER: ..."`` lines) into a rolling summary, one summariser call per batch; measure each."""
     summaries: list[str] = []
     for batch in batches:
         summaries.append(summarise(messages_from_lines(list(batch)), summaries[-1] if summaries else None))
-    return measure(summaries, batch_tokens, keyword, word_limit)
-
-
-def chart_series(cycles: Sequence[CycleMeasure]) -> dict[str, list]:
-    """The numbers ``helpers.display.plots.drift_chart`` draws for one run, and how the rule reads per cycle."""
-    return {name: [getattr(cycle, name) for cycle in cycles]
-            for name in ("batch_tokens", "summary_tokens", "words", "strength")}
-
-
-class RecordedSummariser:
-    """A summariser handing back summaries written earlier, in order (lesson 3's published drift run, measured as a
-    live run is); every call's arguments are kept in ``calls``, and a call off the record is refused."""
-
-    def __init__(self, summaries: Sequence[str], source: str) -> None:
-        if not summaries or not all(isinstance(s, str) and s.strip() for s in summaries):
-            raise SettingError("summaries", summaries, "RecordedSummariser needs at least one non-empty summary text")
-        self.summaries = list(summaries)
-        self.source = source
-        self.calls: list[tuple[list[dict[str, str]], str | None]] = []
-
-    def __call__(self, messages: list[dict[str, str]], existing_summary: str | None = None) -> str:
-        if len(self.calls) >= len(self.summaries):
-            raise SettingError("calls", len(self.calls) + 1, (
-                f"{self.source} holds {len(self.summaries)} summaries, and call {len(self.calls) + 1} asked for "
-                "another: run it on as many cycles as were recorded"))
-        expected_existing = self.summaries[len(self.calls) - 1] if self.calls else None
-        if existing_summary != expected_existing:
-            raise SettingError("existing_summary", existing_summary, (
-                f"call {len(self.calls) + 1} was given an existing summary that is not the one recorded before it: "
-                f"the run being replayed differs from {self.source}"))
-        self.calls.append((list(messages), existing_summary))
-        return self.summaries[len(self.calls) - 1]
+    return measure(summaries, [count_tokens("\n".join(batch)) for batch in batches], keyword, word_limit)

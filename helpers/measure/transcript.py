@@ -1,33 +1,45 @@
-"""One long conversation through every memory the course built, measured the same way (notebook 07): the user's
-turns (``data/capstone/conversation.json``) and one written reply per turn fed to every strategy, so requests
-differ only by what each memory keeps. ``replay`` measures each turn's bill (``bill``) and request (``ledger``)."""
-from __future__ import annotations
-
+"""One long conversation through every memory the course built, measured the same way (notebook 07): the same
+user turns and replies fed to every strategy, and every turn's bill and request (read against ``ledger``) kept.
+Counted figures are o200k_base counts; what an endpoint billed (a model answering) is kept beside them."""
 import json
-import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from helpers.base.paths import DATA_DIR
+from helpers.base.tokens import count_tokens
 from helpers.measure import LESSON_KINDS
-from helpers.measure.bill import Bill, CallBill, TurnBill, call_bill
-from helpers.measure.ledger import (CAPSTONE_DIR, KEPT, Ledger, grade_answer, injection_state, reached_system,
-                                    request_statuses)
-from helpers.memory.rolling import RollingMemory
+from helpers.measure.ledger import CAPSTONE_DIR, KEPT, Ledger, request_statuses
 from helpers.memory.sliding_window import SlidingWindowMemory
 from helpers.memory.types import StateError, SummariserError
 
 FULL_BUFFER = "full buffer"  # every turn, word for word: a sliding window as long as the conversation
 REPLIES_FILE = DATA_DIR / "offline_replies" / "capstone.json"
+MemoryFactory = Callable[[str, dict[str, Any]], Any]  # make(kind, settings) -> memory: the notebook's
+Responder = Callable[[list[dict[str, str]], int], tuple[str, int | None]]  # (request, turn) -> (reply, billed)
 
-MemoryFactory = Callable[[str, dict[str, Any]], RollingMemory]
-"""``make(kind, settings) -> memory``: the notebook's, so every memory gets its summariser from one model access."""
 
-Responder = Callable[[list[dict[str, str]], int], "tuple[str, int | None]"]
-"""``respond(request, turn) -> (reply, billed prompt tokens or None)``: a model answering each strategy's own
-requests. Without one, every strategy gets the transcript's reply for the turn."""
+def request_tokens(messages: Sequence[dict[str, str]]) -> int:
+    """The o200k_base tokens of a request's texts."""
+    return sum(count_tokens(message["content"]) for message in messages)
+
+
+class CallBill(NamedTuple):
+    """One summariser call: the tokens it sent and the tokens it wrote."""
+    prompt_tokens: int
+    output_tokens: int
+
+
+class Bill(NamedTuple):
+    """A strategy's whole bill: its chat requests' tokens, its summariser calls, and the one total of both."""
+    request_tokens: int
+    calls: list[CallBill]  # every summariser call, in order
+    total: int  # every request plus every summariser call, prompt and output
+
+    @property
+    def summariser_calls(self) -> int:
+        return len(self.calls)
 
 
 @dataclass(frozen=True)
@@ -58,26 +70,33 @@ def load_transcript(conversation: str | Path | None = None, replies: str | Path 
 
 def strategies(transcript: Transcript) -> dict[str, tuple[str, dict[str, Any]]]:
     """Name -> (kind, settings): the full buffer, then each of ``LESSON_KINDS`` at the lessons' settings."""
-    window = SlidingWindowMemory.KIND.name
-    return {FULL_BUFFER: (window, {"window_turns": len(transcript)}), **{name: (name, {}) for name in LESSON_KINDS}}
+    return {FULL_BUFFER: (SlidingWindowMemory.KIND.name, {"window_turns": len(transcript)}),
+            **{name: (name, {}) for name in LESSON_KINDS}}
 
 
 @dataclass(frozen=True)
 class TurnMeasure:
-    """One turn of one strategy: its bill, the summary sent, and how the request carried each fact."""
+    """One turn of one strategy: the request, its tokens (billed too, with a model), the summariser calls, the summary
+    sent and how the request carried each fact."""
     turn: int
-    bill: TurnBill
-    summary: str | None
-    statuses: dict[str, str]
-    injection_in_system: bool
-    notes: tuple[str, ...] = ()
+    request_tokens: int
+    calls: tuple[CallBill, ...] = ()
+    summary: str | None = None
+    statuses: dict[str, str] = field(default_factory=dict)
+    request: list[dict[str, str]] = field(default_factory=list)
+    notes: tuple[str, ...] = ()  # why a fold failed (nothing lost: the memory folds later)
+    billed_request: int | None = None
+
+    @property
+    def tokens(self) -> int:
+        """What the turn cost: the request plus every summariser call's prompt and output."""
+        return self.request_tokens + sum(map(sum, self.calls))
 
 
 @dataclass(frozen=True)
 class StrategyRun:
-    """A strategy's whole run of the transcript, measured."""
+    """A strategy's run of the transcript, measured; ``checkpoint_requests``: its request after a checkpoint's reply."""
     name: str
-    kind: str
     settings: dict[str, Any]
     turns: tuple[TurnMeasure, ...]
     ledger: Ledger
@@ -85,12 +104,12 @@ class StrategyRun:
 
     @property
     def bill(self) -> Bill:
-        """The whole run's bill."""
-        return Bill(tuple(turn.bill for turn in self.turns))
+        turns = self.turns
+        return Bill(sum(t.request_tokens for t in turns), [c for t in turns for c in t.calls],
+                    sum(t.tokens for t in turns))
 
     @property
     def last(self) -> TurnMeasure:
-        """The last turn's measure."""
         return self.turns[-1]
 
     def kept(self, turn: int | None = None) -> tuple[int, int]:
@@ -99,36 +118,15 @@ class StrategyRun:
         statuses, wanted = self.turns[turn - 1].statuses, self.ledger.wanted(turn)
         return sum(statuses.get(fact.id) in KEPT for fact in wanted), len(wanted)
 
-    def leaks(self, turn: int | None = None) -> list[str]:
-        """The facts sent at ``turn`` (the last by default) that should not be: asked to be forgotten, or the
-        injected instruction."""
-        turn = turn or len(self.turns)
-        statuses = self.turns[turn - 1].statuses
-        return [fact.id for fact in self.ledger.facts if fact.turn <= turn and not fact.wanted(turn)
-                and fact.kind in ("forget", "injection") and statuses.get(fact.id) in KEPT]
-
-    def status_trail(self, fact_id: str) -> list[str | None]:
-        """The fact's status at every turn (None before it was stated)."""
-        return [turn.statuses.get(fact_id) for turn in self.turns]
+    def leaks(self) -> list[str]:
+        """What the last request sends that it should not: a fact asked to be forgotten, the planted instruction."""
+        return [fact.id for fact in self.ledger.facts if fact.kind in ("forget", "injection")
+                and not fact.wanted(len(self.turns)) and self.last.statuses.get(fact.id) in KEPT]
 
     def summary_versions(self) -> list[tuple[int, str]]:
-        """The run's distinct summaries, in order, each with the first turn it was sent (turns count from 1)."""
-        versions: list[tuple[int, str]] = []
-        for number, turn in enumerate(self.turns, start=1):
-            if turn.summary is not None and (not versions or versions[-1][1] != turn.summary):
-                versions.append((number, turn.summary))
-        return versions
-
-    def injection_trail(self) -> list[tuple[int, str]]:
-        """(first turn sent, verbatim | paraphrased | gone) for every summary version made after the injection."""
-        fact = self.ledger.injection
-        if fact is None:
-            return []
-        return [(turn, injection_state(fact, text)) for turn, text in self.summary_versions() if turn > fact.turn]
-
-    def first_system_turn(self) -> int | None:
-        """The first turn at which the injected instruction was inside a system message, or None."""
-        return next((turn.turn for turn in self.turns if turn.injection_in_system), None)
+        """The run's distinct summaries, in order, each with the first turn it was sent."""
+        before = [None, *(turn.summary for turn in self.turns)]
+        return [(turn.turn, turn.summary) for turn, old in zip(self.turns, before) if turn.summary not in (None, old)]
 
     def label(self) -> str:
         """The strategy and its settings, short: ``summary memory (4/2)``."""
@@ -136,50 +134,44 @@ class StrategyRun:
         return self.name if self.name == FULL_BUFFER else f"{self.name} ({'/'.join(values)})"
 
 
-def replay(memory: RollingMemory, transcript: Transcript, ledger: Ledger, name: str | None = None,
-           turns: int | None = None, respond: Responder | None = None) -> StrategyRun:
-    """Feed the transcript (its first ``turns`` turns) to ``memory`` and measure every request it builds. The replies
-    are the transcript's or, with ``respond``, a model's answers to this memory's requests (billed beside counted).
-    A failed fold is noted on the turn and the run goes on; a ``respond`` that raises leaves the memory as it was."""
-    calls: list[Any] | None = getattr(memory.summarise, "calls", None)
-    measures: list[TurnMeasure] = []
-    checkpoints: dict[int, list[dict[str, str]]] = {}
-    injection, count = ledger.injection, len(transcript) if turns is None else turns
-    for turn, (question, reply) in enumerate(zip(transcript.user_turns[:count], transcript.replies[:count]), 1):
+def replay(memory: Any, transcript: Transcript, ledger: Ledger, name: str | None = None,
+           respond: Responder | None = None) -> StrategyRun:
+    """Feed the transcript to ``memory`` and measure every request it builds. The replies are the transcript's or,
+    with ``respond``, a model's answers to this memory's requests (billed beside counted). A failed fold is noted on
+    the turn and the run goes on; a ``respond`` that raises leaves the memory as it was before the turn."""
+    calls: list[Any] | None = getattr(memory.summarise, "calls", None)  # a model summariser's record of its calls
+    measures, checkpoints = [], {}
+    for turn, (question, reply) in enumerate(zip(transcript.user_turns, transcript.replies), start=1):
         calls_before, events_before, notes = len(calls or ()), len(memory.fold_events), []
-        with memory.transaction():  # a model call that fails leaves the memory as it was before the turn
-            try:
-                memory.add_message("user", question)
-            except SummariserError as error:
-                notes.append(str(error))
-            request = memory.get_messages_for_api()
-            summary, request_tokens = memory.summary, memory.request_tokens
+        with memory.transaction():
+            _add(memory, "user", question, notes)
+            request, summary, tokens = memory.get_messages_for_api(), memory.summary, memory.request_tokens
             reply, billed = respond(request, turn) if respond is not None else (reply, None)
-            try:
-                memory.add_message("assistant", reply)
-            except SummariserError as error:
-                notes.append(str(error))
-        bills = (tuple(call_bill(call) for call in calls[calls_before:]) if calls is not None  # else the fold events'
-                 else tuple(CallBill(e.tokens_in, e.summary_tokens) for e in memory.fold_events[events_before:]
-                            if memory.KIND.heading is not None))  # (a window calls no summariser)
-        measures.append(TurnMeasure(turn, TurnBill(turn, request_tokens, bills, billed), summary,
-                                    request_statuses(ledger, request, summary, turn),
-                                    injection is not None and reached_system(injection, request), tuple(notes)))
+            _add(memory, "assistant", reply, notes)
+        bills = (tuple(CallBill(request_tokens(c.request), count_tokens(c.summary)) for c in calls[calls_before:])
+                 if calls is not None else tuple(CallBill(e.tokens_in, e.summary_tokens)  # else the fold events'
+                                                 for e in memory.fold_events[events_before:] if memory.KIND.heading))
+        measures.append(TurnMeasure(turn, tokens, bills, summary, request_statuses(ledger, request, summary, turn),
+                                    request, tuple(notes), billed))
         if turn in transcript.checkpoints:
             checkpoints[turn] = memory.get_messages_for_api()
-    return StrategyRun(name or memory.KIND.name, memory.KIND.name, memory.settings(), tuple(measures), ledger,
-                       checkpoints)
+    return StrategyRun(name or memory.KIND.name, memory.settings(), tuple(measures), ledger, checkpoints)
+
+
+def _add(memory: Any, role: str, text: str, notes: list[str]) -> None:
+    try:
+        memory.add_message(role, text)
+    except SummariserError as error:
+        notes.append(str(error))
 
 
 def run_strategies(make: MemoryFactory, transcript: Transcript, ledger: Ledger,
-                   chosen: dict[str, tuple[str, dict[str, Any]]] | None = None,
                    respond: Responder | None = None) -> dict[str, StrategyRun]:
-    """Every strategy (``strategies(transcript)`` unless ``chosen``) through the same transcript: name -> run."""
+    """Every strategy of ``strategies(transcript)`` through the same transcript: name -> run."""
     return {name: replay(make(kind, settings), transcript, ledger, name, respond=respond)
-            for name, (kind, settings) in (chosen or strategies(transcript)).items()}
+            for name, (kind, settings) in strategies(transcript).items()}
 
 
-# ----- probes (a model's answers at the checkpoints) ---------------------------------------------------
 def probe_request(run: StrategyRun, turn: int) -> list[dict[str, str]]:
     """The memory's request after ``turn``'s reply, with one user message asking every probe question, numbered."""
     questions = "\n".join(f"{number}. {probe.question}" for number, probe in enumerate(run.ledger.probes, start=1))
@@ -188,21 +180,22 @@ def probe_request(run: StrategyRun, turn: int) -> list[dict[str, str]]:
         f"where you do not know:\n{questions}")}]
 
 
-def answer_lines(answer: str, count: int) -> list[str]:
-    """The numbered lines of an answer to the probe message, one per question ('' where a number is missing)."""
-    lines: dict[int, str] = {}
-    for number, rest in re.findall(r"^[\s*#-]*(\d+)\.(.*)$", answer, re.MULTILINE):
-        lines.setdefault(int(number), rest.strip())
-    return [lines.get(number, "") for number in range(1, count + 1)]
-
-
-def grade_probes(ledger: Ledger, answer: str) -> dict[str, str]:
-    """Each probe's fact and how the model's numbered answer to it grades (``ledger.grade_answer``)."""
-    lines = answer_lines(answer, len(ledger.probes))
-    return {probe.fact: grade_answer(ledger.fact(probe.fact), line, ledger)
-            for probe, line in zip(ledger.probes, lines)}
-
-
-def spread(values: Sequence[float]) -> tuple[float, float, float]:
-    """(lowest, mean, highest) of repeated runs' figures: the variance a live model has and the stand-in has not."""
-    return min(values), sum(values) / len(values), max(values)
+def call_plan(runs: Mapping[str, StrategyRun], context_tokens: int, probe_tokens: int, repeats: int = 3) -> str:
+    """What notebook 07 asks of a model, read from a dry run of ``runs``: by default the summariser calls and the probes
+    whose request and ``probe_tokens`` fit ``context_tokens``; in full, more (the text says what)."""
+    calls = [call.prompt_tokens for run in runs.values() for call in run.bill.calls]
+    probes = {(run.name, turn): request_tokens(probe_request(run, turn))
+              for run in runs.values() for turn in run.checkpoint_requests}
+    fit = [size for size in probes.values() if size + probe_tokens <= context_tokens]
+    out = dict.fromkeys(name for (name, _), size in probes.items() if size + probe_tokens > context_tokens)
+    replies = sum(len(run.turns) for run in runs.values())
+    full = 2 * len(calls) + len(probes) + replies + repeats * runs["summary memory"].bill.summariser_calls
+    largest = max([*probes.values(), *calls, *(turn.request_tokens for run in runs.values() for turn in run.turns)])
+    return (f"With a model, Run All makes {len(calls) + len(fit)} calls ({len(calls)} summariser calls, {len(fit)} "
+            f"probes), none sending over {max(calls + fit):,} tokens;\n  not sent: the probes of the "
+            f"{', '.join(out) or '-'}, over a {context_tokens:,}-token context with {probe_tokens} to write.\n"
+            "FULL_MEASUREMENT = True: about "
+            f"{full} calls, up to {largest:,} tokens a request: every probe, {replies} replies to each strategy's "
+            f"own\n  requests, {repeats} repeats of summary memory, and the sliders and exercise 7.1 on the model.\n"
+            "(o200k_base counts on a dry run with the stand-in's summaries: a model's may be longer, and a server's "
+            "tokenizer\n  may count about a fifth more.)")

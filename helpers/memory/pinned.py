@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from helpers.base.errors import SettingError
 from helpers.base.files import lone_surrogate_at
-from helpers.memory.placement import escape_markers
+from helpers.memory.reading import escape_markers
 
 PINNED_HEADING = "PINNED RULES (stated by the user, kept word for word):\n"
 PINNED_OPEN = "<<<PINNED RULES>>>"
@@ -29,7 +29,7 @@ def check_rules(rules: list[str] | tuple[str, ...]) -> tuple[str, ...]:
     return tuple(" ".join(rule.split()) for rule in rules)
 
 
-def pinned_message(rules: tuple[str, ...], placement: str) -> dict[str, str]:
-    """The pinned block, added to the first system message after the system prompt under every ``placement``."""
+def pinned_block(rules: tuple[str, ...]) -> str:
+    """The pinned block that follows the system prompt in the first system message."""
     body = escape_markers(PINNED_HEADING + "\n".join(f"- {rule}" for rule in rules))
-    return {"role": "system", "content": f"{PINNED_NOTE}\n{PINNED_OPEN}\n{body}\n{PINNED_CLOSE}"}
+    return f"{PINNED_NOTE}\n{PINNED_OPEN}\n{body}\n{PINNED_CLOSE}"

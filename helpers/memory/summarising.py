@@ -9,7 +9,8 @@ from helpers.base.tokens import count_tokens
 from helpers.memory.rolling import RollingMemory
 from helpers.memory.types import (FoldResult, MemoryDefences, Message, SettingError, StateError, Summarised,
                                   Summariser, SummariserError, SummaryRefused, asked)
-from helpers.memory.validation import check_count, check_text, shows_nothing
+from helpers.memory.reading import shows_nothing
+from helpers.memory.validation import check_count, check_text
 
 
 def _sentence(text: str) -> str:
@@ -77,7 +78,7 @@ class SummarisingMemory(RollingMemory):
                 shorter = None  # the fold itself worked; the cap is reported as missed on the fold event
             if shorter is not None and count_tokens(shorter) < tokens:
                 summary, condensed, cut = shorter, True, shorter_cut
-        findings = defences.check(summary, self.system_prompt) if defences else None
+        findings = defences.check(summary, self.system_prompt, self._headings) if defences else None
         if defences and defences.refuses(findings):
             raise SummaryRefused(f"the summary check refused the new summary ({'; '.join(findings or ())})",
                                  findings=findings or ())

@@ -1,13 +1,9 @@
 """Checks of settings and texts shared by the memory kinds, each raising an error that names what to fix."""
 from __future__ import annotations
 
-import unicodedata
-
 from helpers.base.errors import Explained
 from helpers.base.files import lone_surrogate_at
 from helpers.memory.types import SettingError
-
-_FILLERS = "\u115f\u1160\u3164\uffa0"  # the Hangul fillers: letters that draw nothing
 
 
 class UnstorableText(Explained, ValueError):
@@ -44,9 +40,3 @@ def check_text(name: str, value: object, limit: int | None = None, setting: str 
             "rejoins a split pair, text.encode('utf-8', 'replace').decode() drops the half) and add it again."))
     return value
 
-
-def shows_nothing(text: str) -> bool:
-    """True when ``text`` is only whitespace and characters that draw nothing (format, unassigned, marks alone,
-    fillers): what the memory never stores as a summary."""
-    return all(ch.isspace() or ch in _FILLERS or unicodedata.category(ch) in ("Cc", "Cf", "Cn", "Mn", "Me")
-               for ch in text)

@@ -2,19 +2,15 @@
 (``memory.transaction()``); a failed summariser keeps the message and the record says when the fold is tried again."""
 from __future__ import annotations
 
+from typing import Any
+
 from helpers.display.lines import turn_text
 from helpers.memory.turn_record import TurnRecord
-from helpers.memory.rolling import RollingMemory as ConversationMemory
 from helpers.memory.types import SummariserError, SummaryRefused
 from helpers.model.connect import ModelAccess
-from helpers.model.responses import describe, naming
+from helpers.model.responses import describe
 
-_CUT_WARNING = ("WARNING: the model stopped at its token limit (finish_reason 'length'); the reply was stored as it "
-                "came and may end mid-sentence. Raise max_tokens (a local server may also shrink it to fit its "
-                "context: give the server a larger context size).")
-
-
-def _add(memory: ConversationMemory, role: str, content: str, notes: list[str]) -> None:
+def _add(memory: Any, role: str, content: str, notes: list[str]) -> None:
     try:
         memory.add_message(role, content)
     except SummaryRefused as error:
@@ -24,14 +20,7 @@ def _add(memory: ConversationMemory, role: str, content: str, notes: list[str]) 
         notes.append(f"summariser failed while storing the {role} message; kept verbatim, {later}: {error}")
 
 
-def _message_names(request: list[dict[str, str]], summary: str | None) -> dict[str, str]:
-    """What a warning calls the request's messages: the first system message, and the one holding the summary."""
-    names = {request[0]["content"]: "the system prompt"} if request and request[0].get("role") == "system" else {}
-    holder = next((m["content"] for m in request[1:] if summary and summary in m["content"]), None)
-    return names | ({holder: "the summary"} if holder is not None else {})
-
-
-def chat(memory: ConversationMemory, user_message: str, access: ModelAccess, *, max_tokens: int = 1024,
+def chat(memory: Any, user_message: str, access: ModelAccess, *, max_tokens: int = 1024,
          temperature: float | None = 0, watch: str | None = None, watch_label: str | None = None,
          show: bool = False) -> TurnRecord:
     """Run one turn (store the question, send the memory's request, store the reply) and return its record; a failed
@@ -42,15 +31,12 @@ def chat(memory: ConversationMemory, user_message: str, access: ModelAccess, *, 
         _add(memory, "user", user_message, notes)
         events_mid = len(memory.fold_events)
         request, verbatim, snapshot = memory.get_messages_for_api(), memory.verbatim, memory.snapshot()
-        with naming(_message_names(request, snapshot.summary)):
-            response = access.complete(request, max_tokens=max_tokens, temperature=temperature, purpose="reply")
-            not_received = tuple(describe(request, index) for index in access.trace.not_received)
+        response = access.complete(request, max_tokens=max_tokens, temperature=temperature, purpose="reply")
+        not_received = tuple(describe(request, index) for index in access.trace.not_received)
         choice = response.choices[0]
         reply = choice.message.content or ""
         _add(memory, "assistant", reply, notes)
     events, usage = memory.fold_events, response.usage
-    if choice.finish_reason == "length":  # said once per client, in plain words, what the turn line's flag means
-        access.warn_once("reply cut", _CUT_WARNING)
     record = TurnRecord(
         user_message=user_message, reply=reply, request=request,
         prompt_tokens=usage.prompt_tokens if usage else None,

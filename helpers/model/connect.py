@@ -1,14 +1,14 @@
-"""``connect()``: a real ``openai.OpenAI`` client in each mode (live, record, replay, offline) over the transport the
-mode chooses, named in one printed line; keys come from the environment or ``.env``, never printed or stored."""
+"""``connect()``: a real ``openai.OpenAI`` client in each mode (live, record, replay, offline) over the one transport
+(``transport.ModelTransport``), named in one printed line, the mode line; keys come from the environment or ``.env``
+and are never printed or stored; a local server's model is checked against its list and named by file name."""
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from functools import partial
+from dataclasses import InitVar, dataclass, field, replace
+from operator import attrgetter
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.request import getproxies_environment, proxy_bypass_environment
 
 import httpx2
@@ -16,58 +16,43 @@ import openai
 from dotenv import dotenv_values
 from openai.types.chat import ChatCompletion
 
+from helpers.base.errors import SettingError
 from helpers.base.paths import REPO_ROOT
-from helpers.memory.types import SettingError
-from helpers.model.errors import (BadResponse, ContextOverflow, EmptyReply, MissingKey, ModelAccessError,
-                                  ModelUnavailable, Reason, RecordingMissing, UnknownModel)
-from helpers.model.explain import explain_error, explain_in_notebooks, model_error
+from helpers.model.errors import (BadResponse, ContextOverflow, EmptyReply, MissingKey, ModelAccessError,  # noqa: F401
+                                  ModelUnavailable, Reason, RecordingMissing, UnknownModel, explain_in_notebooks,
+                                  model_error, rejected_key, server_said)
 from helpers.model.offline.markers import MODEL_NAME as OFFLINE_MODEL
-from helpers.model.offline.server import OfflineTransport
-from helpers.model.recordings import Recording, RecordingTransport, display_path, recording_path
-from helpers.model.responses import ADAPTED, CallTrace, CheckedTransport, DeliveryTransport
-from helpers.model.secrets import configured_secrets, public_url, url_credentials
-from helpers.model.served import MODELS_TIMEOUT, listed_models, served_model
-from helpers.model.settings import (CUSTOM_KEY_ENV, DEFAULT_MAX_RETRIES, DEFAULT_PROVIDER, DEFAULT_TIMEOUT, PROVIDERS,
-                                    env, setting)
-
-__all__ = ["MODES", "ModelAccess", "connect", "BadResponse", "ContextOverflow", "EmptyReply", "MissingKey",
-           "ModelAccessError", "ModelUnavailable", "RecordingMissing", "UnknownModel"]
+from helpers.model.recordings import Recording, display_path, recording_path
+from helpers.model.responses import ADAPTED
+from helpers.model.transport import ModelTransport
+from helpers.model.settings import (CUSTOM_KEY_ENV, DEFAULT_PROVIDER, PROVIDERS, Traits, env, public_url, setting,
+                                    url_credentials)
 
 MODES = ("live", "record", "replay", "offline")
 ENV_FILE = REPO_ROOT / ".env"
-_NO_KEY_NEEDED = "no-key-needed"  # the SDK insists on a key; local servers ignore it
-DEFAULT_KEY_ENV = PROVIDERS[DEFAULT_PROVIDER].key_env  # the key a replay or offline client would name
+DEFAULT_KEY_ENV = PROVIDERS[DEFAULT_PROVIDER].key_env  # the key a replay or offline client names
+MODELS_TIMEOUT = 10.0  # seconds for a server's list of models; a server that takes longer is not checked
 _OFFLINE_LABEL = ("Model: offline | a deterministic stand-in, not a language model: its summaries copy sentences, its "
                   "replies (marked [offline stand-in]) take facts only from the request, and to the course's own "
                   f"conversations add replies written for this project | {OFFLINE_MODEL} | no network")
+_MODEL_FILE = re.compile(r"\.(?:gguf|ggml|bin|safetensors)\Z", re.IGNORECASE)  # a model file's extension
+_PATH = re.compile(r"^(?:/|~|\\\\|[A-Za-z]:[\\/]|\.{1,2}[\\/])")
 
 
-@dataclass(frozen=True)
-class _Endpoint:
+class _Endpoint(NamedTuple):
     provider: str  # "groq", "openai" or "custom"
     name: str
     base_url: str
     model: str | None
-    api_key: str | None = field(repr=False)
-    key_source: str  # where the key came from, for the label (never the key itself)
+    key: str | None  # None: no key set (a custom server may need none)
+    key_source: str  # where the key came from, for the mode line (never the key itself)
     key_env: str  # the variable a user should set
 
-    @property
-    def public_url(self) -> str:
-        return public_url(self.base_url)
 
-    @property
-    def key(self) -> str | None:
-        return self.api_key if self.api_key != _NO_KEY_NEEDED else None
-
-    def secrets(self) -> list[str]:
-        return configured_secrets(self.key, *url_credentials(self.base_url))
-
-
-def _resolve_endpoint(provider: str | None, base_url: str | None, model: str | None,
-                      api_key: str | None) -> _Endpoint:
-    provider = (provider or env("LLM_PROVIDER") or "").lower() or None
-    base_url, model = base_url or env("LLM_BASE_URL"), model or env("LLM_MODEL")
+def _endpoint(provider: str | None, base_url: str | None, model: str | None, api_key: str | None) -> _Endpoint:
+    """The endpoint the arguments and ``LLM_*`` name: a server at ``LLM_BASE_URL``, else the lessons' provider
+    unless only another provider's key is set."""
+    provider, base_url = (provider or env("LLM_PROVIDER") or "").lower() or None, base_url or env("LLM_BASE_URL")
     if provider not in (None, *PROVIDERS, "custom"):
         raise SettingError("LLM_PROVIDER", provider, f"unknown provider {provider!r}: use "
                            f"{', '.join(map(repr, PROVIDERS))}, or 'custom' with a base URL")
@@ -76,48 +61,74 @@ def _resolve_endpoint(provider: str | None, base_url: str | None, model: str | N
             raise SettingError("LLM_BASE_URL", base_url, "a custom provider needs its base URL: set LLM_BASE_URL "
                                "(e.g. http://localhost:11434/v1 for Ollama) or pass base_url=")
         key = api_key or env(CUSTOM_KEY_ENV)
-        source = "argument" if api_key else (CUSTOM_KEY_ENV if key else "no key needed")
-        return _Endpoint("custom", "OpenAI-compatible server", base_url.rstrip("/"), model,
-                         key or _NO_KEY_NEEDED, source, CUSTOM_KEY_ENV)
-    if provider is None:  # the lessons' provider, unless its key is unset and exactly one other provider's key is set
+        return _Endpoint("custom", "OpenAI-compatible server", base_url.rstrip("/"), model or env("LLM_MODEL"), key,
+                         "argument" if api_key else CUSTOM_KEY_ENV if key else "", CUSTOM_KEY_ENV)
+    if provider is None:
         others = [name for name, known in PROVIDERS.items() if name != DEFAULT_PROVIDER and env(known.key_env)]
         keep = api_key or env(PROVIDERS[DEFAULT_PROVIDER].key_env) or len(others) != 1
         provider = DEFAULT_PROVIDER if keep else others[0]
     known = PROVIDERS[provider]
-    return _Endpoint(provider, known.name, (base_url or known.base_url).rstrip("/"), model or known.default_model,
-                     api_key or env(known.key_env), "argument" if api_key else known.key_env, known.key_env)
+    return _Endpoint(provider, known.name, (base_url or known.base_url).rstrip("/"),
+                     model or env("LLM_MODEL") or known.default_model, api_key or env(known.key_env),
+                     "argument" if api_key else known.key_env, known.key_env)
 
 
-def _model_traits(model: str, provider: str) -> dict[str, Any]:
-    """What the endpoint accepts, decided by endpoint first: only OpenAI's API has ``max_completion_tokens`` and
-    refuses a temperature for its reasoning models; ``LLM_REASONING_EFFORT`` on/off overrides the guess."""
-    short = model.rsplit("/", 1)[-1].lower()
-    openai_reasoning = provider == "openai" and bool(re.match(r"(o\d|gpt-5)", short))
-    reasoning = ("gpt-oss" in short and provider != "custom") or openai_reasoning
-    override = (env("LLM_REASONING_EFFORT") or "").lower()
-    if override in ("off", "no", "false", "0", "on", "yes", "true", "1"):
-        reasoning = override in ("on", "yes", "true", "1")
-    return dict(accepts_reasoning_effort=reasoning, accepts_temperature=not openai_reasoning,
-                token_limit_parameter="max_completion_tokens" if openai_reasoning else "max_tokens")
+def is_file_path(model_id: str) -> bool:
+    """True for a model id that is a file or folder path, not a name such as ``meta-llama/Llama-3.1-8B``."""
+    return bool(_PATH.match(model_id)) or (("/" in model_id or "\\" in model_id) and bool(_MODEL_FILE.search(model_id)))
 
 
-def _proxy_for(url: str) -> str | None:
-    """The proxy the environment sets for this URL (our own transports do not read it themselves)."""
-    parsed, proxies = httpx2.URL(url), getproxies_environment()
-    if parsed.host in ("localhost", "::1") or parsed.host.startswith("127."):
+def shown(model_id: str) -> str:
+    """A model id as it may be printed or stored: a path by its file name (no model file extension), else as it is."""
+    name = _MODEL_FILE.sub("", model_id.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1])
+    return name if is_file_path(model_id) else model_id
+
+
+def _listed(wire: ModelTransport, endpoint: _Endpoint, seconds: float) -> tuple[str, ...] | None:
+    """The model ids a server lists at ``/models`` (None when it lists none), asked through the transport; a key it
+    rejects there is the same error as on a chat call."""
+    headers = {"authorization": f"Bearer {endpoint.key}"} if endpoint.key else {}
+    request = httpx2.Request("GET", endpoint.base_url + "/models", headers=headers,
+                             extensions={"timeout": httpx2.Timeout(min(seconds, MODELS_TIMEOUT)).as_dict()})
+    try:
+        response = wire.handle_request(request)
+        payload = response.json()
+    except Exception:  # noqa: BLE001 - a server that cannot list its models is simply not checked
         return None
-    return None if proxy_bypass_environment(parsed.host, proxies) else proxies.get(parsed.scheme) or proxies.get("all")
+    if response.status_code in (401, 403):
+        raise rejected_key(public_url(endpoint.base_url), response.status_code, server_said(payload), endpoint.key_env,
+                           key_set=endpoint.key is not None, attempts=1)
+    data = payload.get("data") if response.status_code == 200 and isinstance(payload, dict) else None
+    names = [item.get("id") for item in data if isinstance(item, dict)] if isinstance(data, list) else []
+    return tuple(name for name in names if isinstance(name, str)) or None
 
 
-def _notify(notices: list[str], quiet: bool, line: str) -> None:
-    notices.append(line)
-    if not quiet:
-        print(line, flush=True)
+def served_model(wanted: str | None, listed: tuple[str, ...] | None, where: str) -> tuple[str, str, str]:
+    """The model as outputs and recordings name it, as the mode line names it, and as the server is sent it (the
+    path, for a model listed by its file): ``LLM_MODEL`` if the server lists it (Ollama's ``:latest`` and a file's
+    name match too) or lists nothing, else its only model when none is named, else ``UnknownModel``."""
+    served = next((name for name in listed or () if wanted in (name, name.removesuffix(":latest"), shown(name))), None)
+    if wanted and (served or listed is None):
+        return shown(wanted), shown(wanted), served if served and is_file_path(served) else wanted
+    if not wanted and listed and len(listed) == 1:
+        how = "the one model the server lists" + (", named by its file" if is_file_path(listed[0]) else "")
+        return shown(listed[0]), f"{shown(listed[0])} ({how})", listed[0]
+    names = tuple(shown(name) for name in listed or ())
+    said = ", ".join(repr(name) for name in names[:12]) + (" ..." if len(names) > 12 else "")
+    if wanted:
+        raise UnknownModel(f"the server at {where} does not serve LLM_MODEL={shown(wanted)!r}: it lists {said}. Set "
+                           "LLM_MODEL to one of those (in .env or your environment, then restart the kernel); a server "
+                           "that answers any name would otherwise label every reply with the name you typed.",
+                           listed=names)
+    found = (f"; it lists {said}" if listed else f"; it listed none at {where}/models (no such path, or no answer "
+             f"within {MODELS_TIMEOUT:g} seconds: a busy local server may still be working on a request)")
+    raise UnknownModel(f"name the model your server at {where} serves: set LLM_MODEL (e.g. LLM_MODEL=llama3.2 for "
+                       f"Ollama) or pass model={found}", listed=names)
 
 
 @dataclass
 class ModelAccess:
-    """A ready client and what it talks to; ``complete()`` adds the project's retry and explanations."""
+    """A ready client and what it talks to; ``complete()`` adds the project's empty-reply retry and explanations."""
 
     client: openai.OpenAI
     model: str
@@ -125,42 +136,43 @@ class ModelAccess:
     label: str
     endpoint: str
     provider: str
+    transport: ModelTransport = field(default_factory=lambda: ModelTransport("offline"))
+    traits: Traits = Traits()
     recording_path: Path | None = None
-    accepts_reasoning_effort: bool = False
-    token_limit_parameter: str = "max_tokens"
-    accepts_temperature: bool = True
-    max_retries: int = DEFAULT_MAX_RETRIES
     key_env: str = DEFAULT_KEY_ENV
-    notices: list[str] = field(default_factory=list)
     quiet: bool = False
-    timeout: float = DEFAULT_TIMEOUT
-    trace: CallTrace = field(default_factory=CallTrace)  # what the transports saw during the last call
-    secrets: list[str] = field(default_factory=list, repr=False)  # scrubbed from every message
-    warned: set[str] = field(default_factory=set)  # plain-words warnings already given once
+    notices: list[str] = field(default_factory=list)
+    accepts_reasoning_effort: InitVar[bool | None] = None  # a client made by hand (tests): what its endpoint takes
 
-    def warn_once(self, topic: str, line: str) -> None:
-        """Print (unless quiet) and keep in ``notices`` a warning the first time ``topic`` comes up for this client."""
-        if topic not in self.warned:
-            self.warned.add(topic)
-            _notify(self.notices, self.quiet, line)
+    trace = property(attrgetter("transport.trace"))  # what the transport saw of the last call
+    secrets = property(attrgetter("transport.secrets"))
+    max_retries = property(attrgetter("client.max_retries"))
+    timeout = property(attrgetter("client.timeout"))
+
+    def __post_init__(self, accepts_reasoning_effort: bool | None) -> None:
+        if accepts_reasoning_effort is not None:
+            self.traits = replace(self.traits, reasoning_effort=accepts_reasoning_effort)
+
+    def notify(self, line: str) -> None:
+        """Print (unless quiet) and keep in ``notices`` what model access has to say."""
+        self.notices.append(line)
+        if not self.quiet:
+            print(line, flush=True)
 
     def request_options(self, messages: list[dict[str, Any]], *, max_tokens: int, temperature: float | None = 0,
                         reasoning_effort: str | None = None) -> dict[str, Any]:
-        """The keyword arguments of ``client.chat.completions.create`` for this endpoint."""
-        options: dict[str, Any] = {"model": self.model, "messages": messages, self.token_limit_parameter: max_tokens}
-        if temperature is not None and self.accepts_temperature:
-            options["temperature"] = temperature
-        if reasoning_effort and self.accepts_reasoning_effort:
-            options["reasoning_effort"] = reasoning_effort
-        return options
+        """The keyword arguments of ``client.chat.completions.create`` for this endpoint (the transport adapts any
+        call so: this shows what is sent)."""
+        options = {"model": self.model, "messages": messages, "max_tokens": max_tokens, "temperature": temperature,
+                   "reasoning_effort": reasoning_effort}
+        return self.traits.adapt({key: value for key, value in options.items() if value is not None})
 
     def complete(self, messages: list[dict[str, Any]], *, max_tokens: int = 1024, temperature: float | None = 0,
                  reasoning_effort: str | None = None, purpose: str = "reply") -> ChatCompletion:
         """One chat completion with a non-empty reply, or the project's error saying what to do; an empty reply
         cut at the token limit (gpt-oss reasons inside ``max_tokens``) is retried once with twice the limit."""
         for limit in (max_tokens, max_tokens * 2):
-            self.trace.reset()
-            try:  # the project's own errors, raised in a transport, pass the SDK as they are
+            try:
                 response = self.client.chat.completions.create(**self.request_options(
                     messages, max_tokens=limit, temperature=temperature, reasoning_effort=reasoning_effort))
             except openai.APIError as error:
@@ -168,19 +180,17 @@ class ModelAccess:
             choice = response.choices[0] if response.choices else None
             if choice and (choice.message.content or "").strip():
                 return response
-            finish = choice.finish_reason if choice else None
-            if finish != "length":
-                raise EmptyReply(f"The model returned an empty {purpose} (finish_reason={finish!r}). "
-                                 "Run the cell again, or switch to LLM_MODE=replay / LLM_MODE=offline.")
+            if (finish := choice.finish_reason if choice else None) != "length":
+                raise EmptyReply(f"The model returned an empty {purpose} (finish_reason={finish!r}). Run the cell "
+                                 "again, or switch to LLM_MODE=replay / LLM_MODE=offline.")
             if limit == max_tokens:
-                _notify(self.notices, self.quiet, f"empty {purpose} (finish_reason='length': the model spent "
-                        f"{self.token_limit_parameter}={max_tokens} before writing); retrying once with "
-                        f"{max_tokens * 2}")
+                self.notify(f"empty {purpose} (finish_reason='length': the model spent {self.traits.limit}="
+                            f"{max_tokens} before writing); retrying once with {max_tokens * 2}")
         raise EmptyReply(
-            f"The model returned an empty {purpose} twice (finish_reason='length' at {self.token_limit_parameter}="
-            f"{max_tokens} and {max_tokens * 2}): a reasoning model such as gpt-oss spent the whole limit on hidden "
-            "reasoning. Raise max_tokens, lower reasoning_effort, or switch to LLM_MODE=replay / LLM_MODE=offline.",
-            reason=Reason.EMPTY_REPLY_CUT, attempts=2, setting=self.token_limit_parameter, retry_can_help=False)
+            f"The model returned an empty {purpose} twice (finish_reason='length' at {self.traits.limit}={max_tokens} "
+            f"and {max_tokens * 2}): a reasoning model such as gpt-oss spent the whole limit on hidden reasoning. "
+            "Raise max_tokens, lower reasoning_effort, or switch to LLM_MODE=replay / LLM_MODE=offline.",
+            reason=Reason.EMPTY_REPLY_CUT, attempts=2, setting=self.traits.limit, retry_can_help=False)
 
     def close(self) -> None:
         self.client.close()
@@ -189,58 +199,17 @@ class ModelAccess:
 def load_env_file(path: str | Path | None = None) -> None:
     """Load ``.env`` (the repository's by default) into the environment, never overriding a value that is set (one
     exported empty counts as unset)."""
-    file = Path(path) if path else ENV_FILE
-    if file.is_file():
+    if (file := Path(path) if path else ENV_FILE).is_file():
         os.environ.update({name: value for name, value in dotenv_values(file).items()
                            if value is not None and not os.environ.get(name, "").strip()})
 
 
-# Each mode's wiring: (the transport under the SDK, the base URL and key the SDK is given, ModelAccess's fields)
-_Wiring = tuple[httpx2.BaseTransport, str, str, dict[str, Any]]
-
-
-def _replay(path: Path, model: str | None, sdk: dict[str, Any], trace: CallTrace) -> _Wiring:
-    saved, where = Recording.load(path), display_path(path)
-    # the recorded model wins over LLM_MODEL (which may name a local server's model)
-    model = model or (saved.models[0] if saved.models else None) or PROVIDERS[DEFAULT_PROVIDER].default_model
-    checked = CheckedTransport(RecordingTransport(saved, "replay"), timeout=sdk["timeout"], where=where, trace=trace)
-    origin = f", recorded from {saved.endpoint}" if saved.endpoint else ""
-    provider = next((name for name, known in PROVIDERS.items() if (saved.endpoint or "").rstrip("/") == known.base_url),
-                    "custom" if saved.endpoint else DEFAULT_PROVIDER)  # what was recorded
-    return checked, "http://replay.invalid/v1", "replay", dict(
-        model=model, endpoint=where, provider="replay", traits_of=provider,
-        label=f"Model: replay | {where} ({len(saved.exchanges)} exchanges{origin}) | {model} | no network")
-
-
-def _live(mode: str, endpoint: _Endpoint, path: Path | None, network: httpx2.BaseTransport,
-          notify: Callable[[str], None], sdk: dict[str, Any], trace: CallTrace, sent_as: str) -> _Wiring:
-    """Live or record: the real endpoint, wrapped to record, or to fall back on the recording."""
-    model = shown = wire = endpoint.model or "?"
-    if endpoint.provider == "custom":  # a custom server's model is known once it has listed its models
-        lister = CheckedTransport(network, timeout=min(sdk["timeout"], MODELS_TIMEOUT), secrets=endpoint.secrets,
-                                  where=f"{endpoint.public_url} (its list of models)")
-        listed = listed_models(endpoint.base_url, lister, endpoint.key, key_env=endpoint.key_env,
-                               where=endpoint.public_url)
-        model, shown, wire = served_model(endpoint.model, listed, endpoint.public_url)
-    checked = partial(CheckedTransport, network, where=f"{endpoint.public_url} (model {model})", timeout=sdk["timeout"],
-                      secrets=endpoint.secrets, model_file=(model, wire) if wire != model else None)
-    key_text = f"key from {endpoint.key_source}" if endpoint.key_source != "no key needed" else "no key"
-    label = f"Model: {mode} | {endpoint.name} {endpoint.public_url} | {shown} | {key_text}"
-    if sent_as in ADAPTED:
-        label += f" | system messages {ADAPTED[sent_as]} (LLM_SYSTEM_MESSAGES={sent_as})"
-    wrapped: httpx2.BaseTransport = DeliveryTransport(
-        checked(trace=trace, notify=notify, max_retries=sdk["max_retries"]), probe=checked(), mode=sent_as,
-        check=endpoint.provider == "custom", notify=notify, trace=trace)
-    if mode == "record":
-        wrapped = RecordingTransport(Recording.load(path, missing_ok=True), "record", wrapped,
-                                     endpoint=endpoint.public_url, secrets=endpoint.secrets)
-        label += f" | saving exchanges to {display_path(path)}"
-    elif path is not None and path.exists():
-        wrapped = RecordingTransport(Recording.load(path), "fallback", wrapped, max_retries=sdk["max_retries"],
-                                     notify=notify)
-        label += f" | a failed call is answered from {display_path(path)}"
-    return wrapped, endpoint.base_url, endpoint.api_key, dict(
-        model=model, label=label, endpoint=endpoint.public_url, provider=endpoint.provider)
+def _proxy_for(url: str) -> str | None:
+    """The proxy the environment sets for this URL (a transport given to the SDK does not read it itself)."""
+    host, proxies = httpx2.URL(url).host, getproxies_environment()
+    if host in ("localhost", "::1") or host.startswith("127.") or proxy_bypass_environment(host, proxies):
+        return None
+    return proxies.get(httpx2.URL(url).scheme) or proxies.get("all")
 
 
 def _chosen_mode(mode: str | None, endpoint: _Endpoint | None, path: Path | None) -> tuple[str, str]:
@@ -251,7 +220,7 @@ def _chosen_mode(mode: str | None, endpoint: _Endpoint | None, path: Path | None
                            "or env LLM_MODE)")
     if chosen is not None:
         return chosen, ""
-    if endpoint is not None and endpoint.api_key is not None:
+    if endpoint is not None and (endpoint.key is not None or endpoint.provider == "custom"):
         source = "LLM_BASE_URL" if endpoint.provider == "custom" else endpoint.key_source
         return "live", f" (LLM_MODE not set: {source} is set)"
     if path is not None and path.exists():
@@ -265,21 +234,21 @@ def connect(mode: str | None = None, *, provider: str | None = None, base_url: s
             timeout: float | None = None, system_messages: str | None = None,
             transport: httpx2.BaseTransport | None = None, load_env: bool | str | Path = True,
             quiet: bool = False) -> ModelAccess:
-    """A real ``openai.OpenAI`` client for the chosen mode, and one printed line saying what it talks to; ``recording``
+    """A real ``openai.OpenAI`` client for the chosen mode, and the mode line saying what it talks to; ``recording``
     names the notebook's recording, ``transport`` replaces the network (tests), the rest default to ``LLM_*``."""
     if load_env:
         load_env_file(None if load_env is True else load_env)
     path = recording_path(recording, recordings_dir) if recording else None
     try:
-        endpoint: _Endpoint | None = _resolve_endpoint(provider, base_url, model, api_key)
+        endpoint: _Endpoint | None = _endpoint(provider, base_url, model, api_key)
     except SettingError as error:  # a bad live setting matters only if we go live
-        endpoint, endpoint_error = None, error
+        endpoint, refused = None, error
     chosen, why = _chosen_mode(mode, endpoint, path)
     if endpoint is None and chosen not in ("offline", "replay"):
-        raise endpoint_error
-    sdk: dict[str, Any] = {"max_retries": setting("max_retries", max_retries), "timeout": setting("timeout", timeout)}
-    sent_as, trace, notices = setting("system_messages", system_messages), CallTrace(), []
-    if chosen in ("live", "record") and endpoint.api_key is None:
+        raise refused
+    retries, seconds = setting("max_retries", max_retries), setting("timeout", timeout)
+    sent_as = setting("system_messages", system_messages)
+    if chosen in ("live", "record") and endpoint.key is None and endpoint.provider != "custom":
         raise MissingKey(
             f"{chosen} mode needs an API key for {endpoint.name}, and {endpoint.key_env} is not set. Put "
             f"{endpoint.key_env}=... in a file named .env at the repository root (copy .env.example; .env is "
@@ -291,22 +260,45 @@ def connect(mode: str | None = None, *, provider: str | None = None, base_url: s
         message = (f"{chosen} mode needs the name of a recording: connect('{chosen}', recording='02_summary_memory_"
                    f"run') {'reads' if chosen == 'replay' else 'writes'} data/recordings/02_summary_memory_run.json")
         raise RecordingMissing(message) if chosen == "replay" else SettingError("recording", None, message)
-    if chosen == "offline":
-        wiring = OfflineTransport(), "http://offline-stand-in.invalid/v1", "offline-stand-in", dict(
-            model=OFFLINE_MODEL, label=_OFFLINE_LABEL, endpoint="in-process stand-in", provider="offline")
-    elif chosen == "replay":
-        wiring = _replay(path, model, sdk, trace)
-    else:
-        network = transport or httpx2.HTTPTransport(proxy=_proxy_for(endpoint.base_url))
-        wiring = _live(chosen, endpoint, path, network, partial(_notify, notices, quiet), sdk, trace, sent_as)
-    wire, url, key, built = wiring
-    client = openai.OpenAI(api_key=key, base_url=url, http_client=openai.DefaultHttpxClient(transport=wire), **sdk)
-    traits = _model_traits(built["model"], built.pop("traits_of", built["provider"]))
-    access = ModelAccess(client, **built, **traits, **sdk, mode=chosen, recording_path=path, notices=notices,
-                         quiet=quiet, trace=trace, key_env=endpoint.key_env if endpoint else DEFAULT_KEY_ENV,
-                         secrets=endpoint.secrets() if endpoint else [])
-    access.label += why
-    explain_in_notebooks(str(client.base_url), partial(explain_error, access=access))  # a notebook's own SDK calls
+    secrets = [s for s in (endpoint.key, *url_credentials(endpoint.base_url)) if s] if endpoint else []
+    wire = ModelTransport(chosen, max_retries=retries, system_messages=sent_as, secrets=secrets)
+    access = ModelAccess(None, OFFLINE_MODEL, chosen, _OFFLINE_LABEL, "in-process stand-in", "offline", wire,
+                         Traits.of(OFFLINE_MODEL, "offline"), path, endpoint.key_env if endpoint else DEFAULT_KEY_ENV,
+                         quiet)
+    wire.notify, url, key = access.notify, "http://offline-stand-in.invalid/v1", "offline-stand-in"
+    if chosen == "replay":
+        wire.recording, access.endpoint, access.provider = Recording.load(path), display_path(path), "replay"
+        # the recorded model wins over LLM_MODEL (which may name a local server's model)
+        access.model = model or (wire.recording.models or [PROVIDERS[DEFAULT_PROVIDER].default_model])[0]
+        origin = (wire.recording.endpoint or "").rstrip("/")
+        recorded = next((name for name, p in PROVIDERS.items() if origin == p.base_url), "custom" if origin else
+                        DEFAULT_PROVIDER)  # the endpoint recorded from decides what the requests carried
+        wire.traits = access.traits = Traits.of(access.model, recorded)
+        access.label = (f"Model: replay | {access.endpoint} ({len(wire.recording.exchanges)} exchanges"
+                        f"{f', recorded from {origin}' if origin else ''}) | {access.model} | no network")
+        url, key = "http://replay.invalid/v1", "replay"
+    elif chosen in ("live", "record"):
+        wire.network = transport or httpx2.HTTPTransport(proxy=_proxy_for(endpoint.base_url))
+        wire.endpoint = access.endpoint = public_url(endpoint.base_url)
+        name = label = sent = endpoint.model or "?"
+        if endpoint.provider == "custom":  # a custom server's model is known once it has listed its models
+            name, label, sent = served_model(endpoint.model, _listed(wire, endpoint, seconds), access.endpoint)
+        wire.model_file, wire.probe = (name, sent) if sent != name else None, endpoint.provider == "custom"
+        wire.traits = access.traits = Traits.of(name, endpoint.provider)
+        wire.where, access.model, access.provider = f"{access.endpoint} (model {name})", name, endpoint.provider
+        access.label = (f"Model: {chosen} | {endpoint.name} {access.endpoint} | {label} | "
+                        + (f"key from {endpoint.key_source}" if endpoint.key_source else "no key"))
+        if sent_as in ADAPTED:
+            access.label += f" | system messages {ADAPTED[sent_as]} (LLM_SYSTEM_MESSAGES={sent_as})"
+        if path is not None and (chosen == "record" or path.exists()):
+            wire.recording = Recording.load(path, missing_ok=chosen == "record")
+            access.label += (f" | saving exchanges to {display_path(path)}" if chosen == "record" else
+                             f" | a failed call is answered from {display_path(path)}")
+        url, key = endpoint.base_url, endpoint.key or "no-key-needed"  # the SDK insists on a key; servers ignore it
+    access.label += (access.traits.said() if chosen != "offline" else "") + why
+    access.client = openai.OpenAI(api_key=key, base_url=url, http_client=openai.DefaultHttpxClient(transport=wire),
+                                  max_retries=retries, timeout=seconds)
+    explain_in_notebooks(access)  # a notebook's own SDK calls
     if not quiet:
         print(access.label, flush=True)
     return access

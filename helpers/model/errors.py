@@ -1,70 +1,52 @@
-"""Errors of model access: a message saying what happened and what to do, the same facts as fields (``reason`` from
-the closed set ``Reason``); as ``openai.OpenAIError``s, one raised in a transport passes the SDK unchanged."""
+"""Errors of model access, and an SDK error made one: what happened and what to do, the same facts as fields
+(``reason`` from ``Reason``), every secret scrubbed; in IPython a notebook's own SDK errors are shown the same way.
+As ``openai.OpenAIError``s, the project's errors raised in the transport pass the SDK unchanged."""
 from __future__ import annotations
 
+import re
+import sys
 from enum import StrEnum
-from typing import ClassVar
+from typing import Any
 
 import openai
 
-from helpers.base.errors import Explained
+from helpers.base.errors import Explained, short_traceback
+from helpers.base.text import duration
+from helpers.model.settings import configured_secrets, scrub_text
 
-
-class Reason(StrEnum):
-    """What went wrong in a model call: the closed set of ``ModelAccessError.reason`` (each equal to its text)."""
-
-    FAILED = "model access failed"  # the base class's: nothing more specific is known
-    UNAVAILABLE = "unavailable"
-    TIMEOUT = "timeout"
-    NO_CONNECTION = "no connection"
-    RATE_LIMIT = "rate limit"
-    SERVER_ERROR = "server error"
-    HTTP_ERROR = "http error"  # another status the server answered
-    REJECTED_KEY = "rejected key"
-    REJECTED_REQUEST = "rejected request"
-    NOT_FOUND = "not found"
-    CONTEXT_OVERFLOW = "context overflow"
-    BAD_RESPONSE = "bad response"
-    MISSING_KEY = "missing key"
-    UNKNOWN_MODEL = "unknown model"
-    NO_RECORDING = "no recording"
-    EMPTY_REPLY = "empty reply"
-    EMPTY_REPLY_CUT = "empty reply cut"  # empty twice, at the token limit: a larger limit is the fix
-    SDK_ERROR = "sdk error"  # an SDK error of no known kind
+# What went wrong in a model call: the closed set of ``ModelAccessError.reason`` (each member equal to its text).
+Reason = StrEnum("Reason", {name.upper().replace(" ", "_"): name for name in (
+    "unavailable", "timeout", "no connection", "rate limit", "server error", "http error", "rejected key",
+    "rejected request", "not found", "context overflow", "bad response", "missing key", "unknown model",
+    "no recording", "empty reply", "empty reply cut", "sdk error")} | {"FAILED": "model access failed"})
 
 
 class ModelAccessError(Explained, openai.OpenAIError):
-    """Base of every model-access error: ``status`` is None when no answer came, ``attempts`` counts the SDK's tries,
-    ``retry_can_help`` says whether sending it again may work; a subclass's own fields are class attributes."""
+    """Base of every model-access error: ``status`` is None when no answer came, ``attempts`` counts the call's tries,
+    ``setting`` names what to change, ``retry_can_help`` whether sending it again may work. The class attributes are
+    each kind's defaults; a field given (not None) replaces one, and a field no kind has is refused."""
 
-    default_reason: ClassVar[Reason] = Reason.FAILED
-    default_retry_can_help: ClassVar[bool] = True
-    default_setting: ClassVar[str | None] = None
+    reason = Reason.FAILED
+    retry_can_help, setting, status, attempts, retry_after = True, None, None, None, None
 
-    def __init__(self, message: str, *, reason: Reason | None = None, status: int | None = None,
-                 attempts: int | None = None, retry_after: float | None = None, setting: str | None = None,
-                 retry_can_help: bool | None = None, **fields: object) -> None:
+    def __init__(self, message: str, **fields: Any) -> None:
         super().__init__(message)
-        self.reason = Reason(reason) if reason else self.default_reason
-        self.status, self.attempts, self.retry_after = status, attempts, retry_after
-        self.setting = setting or self.default_setting
-        self.retry_can_help = self.default_retry_can_help if retry_can_help is None else retry_can_help
         if unknown := [name for name in fields if not hasattr(type(self), name)]:
             raise TypeError(f"{type(self).__name__} has no field {', '.join(unknown)}")
-        vars(self).update(fields)
+        vars(self).update({name: value for name, value in fields.items() if value is not None})
+        self.reason = Reason(self.reason)
 
 
 class ModelUnavailable(ModelAccessError):
-    """The endpoint could not answer (no network, rate limit, server error, rejected request)."""
+    """The endpoint could not answer (no network, rate limit, server error, rejected request or key)."""
 
-    default_reason = Reason.UNAVAILABLE
+    reason = Reason.UNAVAILABLE
 
 
 class ContextOverflow(ModelUnavailable):
     """The request is longer than the server's context (``context_tokens``; the messages' share ``prompt_tokens``)."""
 
-    default_reason = Reason.CONTEXT_OVERFLOW
-    default_retry_can_help = False
+    reason, retry_can_help, setting = Reason.CONTEXT_OVERFLOW, False, "--n_ctx"
     context_tokens: int | None = None
     prompt_tokens: int | None = None
 
@@ -72,33 +54,180 @@ class ContextOverflow(ModelUnavailable):
 class BadResponse(ModelUnavailable):
     """The endpoint answered 200 with something that is not a usable chat completion (HTML, bad JSON, no choices)."""
 
-    default_reason = Reason.BAD_RESPONSE
+    reason = Reason.BAD_RESPONSE
 
 
 class MissingKey(ModelAccessError):
     """Live or record mode was chosen but no API key is set (``setting`` names the variable to set)."""
 
-    default_reason = Reason.MISSING_KEY
-    default_retry_can_help = False
+    reason, retry_can_help = Reason.MISSING_KEY, False
 
 
 class UnknownModel(ModelAccessError):
     """No model is named for a server, or the server does not list the model named (``listed``: what it lists)."""
 
-    default_reason = Reason.UNKNOWN_MODEL
-    default_retry_can_help = False
-    default_setting = "LLM_MODEL"
+    reason, retry_can_help, setting = Reason.UNKNOWN_MODEL, False, "LLM_MODEL"
     listed: tuple[str, ...] = ()
 
 
 class RecordingMissing(ModelAccessError):
-    """Replay mode found no recorded answer for a request (or no recording file at all)."""
+    """Replay found no recorded answer for a request, or no usable recording file."""
 
-    default_reason = Reason.NO_RECORDING
-    default_retry_can_help = False
+    reason, retry_can_help = Reason.NO_RECORDING, False
 
 
 class EmptyReply(ModelAccessError):
     """The model returned no text, even after one retry with a larger ``max_tokens``."""
 
-    default_reason = Reason.EMPTY_REPLY
+    reason = Reason.EMPTY_REPLY
+
+
+FALLBACK = "or run without the network: LLM_MODE=replay (recorded answers) or LLM_MODE=offline (the stand-in)"
+# How servers word "the request does not fit my context" (llama-cpp-python, vLLM, llama.cpp, OpenAI, Groq, LM Studio)
+_OVERFLOW = re.compile(r"maximum context length|context[ _]length|context window|exceed_context_size|"
+                       r"available context size|context size|\bn_ctx\b|prompt is too long", re.IGNORECASE)
+_CONTEXT = (r"maximum context length is (\d+)", r"context window of (\d+)", r"context length of only (\d+)",
+            r"\bn_ctx\W+(\d+)")
+_PROMPT = (r"(\d+) in the messages", r"n_prompt_tokens\W+(\d+)")
+
+
+def server_said(body: Any, limit: int = 300, *, fields: bool = False) -> str:
+    """The server's own words in an error body (``{"error": {"message": ...}}``, ``{"detail": ...}``), shortened; with
+    ``fields`` (to find numbers in) its error's code, type, n_ctx and n_prompt_tokens too."""
+    inner = body.get("error", body) if isinstance(body, dict) else body
+    codes = [f"{key} {inner[key]}" for key in ("code", "type", "n_ctx", "n_prompt_tokens")
+             if fields and isinstance(inner, dict) and key in inner]
+    words = inner.get("message") or inner.get("detail") if isinstance(inner, dict) else inner
+    return " ".join([" ".join(words.split())[:limit] if isinstance(words, str) else "", *codes]).strip()
+
+
+def _number(patterns: tuple[str, ...], text: str) -> int | None:
+    return next((int(found.group(1)) for p in patterns if (found := re.search(p, text, re.IGNORECASE))), None)
+
+
+def rejected_key(where: str, status: int | None, said: str, key_env: str, *, key_set: bool = True,
+                 **facts: Any) -> ModelUnavailable:
+    """The error for a key the server refused (401 or 403), on a chat call or on its list of models alike."""
+    check = (f"Check {key_env}" if key_set else f"It wants a key and {key_env} is not set: put {key_env}=...") + (
+        " in the .env file at the repository root (see .env.example) or in your environment")
+    return ModelUnavailable(f"{where} rejected the API key ({status}).{_said(said)} {check}, then restart the kernel; "
+                            f"{FALLBACK}.", reason=Reason.REJECTED_KEY, status=status, setting=key_env,
+                            retry_can_help=False, **facts)
+
+
+def _said(words: str) -> str:
+    return f" The server said: {words if words.endswith(('.', '!', '?')) else words + '.'}" if words else ""
+
+
+def _fit(said: str) -> str:
+    """What the server's numbers say about a request too long for its context."""
+    context, prompt = _number(_CONTEXT, said), _number(_PROMPT, said)
+    if context is None or prompt is None:
+        return ""
+    if prompt <= context:
+        return (f" The messages ({prompt} tokens) fit its context of {context} tokens but the reply limit does not: "
+                "lower max_tokens, or")
+    return (f" The messages alone ({prompt} tokens) are longer than its context of {context} tokens, so a shorter "
+            "reply cannot help:")
+
+
+# (errors, statuses (None: any), reason, what happened and what to do, setting, whether a retry can help); the first
+# row an error matches decides (an overflow is a 400 too, so it comes first, and only when the server says so)
+_CASES: tuple[tuple[type[BaseException], Any, Reason, str, str, bool], ...] = (
+    (openai.APITimeoutError, None, Reason.TIMEOUT,
+     "{where} sent no complete answer within LLM_TIMEOUT={timeout:g} seconds ({tries}). A slow server needs a larger "
+     "LLM_TIMEOUT (a local model on a CPU can take minutes for a long reply): set e.g. LLM_TIMEOUT=300 in .env or "
+     "your environment and restart the kernel; a slow server also keeps working on a request the client gave up "
+     "on, so set LLM_MAX_RETRIES=0 for one. If the server should be fast, check the network or the server, then "
+     "run the cell again; {fallback}.", "LLM_TIMEOUT", True),
+    (openai.APIConnectionError, None, Reason.NO_CONNECTION,
+     "Could not reach {where}{cause} after {tries}: no network, or the server is not running at that address "
+     "(check LLM_BASE_URL). Connect and run the cell again; {fallback}.", "{url_setting}", True),
+    (openai.APIStatusError, (400, 413, 422, 500), Reason.CONTEXT_OVERFLOW,
+     "{where} rejected the request as too long for the server's context ({status}).{detail}{fit} start the server "
+     "with a larger context (llama.cpp and llama-cpp-python: --n_ctx, e.g. --n_ctx 8192), or keep the requests "
+     "smaller (a smaller max_buffer_tokens or max_turns_before_summary for the memory). Sending the same request "
+     "again cannot work. Replay and offline still work: LLM_MODE=replay (recorded answers) or LLM_MODE=offline "
+     "(the stand-in).", "--n_ctx", False),
+    (openai.APIStatusError, (429,), Reason.RATE_LIMIT,
+     "{where} answered 429 Too Many Requests (rate limit) after {tries}.{detail}{asked} Free tiers limit tokens "
+     "per minute: wait {how_long} and run the cell again; {fallback}.", "", True),
+    (openai.APIStatusError, (404,), Reason.NOT_FOUND,
+     "{where} answered 404: the model or the URL does not exist there.{detail} Check LLM_MODEL and LLM_BASE_URL; "
+     "{fallback}.", "LLM_MODEL", False),
+    (openai.APIStatusError, (400,), Reason.REJECTED_REQUEST, "{where} rejected the request (400).{detail}{hint}",
+     "{hint_setting}", False),
+    (openai.APIStatusError, range(500, 1000), Reason.SERVER_ERROR,
+     "{where} answered {status} (a server error on their side) after {tries}.{detail}{asked} Wait and run the "
+     "cell again; {fallback}.", "", True),
+    (openai.APIStatusError, None, Reason.HTTP_ERROR, "{where} answered {status}.{detail} Run the cell again; "
+     "{fallback}.", "", True),
+    (BaseException, None, Reason.SDK_ERROR, "The call to {where} failed: {error_type}: {error}. Run the cell again; "
+     "{fallback}.", "", True),
+)
+
+
+def _error_for(error: BaseException, access: Any) -> ModelAccessError:
+    made, wait = access.trace.attempts or 1, access.trace.retry_after
+    status = error.status_code if isinstance(error, openai.APIStatusError) else None
+    where, body, response = f"{access.endpoint} (model {access.model})", getattr(error, "body", None), getattr(
+        error, "response", None)
+    words = (server_said(body) or " ".join(response.text.split())[:300]) if response is not None else ""
+    facts = {"status": status, "attempts": made, "retry_after": wait}
+    if status in (401, 403):
+        return rejected_key(where, status, words, access.key_env, attempts=made, retry_after=wait)
+    named = wait if (wait or 0) >= 1 else None  # a wait worth naming: a second or more
+    asked = "" if named is None else f" It asked to wait {duration(named)} before trying again (Retry-After)" + (
+        ", longer than the SDK waits, so it did not retry." if named > 120 and made == 1 else ".")
+    reasoning = "reasoning" in str(getattr(error, "message", "")).lower()
+    text = dict(where=where, status=status, timeout=access.timeout, fallback=FALLBACK, error=error,
+                error_type=type(error).__name__, detail=_said(words), asked=asked,
+                tries="1 attempt" if made == 1 else f"{made} attempts, the SDK retrying with backoff",
+                cause=f" ({type(error.__cause__).__name__})" if error.__cause__ else "",
+                how_long=duration(named) if named and named > 60 else "a minute",
+                url_setting="LLM_BASE_URL" if access.provider == "custom" else "",
+                hint=" This endpoint may not accept reasoning_effort: set LLM_REASONING_EFFORT=off." if reasoning else
+                "", hint_setting="LLM_REASONING_EFFORT" if reasoning else "")
+    said = server_said(body, 2000, fields=True) or words
+    _, _, reason, wording, setting, retry = next(
+        case for case in _CASES if isinstance(error, case[0]) and (case[1] is None or status in case[1])
+        and (case[2] is not Reason.CONTEXT_OVERFLOW or _OVERFLOW.search(said)))
+    if reason is Reason.CONTEXT_OVERFLOW:
+        return ContextOverflow(wording.format(**text, fit=_fit(said)), **facts,
+                               context_tokens=_number(_CONTEXT, said), prompt_tokens=_number(_PROMPT, said))
+    return ModelUnavailable(wording.format(**text), reason=reason, setting=setting.format(**text) or None,
+                            retry_can_help=retry, **facts)
+
+
+def model_error(error: BaseException, access: Any) -> ModelAccessError:
+    """The project's error for an SDK error from a call through ``access``; one already built is kept as it is."""
+    built = error if isinstance(error, ModelAccessError) else _error_for(error, access)
+    built.args = (scrub_text(str(built), [*access.secrets, *configured_secrets()]),)
+    return built
+
+
+def explain_error(error: BaseException, access: Any) -> str:
+    """What a failed call means and what to do next, secrets scrubbed; the project's other errors (a
+    ``SummariserError`` wrapping a model error, say) already say it and are shown as they are."""
+    if isinstance(error, Explained) and not isinstance(error, ModelAccessError):
+        return scrub_text(str(error), [*access.secrets, *configured_secrets()])
+    return str(model_error(error, access))
+
+
+_latest: list[Any] = []  # the ModelAccess of the latest connect(), which explains a notebook's own SDK errors
+
+
+def explain_in_notebooks(access: Any) -> None:
+    """In an IPython kernel, show an SDK error of a notebook's own call with ``explain_error`` first."""
+    _latest[:] = [access]
+    module = sys.modules.get("IPython")  # only a running kernel has imported it; never import it here
+    if (shell := module.get_ipython() if module is not None else None) is not None:
+        shell.set_custom_exc((openai.APIError,), _show)
+
+
+def _show(shell: Any, etype: type[BaseException], value: BaseException, tb: Any, tb_offset: Any = None) -> list[str]:
+    """IPython's custom exception handler: the explanation first, two more lines; ``%tb`` still works."""
+    shell._get_exc_info((etype, value, tb))  # sets sys.last_* so that %tb prints the whole traceback
+    lines = short_traceback(etype.__name__, explain_error(value, _latest[0]) if _latest else str(value), tb)
+    shell._showtraceback(etype, value, lines)
+    return lines

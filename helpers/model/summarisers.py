@@ -12,7 +12,7 @@ from helpers.lessons import data as lesson_data
 from helpers.memory.registry import KINDS, kind_named
 from helpers.memory.types import SettingError, Summarised
 from helpers.model.connect import ModelAccess
-from helpers.model.responses import describe, naming
+from helpers.model.responses import describe
 
 TEMPLATE_FIELDS = {"first": ("turns",), "update": ("summary", "turns")}  # what a kind's own templates fill in
 CONDENSE = ("Shorten this summary to at most {words} words. Keep every fact and every hard rule the user stated, word "
@@ -120,20 +120,15 @@ class ModelSummariser:
     def summarised(self, messages: list[dict[str, str]], existing_summary: str | None = None) -> Summarised:
         """The new summary and whether the model cut it at max_tokens (a memory reads this, to report the cut)."""
         request = self.request(messages, existing_summary)
-        with naming({request[0]["content"]: "the summariser prompt"}):
-            response = self.access.complete(request, max_tokens=self.max_tokens, temperature=self.temperature,
-                                            reasoning_effort=self.reasoning_effort, purpose="summary")
-            not_received = tuple(describe(request, index) for index in self.access.trace.not_received)
+        response = self.access.complete(request, max_tokens=self.max_tokens, temperature=self.temperature,
+                                        reasoning_effort=self.reasoning_effort, purpose="summary")
+        not_received = tuple(describe(request, index) for index in self.access.trace.not_received)
         choice = response.choices[0]
         summary = (choice.message.content or "").strip()  # never empty: complete() refuses that, as the memory does
         usage = response.usage
         self.calls.append(SummariserCall(request, summary, usage.prompt_tokens if usage else None,
                                          usage.completion_tokens if usage else None, response.model, not_received))
-        if cut := choice.finish_reason == "length":  # stopped at max_tokens: the memory reports it on the fold event
-            self.access.warn_once("summary cut", (
-                f"WARNING: a summary was cut at max_tokens={self.max_tokens} (finish_reason 'length') and may end "
-                "mid-sentence; the fold line says so. Raise the summariser's max_tokens."))
-        return Summarised(summary, cut=cut)
+        return Summarised(summary, cut=choice.finish_reason == "length")  # the fold line says SUMMARY CUT
 
 
 def make_summariser(access: ModelAccess, prompt: str = "summary_memory", *,

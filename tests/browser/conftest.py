@@ -1,133 +1,118 @@
-"""Fixtures for the end-to-end JupyterLab tests: one server, one Chromium, a fresh page per test.
-
-The tests are marked ``browser``. They skip (with the reason in the ``-ra`` summary) only when
-Debian's Chromium is not at /usr/bin/chromium; run ``.ci/install-browser`` to install it.
-"""
+"""One JupyterLab on loopback (offline mode, its own config, settings and runtime folders) and one headless Debian
+Chromium that may reach loopback only, for the tests in this folder. They skip, saying why, where /usr/bin/chromium
+is missing (``.ci/install-browser`` installs it)."""
 from __future__ import annotations
 
+import json
 import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
 import sys
-import urllib.parse
+import time
+import urllib.request
 from pathlib import Path
 
 import pytest
 
-from . import lab_driver
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
-NOTEBOOKS_DIR = REPO_ROOT / "notebooks"
-SCREENSHOT_DIR = REPO_ROOT / "docs" / "screenshots"
-
-NO_BROWSER_REASON = (
-    f"Chromium not found at {lab_driver.CHROMIUM}: browser tests need Debian's chromium "
-    "(run .ci/install-browser, i.e. apt-get install -y chromium)"
-)
-
-
-def pytest_configure(config):
-    config.addinivalue_line(
-        "markers",
-        "browser: end-to-end test in a real JupyterLab driven by headless Chromium "
-        "(skipped only when /usr/bin/chromium is missing)",
-    )
+CHROMIUM = Path("/usr/bin/chromium")
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+_NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never send 127.0.0.1 through a proxy
 
 
 def pytest_collection_modifyitems(config, items):
-    if lab_driver.chromium_available():
-        return
-    here = Path(__file__).parent
-    skip = pytest.mark.skip(reason=NO_BROWSER_REASON)
-    marked = False
-    for item in items:
-        if "browser" in item.keywords and here in Path(str(item.fspath)).parents:
-            item.add_marker(skip)
-            marked = True
-    if marked:
-        print(f"\nSKIPPING browser tests: {NO_BROWSER_REASON}", file=sys.stderr)
+    if not os.access(CHROMIUM, os.X_OK):
+        for item in items:
+            if Path(__file__).parent in Path(str(item.fspath)).parents:
+                item.add_marker(pytest.mark.skip(reason=f"no Chromium at {CHROMIUM}: run .ci/install-browser"))
 
 
-@pytest.hookimpl(wrapper=True, tryfirst=True)
-def pytest_runtest_makereport(item, call):
-    # Keep each phase's report on the item so fixtures can tell a failed test in teardown.
-    rep = yield
-    setattr(item, f"rep_{rep.when}", rep)
-    return rep
+class Lab:
+    """``jupyter lab`` serving a copy of notebooks/ on 127.0.0.1, a free port and a random token."""
+
+    def __init__(self, root: Path, work: Path) -> None:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        self.root, self.token, self.log = root, secrets.token_hex(16), work / "lab.log"
+        env = {**os.environ, "LLM_MODE": "offline", "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+               **{name: str(work / name) for name in ("JUPYTER_CONFIG_DIR", "JUPYTERLAB_SETTINGS_DIR",
+                                                     "JUPYTERLAB_WORKSPACES_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR")}}
+        settings = work / "JUPYTERLAB_SETTINGS_DIR" / "@jupyterlab"
+        for relative, value in {"notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
+                                "apputils-extension/notification.jupyterlab-settings":
+                                    {"fetchNews": "false", "checkForUpdates": False}}.items():
+            (settings / relative).parent.mkdir(parents=True, exist_ok=True)
+            (settings / relative).write_text(json.dumps(value))
+        command = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1",
+                   f"--ServerApp.port={self.port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={self.token}",
+                   f"--ServerApp.root_dir={root}", "--ServerApp.terminals_enabled=False", "--LabApp.news_url=None",
+                   "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate", "--allow-root"]
+        self.process = subprocess.Popen(command, cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=self.log.open("w"),
+                                        stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.monotonic() + 60
+        while not self.api("/api/status"):
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError("jupyter lab did not start:\n" + self.log.read_text()[-3000:])
+            time.sleep(0.25)
+
+    def api(self, path: str, method: str = "GET"):
+        request = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", method=method,
+                                         headers={"Authorization": f"token {self.token}"})
+        try:
+            with _NO_PROXY.open(request, timeout=5) as response:
+                body = response.read()
+            return json.loads(body) if body else True
+        except OSError:
+            return None
+
+    def url(self, notebook: str) -> str:  # a fresh workspace each time: no earlier tab is restored
+        return f"http://127.0.0.1:{self.port}/lab/workspaces/t{secrets.token_hex(4)}/tree/{notebook}?token={self.token}"
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=15)
+        finally:
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)  # kernels that outlived the server share its group
+            except ProcessLookupError:
+                pass
 
 
 @pytest.fixture(scope="session")
-def lab_root(tmp_path_factory) -> Path:
-    """A temporary copy of notebooks/ (JupyterLab autosaves; the repo's files stay untouched)."""
+def lab(tmp_path_factory):
     root = tmp_path_factory.mktemp("lab") / "notebooks"
-    if NOTEBOOKS_DIR.is_dir():
-        lab_driver.copy_notebooks(NOTEBOOKS_DIR, root)
-    else:
-        root.mkdir()
-    return root
+    shutil.copytree(NOTEBOOKS, root, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+    server = Lab(root, tmp_path_factory.mktemp("lab-server"))
+    yield server
+    server.stop()
 
 
 @pytest.fixture(scope="session")
-def lab_server(lab_root, tmp_path_factory):
-    """JupyterLab on 127.0.0.1, free port, random token; always shut down at the end."""
-    work = tmp_path_factory.mktemp("lab-server")
-    server = lab_driver.LabServer(lab_root, work)
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture(scope="session")
-def browser_context(tmp_path_factory):
-    """Headless Debian Chromium with a fresh user-data-dir; only loopback requests are let through."""
+def page(lab, tmp_path_factory):
+    """A page of a fresh Chromium profile; a request to any host but loopback is refused and makes the test fail."""
     from playwright.sync_api import sync_playwright
 
-    profile = tmp_path_factory.mktemp("chromium-profile")
-    with sync_playwright() as p:
-        context, blocked = lab_driver.launch_context(p, profile)
-        context.blocked_requests = blocked  # type: ignore[attr-defined]
-        try:
-            yield context
-        finally:
-            context.close()
+    blocked: list[str] = []
 
+    def only_loopback(route):
+        host = route.request.url.split("://", 1)[-1].split("/", 1)[0].rsplit(":", 1)[0]
+        if route.request.url.startswith(("data:", "blob:")) or host in ("127.0.0.1", "localhost", "[::1]"):
+            return route.continue_()
+        blocked.append(route.request.url)
+        return route.abort()
 
-@pytest.fixture
-def lab_page(request, lab_server, browser_context, tmp_path_factory):
-    """A new tab for one test. On failure: screenshot + server log tail; always: kernels shut down."""
-    page = browser_context.new_page()
-    blocked = browser_context.blocked_requests
-    blocked_before = len(blocked)
-    try:
-        yield page
-    finally:
-        failed = getattr(request.node, "rep_call", None) is not None and request.node.rep_call.failed
-        if failed:
-            shot = tmp_path_factory.mktemp("failure") / (
-                urllib.parse.quote(request.node.name, safe="") + ".png"
-            )
-            try:
-                page.screenshot(path=str(shot), timeout=10_000)
-                print(f"\nfailure screenshot: {shot}")
-            except Exception as e:  # the page may be gone; the report matters more
-                print(f"\n(no failure screenshot: {e})")
-            print(lab_server.log_tail())
-        page.close()
-        lab_server.shutdown_kernels()
-    new_blocked = blocked[blocked_before:]
-    assert not new_blocked, f"the page tried to reach non-loopback hosts: {new_blocked}"
-
-
-@pytest.fixture(scope="session")
-def screenshot_dir(tmp_path_factory) -> Path:
-    """Where the tests' screenshots go: a temporary folder, so ``pytest`` leaves the working tree clean.
-
-    ``UPDATE_SCREENSHOTS=1 pytest tests/browser`` writes them to docs/screenshots/ instead, on purpose
-    (the README's pictures).
-    """
-    if os.environ.get("UPDATE_SCREENSHOTS") == "1":
-        SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
-        return SCREENSHOT_DIR
-    folder = tmp_path_factory.mktemp("screenshots")
-    print(f"\nscreenshots go to {folder} (UPDATE_SCREENSHOTS=1 writes docs/screenshots/)")
-    return folder
+    with sync_playwright() as playwright:
+        context = playwright.chromium.launch_persistent_context(
+            str(tmp_path_factory.mktemp("chromium")), executable_path=str(CHROMIUM), headless=True,
+            viewport={"width": 1400, "height": 1000}, args=["--no-sandbox", "--disable-gpu", "--no-first-run",
+                                                            "--disable-background-networking", "--disable-component-update"])
+        context.set_default_timeout(30_000)
+        context.route("**/*", only_loopback)
+        yield context.new_page()
+        context.close()
+    assert not blocked, f"the page tried to reach other hosts: {blocked}"

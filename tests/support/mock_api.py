@@ -1,56 +1,39 @@
-"""Scripted ``httpx2.MockTransport`` handlers for driving the real openai SDK in tests."""
+"""Scripted ``httpx2.MockTransport`` handlers for driving the real openai SDK in tests, and the one assertion on the
+project's errors: by their fields, not their wording."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Any
 
 import httpx2
 
-FAST_RETRY = {"retry-after-ms": "1"}  # the SDK honours it, so retries in tests take a millisecond
+from helpers.model.errors import ModelAccessError
 
 
-def completion(content: str | None, *, finish_reason: str = "stop", model: str = "scripted-model",
-               prompt_tokens: int = 11, completion_tokens: int = 7) -> dict[str, Any]:
-    """A minimal ``chat.completion`` response body."""
-    return {"id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": model,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
-                         "finish_reason": finish_reason, "logprobs": None}],
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                      "total_tokens": prompt_tokens + completion_tokens}}
-
-
-def error_body(message: str, kind: str = "server_error") -> dict[str, Any]:
-    return {"error": {"message": message, "type": kind, "code": None}}
-
-
-Step = httpx2.Response | Exception | Callable[[httpx2.Request], httpx2.Response]
+def completion(content: str | None, *, finish_reason: str = "stop") -> dict[str, Any]:
+    return {"id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": "scripted", "choices": [{
+        "index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish_reason}],
+            "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}}
 
 
 class Scripted:
-    """A MockTransport handler that answers with the given steps in order (the last one repeats).
+    """A MockTransport handler answering with the given steps in order (the last one repeats): a response, an
+    exception to raise (``httpx2.ConnectError``), or a function of the request. It keeps every request."""
 
-    A step is a response, an exception to raise (e.g. ``httpx2.ConnectError``), or a function of the
-    request. Every request is kept in ``requests`` with its JSON body in ``bodies``.
-    """
-
-    def __init__(self, *steps: Step) -> None:
-        assert steps, "give at least one step"
-        self.steps = list(steps)
-        self.requests: list[httpx2.Request] = []
+    def __init__(self, *steps: Any) -> None:
+        self.steps, self.requests = list(steps), []
 
     @property
     def bodies(self) -> list[dict[str, Any]]:
-        return [json.loads(request.content) for request in self.requests]
+        return [json.loads(request.content) for request in self.requests if request.method == "POST"]
 
     def __call__(self, request: httpx2.Request) -> httpx2.Response:
         self.requests.append(request)
-        step = self.steps[min(len(self.requests) - 1, len(self.steps) - 1)]
+        step = self.steps[min(len(self.requests), len(self.steps)) - 1]
         if isinstance(step, Exception):
             raise step
-        if callable(step) and not isinstance(step, httpx2.Response):
-            return step(request)
-        return httpx2.Response(step.status_code, headers=step.headers, content=step.content)
+        return step(request) if callable(step) and not isinstance(step, httpx2.Response) else httpx2.Response(
+            step.status_code, headers=step.headers, content=step.content)
 
     def transport(self) -> httpx2.MockTransport:
         return httpx2.MockTransport(self)
@@ -61,5 +44,15 @@ def ok(content: str | None = "fine", **kwargs: Any) -> httpx2.Response:
 
 
 def status(code: int, message: str = "try later") -> httpx2.Response:
+    """An error answer the SDK may retry at once (``retry-after-ms: 1``)."""
     kind = "rate_limit_exceeded" if code == 429 else "server_error"
-    return httpx2.Response(code, json=error_body(message, kind), headers=FAST_RETRY)
+    return httpx2.Response(code, json={"error": {"message": message, "type": kind, "code": None}},
+                           headers={"retry-after-ms": "1"})
+
+
+def assert_fields(error: BaseException, **expected: Any) -> None:
+    """``error`` is one of the project's model errors, its fields hold ``expected``, and its message names the
+    setting it says to change (so the message and the fields cannot drift apart)."""
+    assert isinstance(error, ModelAccessError), f"{type(error).__name__} is not a ModelAccessError: {error}"
+    assert {name: getattr(error, name) for name in expected} == expected, repr(error)
+    assert not error.setting or error.setting in str(error), f"the message does not name {error.setting}: {error}"

@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-from helpers.base.errors import Explained
 from helpers.base.paths import DATA_DIR
 from helpers.base.text import listed
 from helpers.memory.pinned import PINNED_HEADING
@@ -47,11 +45,8 @@ _TELLS = re.compile(r"(?i)\s*(?:don['’]?t|do not|do never)\b")  # "Do not sugg
 _FACT_QUESTION = re.compile(r"(?i)\s*(?:what(?:'s| is| are| was| were)\s+(?:my|the)|how (?:old|much|many)\b"
                             r"(?!\s+(?:should|could|would|can|must|to)\b)|when|where|remind|tell me|"
                             r"do you (?:know|remember)|did i)\b")
-CANNOT_ANSWER = "I cannot answer that offline."
-CANNOT_ADVISE = "I cannot advise offline."
-SUMMARY = "the summary"
-RECENT_TURNS = "the recent turns"
-THIS_MESSAGE = "this message"
+CANNOT_ANSWER, CANNOT_ADVISE = "I cannot answer that offline.", "I cannot advise offline."
+SUMMARY, RECENT_TURNS, THIS_MESSAGE = "the summary", "the recent turns", "this message"
 
 
 def _words(text: str) -> set[str]:
@@ -64,13 +59,11 @@ def _topics(words: set[str]) -> list[str]:
 
 def sentence_topics(sentence: str) -> list[str]:
     """What a fact sentence is about (salary, age, rules, ...), in a fixed order; [] if none is named."""
-    found = set(_topics(_words(sentence))) | {_KIND_TOPICS[kind] for kind in fact_kinds(sentence)
-                                              if kind in _KIND_TOPICS}
+    found = set(_topics(_words(sentence))) | {_KIND_TOPICS[k] for k in fact_kinds(sentence) if k in _KIND_TOPICS}
     return [topic for topic in _TOPICS if topic in found]
 
 
-@dataclass(frozen=True)
-class RequestFact:
+class RequestFact(NamedTuple):
     """A sentence of a chat request that states a fact about the user, and where in the request it is."""
 
     text: str
@@ -79,21 +72,16 @@ class RequestFact:
     topics: tuple[str, ...]
 
 
-def _memory_headings() -> tuple[str, ...]:
-    """The headings a memory message opens with: every kind's summary heading (registry) and the pinned rules'."""
-    return (*headings(), PINNED_HEADING)
-
-
 def merged_memory(text: str) -> str | None:
-    """The memory part of a system prompt that a request adaptation merged into it (``LLM_SYSTEM_MESSAGES=merge``):
-    the text from the first memory heading on, or None when there is none."""
-    found = [text.find(heading) for heading in _memory_headings() if heading in text]
+    """The memory part of a system prompt that ``LLM_SYSTEM_MESSAGES=merge`` merged into it: the text from the first
+    memory heading (a kind's summary heading, the pinned rules') on, or None when there is none."""
+    found = [text.find(heading) for heading in (*headings(), PINNED_HEADING) if heading in text]
     return text[min(found):] if found else None
 
 
 def drop_heading(text: str) -> str:
-    """A memory message without the heading its memory kind gives it (``KIND.heading``, from the registry)."""
-    return next((text[len(heading):] for heading in _memory_headings() if text.startswith(heading)), text)
+    """A memory message without the heading its memory kind (or the pinned rules) gives it."""
+    return next((text[len(heading):] for heading in (*headings(), PINNED_HEADING) if text.startswith(heading)), text)
 
 
 def request_facts(messages: list[dict[str, Any]]) -> list[RequestFact]:
@@ -109,28 +97,18 @@ def request_facts(messages: list[dict[str, Any]]) -> list[RequestFact]:
                          summary_sentences(drop_heading(part)) if label in (None, "User")]
             where = SUMMARY
         elif role == "user":
-            sentences = split_sentences(text)
-            where = THIS_MESSAGE if index == last_user else RECENT_TURNS
+            sentences, where = split_sentences(text), THIS_MESSAGE if index == last_user else RECENT_TURNS
         else:
             continue
-        for sentence in sentences:
-            if fact_score(sentence) > 0:
-                facts.append(RequestFact(sentence, where, len(facts), tuple(sentence_topics(sentence))))
+        facts += [RequestFact(sentence, where, len(facts) + n, tuple(sentence_topics(sentence)))
+                  for n, sentence in enumerate(s for s in sentences if fact_score(s) > 0)]
     return facts
-
-
-def _asks(message: str) -> bool:
-    """Whether the latest message asks something: a question mark, or a question word or a request
-    ("Give me ...", "Explain ...") first."""
-    return "?" in message or (bool(_ASKS.match(message)) and not _TELLS.match(message))
 
 
 def _answer(question: str, facts: list[RequestFact], told_topics: set[str]) -> list[str]:
     """A question about the user's own facts: the sentences that hold them, by where they are; or "not sent"."""
     question_words = _words(question)
-    keywords = question_words - _STOPWORDS
-    quoted: list[RequestFact] = []
-    missing: list[str] = []
+    keywords, quoted, missing = question_words - _STOPWORDS, [], []
     for topic in _topics(question_words):  # one quote per fact asked for: the closest match, the latest of equals
         wanted = keywords | set(_TOPICS[topic])
         if matches := [fact for fact in facts if fact.where != THIS_MESSAGE and topic in fact.topics]:
@@ -139,11 +117,8 @@ def _answer(question: str, facts: list[RequestFact], told_topics: set[str]) -> l
                 quoted.append(best)
         elif topic not in told_topics:  # told in this very message: not missing
             missing.append(topic)
-    lines = []
-    for where in (SUMMARY, RECENT_TURNS):
-        here = sorted((fact for fact in quoted if fact.where == where), key=lambda fact: fact.order)
-        if here:
-            lines.append(f"From {where}: " + listed([f'"{fact.text}"' for fact in here]))
+    lines = [f"From {where}: " + listed([f'"{fact.text}"' for fact in sorted(here, key=lambda fact: fact.order)])
+             for where in (SUMMARY, RECENT_TURNS) if (here := [fact for fact in quoted if fact.where == where])]
     if missing:
         lines.append(f"I do not have your {listed(missing, 'or')} in what I was sent.")
     questions = [sentence for sentence in split_sentences(question) if sentence.endswith("?")] or [question]
@@ -160,7 +135,7 @@ def grounded_reply(messages: list[dict[str, Any]]) -> str:
     message = content_text(messages[-1].get("content")).strip()
     facts = request_facts(messages)
     stated = [fact for fact in facts if fact.where == THIS_MESSAGE and not fact.text.endswith("?")]
-    asks = _asks(message)
+    asks = "?" in message or (bool(_ASKS.match(message)) and not _TELLS.match(message))  # a question or a request
     lines = [MARKER]
     if stated or not asks:  # acknowledged by its topics, never its values
         about = list(dict.fromkeys(topic for fact in stated for topic in fact.topics))
@@ -175,40 +150,12 @@ def grounded_reply(messages: list[dict[str, Any]]) -> str:
     return f"{MARKER} {written}" if grounded == MARKER else f"{grounded}\n\n{written}"  # the marker alone: one line
 
 
-class RepliesFileError(Explained, ValueError):
-    """A file of ``data/offline_replies/`` that cannot be read as written replies."""
-
-
-def _entries(path: Path, where: str) -> list[tuple[str, str]]:
-    """The (user, reply) pairs of one replies file (``{"source": ..., "replies": [{"user", "reply"}]}``), checked."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise RepliesFileError(f"{where} is not readable JSON ({error}); fix or remove the file.") from None
-    replies = data.get("replies") if isinstance(data, dict) else None
-    if not isinstance(data, dict) or not isinstance(data.get("source"), str) or not isinstance(replies, list):
-        raise RepliesFileError(f'{where} must be {{"source": "...", "replies": [{{"user": "...", "reply": "..."}}]}}.')
-    pairs = []
-    for number, entry in enumerate(replies, 1):
-        if not (isinstance(entry, dict) and isinstance(entry.get("user"), str) and isinstance(entry.get("reply"), str)
-                and entry["user"].split() and entry["reply"].strip()):
-            raise RepliesFileError(f"{where}, reply {number}: needs a non-empty 'user' and 'reply' text.")
-        pairs.append((" ".join(entry["user"].split()), entry["reply"].strip()))
-    return pairs
-
-
 @lru_cache(maxsize=None)
 def _written(folder: Path) -> dict[str, str]:
-    """Every written reply in ``folder``, by its user message with whitespace runs made one space."""
-    table: dict[str, tuple[str, str]] = {}  # user text -> (reply, file it came from)
-    for path in sorted(folder.glob("*.json")):
-        where = f"data/offline_replies/{path.name}"
-        for user, reply in _entries(path, where):
-            if (known := table.setdefault(user, (reply, where)))[0] != reply:
-                raise RepliesFileError(
-                    f"{where} and {known[1]} give different replies to the user message {user[:60]!r}; keep one "
-                    "of them, so the stand-in stays deterministic.")
-    return {user: reply for user, (reply, _) in table.items()}
+    """Every written reply in ``folder`` (``{"source": ..., "replies": [{"user", "reply"}]}`` files), by its user
+    message with whitespace runs made one space."""
+    return {" ".join(entry["user"].split()): entry["reply"].strip() for path in sorted(folder.glob("*.json"))
+            for entry in json.loads(path.read_text(encoding="utf-8"))["replies"]}
 
 
 def written_reply(user_message: str, folder: Path | None = None) -> str | None:

@@ -1,12 +1,10 @@
-"""The stand-in's OpenAI-compatible face: a ``chat.completions`` body for each request (same request, same reply;
-``usage`` counts the contents in o200k_base), and the ``httpx2`` transport the SDK talks to in offline mode."""
+"""The stand-in's OpenAI-compatible face: a ``chat.completions`` body for each request body (same request, same
+reply; ``usage`` counts the contents in o200k_base), which the transport answers with in offline mode."""
 from __future__ import annotations
 
 import hashlib
 import json
 from typing import Any
-
-import httpx2
 
 from helpers.base.errors import SettingError
 from helpers.base.tokens import count_tokens, encoding
@@ -14,11 +12,11 @@ from helpers.model.offline.facts import content_text
 from helpers.model.offline.markers import FINGERPRINT, MODEL_NAME
 from helpers.model.offline.replies import grounded_reply
 from helpers.model.offline.summariser import is_summariser_request, summary_reply
-from helpers.model.responses import is_chat
 
 
 def respond(body: dict[str, Any]) -> dict[str, Any]:
-    """A ``chat.completions`` response body for a request body, as an OpenAI-compatible server sends it."""
+    """A ``chat.completions`` response body for a request body, as an OpenAI-compatible server sends it; every other
+    argument (``temperature``, ``reasoning_effort`` ...) is taken and has no effect."""
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         raise SettingError("messages", messages, "the request has no 'messages' list")
@@ -38,20 +36,9 @@ def respond(body: dict[str, Any]) -> dict[str, Any]:
                       "total_tokens": prompt_tokens + completion_tokens}}
 
 
-def handle_chat_request(method: str, path: str, content: bytes) -> tuple[int, dict[str, Any]]:
-    """Status and JSON body for one HTTP request to an OpenAI-compatible server backed by the stand-in."""
-    if method != "POST" or not is_chat(path):
-        message = f"the offline stand-in serves only POST .../chat/completions, not {method} {path}"
-        return 404, {"error": {"message": message, "type": "not_found", "code": None}}
+def answer(body: Any) -> tuple[int, dict[str, Any]]:
+    """The status and JSON body a server backed by the stand-in answers a chat request with: 200, or 400."""
     try:
-        return 200, respond(json.loads(content or b"{}"))
+        return 200, respond(body)
     except (ValueError, TypeError, AttributeError) as error:
         return 400, {"error": {"message": f"invalid request: {error}", "type": "invalid_request_error", "code": None}}
-
-
-class OfflineTransport(httpx2.BaseTransport):
-    """An ``httpx2`` transport that answers chat requests with the stand-in, in process (no network)."""
-
-    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
-        status, payload = handle_chat_request(request.method, request.url.path, request.read())
-        return httpx2.Response(status, json=payload, request=request)
