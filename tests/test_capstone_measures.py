@@ -1,13 +1,11 @@
 """Notebook 07's measures against small cases counted by hand: the ledger's reading of a request, the bill, the
-replay of a short conversation, the probes' grading, the call plan, the pictures and exercise 7.1's check."""
+replay of a short conversation, the probes' grading, the call plan and the pictures (exercise 7.1: test_exercise.py)."""
 import json
 
 import pytest
 
 from helpers.base.tokens import count_tokens
 from helpers.display.side_by_side import STATUS_COLOURS, comparison_table, ledger_chart, render_tradeoff
-from helpers.grading.capstone import judge_cheapest
-from helpers.grading.runner import CORRECT
 from helpers.measure import LESSON_KINDS
 from helpers.measure.ledger import Fact, Ledger, Probe, grade_probes, load_ledger, normalise, request_statuses
 from helpers.measure.transcript import (CallBill, StrategyRun, Transcript, TurnMeasure, call_plan, load_transcript,
@@ -199,7 +197,7 @@ def test_the_strategies_are_the_full_buffer_and_the_lessons_kinds():
                                  **{kind: (kind, {}) for kind in LESSON_KINDS}}
 
 
-# ----- the display and exercise 7.1 -----------------------------------------------------------------------
+# ----- the display -----------------------------------------------------------------------
 def make(kind, settings):
     cls = kind_named(kind)
     return cls.create("S", Summariser("User ASHA, never recommend equity.") if cls.KIND.heading else None, settings)
@@ -218,24 +216,3 @@ def test_the_table_the_ledger_picture_and_the_panel_read_the_same_runs():
     text, chart = render_tradeoff(make, SMALL, SMALL_LEDGER, list(runs.values()), threshold=2, keep=1, budget=100,
                                   window=1)
     assert "summary memory (2/1)" in text and len(chart.axes) == 2
-
-
-def test_exercise_7_1_says_not_done_wrong_or_correct():
-    assert judge_cheapest(..., make, SMALL, SMALL_LEDGER).status == "not done yet"
-    assert judge_cheapest("window", make, SMALL, SMALL_LEDGER).status == "not yet"
-    assert "not a memory kind" in judge_cheapest(("buffer", {}), make, SMALL, SMALL_LEDGER).message
-    assert "refused" in judge_cheapest(("sliding window", {"window_turns": 0}), make, SMALL, SMALL_LEDGER).message
-    short = judge_cheapest(("sliding window", {"window_turns": 1}), make, SMALL, SMALL_LEDGER, compare=[])
-    assert short.status == "not yet" and "name (absent)" in short.message
-    whole = ("sliding window", {"window_turns": 3})
-    full = judge_cheapest(whole, make, SMALL, SMALL_LEDGER, compare=[])
-    assert full.status == "not yet" and "no less than the full buffer" in full.message
-    late = Ledger((Fact("greeting", "name", 2, ("hi",)),))  # only turn 2's fact: a window of 2 keeps it for less
-    assert judge_cheapest(("sliding window", {"window_turns": 2}), make, SMALL, late, compare=[whole]).status == CORRECT
-    cheaper = judge_cheapest(("sliding window", {"window_turns": 2}), make, SMALL, late,
-                             compare=[("sliding window", {"window_turns": 1})])
-    assert cheaper.status == "correct"  # a window of 1 loses the greeting at turn 3, so it does not count
-    last = Ledger((Fact("ok", "name", 3, ("ok",)),))  # only turn 3's fact: a window of 1 keeps it, cheapest
-    verdict = judge_cheapest(("sliding window", {"window_turns": 2}), make, SMALL, last,
-                             compare=[("sliding window", {"window_turns": 1})])
-    assert verdict.status == "not yet" and "keeps them all for" in verdict.message

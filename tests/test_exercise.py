@@ -1,65 +1,46 @@
-"""The grading layer's runner and verdicts: three distinct, deterministic verdicts; an answer that hangs or loops
-is stopped; the hint is held back until a second failure or a request; an exercise cell can try an answer with
-a bound (``try_it``)."""
-import re
+"""The grading layer's runner and verdicts: a loop that never ends is stopped, on one line too, and a debugger's
+trace function survives it; the hint waits for a second failure; nbgrader's autograder gets an AssertionError;
+exercise 7.1's verdicts on a three-turn conversation."""
+import sys
 import time
 
 import pytest
 
 from helpers.base.bounded import TimedOut, TooManyCalls, limit_calls, run_bounded
-from helpers.grading.runner import Clock, Misuse, run_answer, try_it
-from helpers.grading.runner import CORRECT, NOT_DONE, WRONG, Feedback, forget_failures, show
-
-# What no verdict may say: code that would be the answer (a formula, a slice, a comparison to copy)
-FORMULA = re.compile(r"//|>=|<=|\blen\(|\bmin\(|\bmax\(|\bsum\(|re\.split|\.lower\(\)|\+=|\[-|\bis None\b|"
-                     r"\bceil\b|\bbuffer\[|\brange\(")
-
-
-def assert_teaches(verdict: Feedback) -> None:
-    """A wrong verdict says what is wrong, holds a hint for later, and gives away no formula or algorithm."""
-    assert verdict.status == WRONG and verdict.message and verdict.hint, verdict
-    for text in (verdict.message, verdict.hint):
-        quoted = re.sub(r"\[[\d, .]*\]|'[^']*'|\"[^\"]*\"", "", text)  # cases and quoted sentences may hold anything
-        assert not FORMULA.search(quoted), f"{FORMULA.search(quoted).group()!r} in {text!r}"
+from helpers.grading import capstone, runner
+from helpers.grading.capstone import judge_cheapest
+from helpers.grading.runner import CORRECT, NOT_DONE, WRONG, Feedback, forget_failures, run_answer, show, try_it
 
 
 @pytest.fixture(autouse=True)
-def fresh_kernel():
+def fresh_kernel(monkeypatch):
     forget_failures()
+    monkeypatch.setattr(runner, "SECONDS", 0.1)
 
 
-def wrong(exercise="9.9"):
-    return Feedback(exercise, WRONG, "your answer is 4, the memory makes 3.", hint="count the calls by hand")
-
-
-def test_the_first_failure_says_what_is_wrong_and_the_second_brings_the_hint(capsys):
-    show(wrong())
+def test_the_hint_comes_with_the_second_failure_or_on_request(capsys):
+    wrong = Feedback("9.9", WRONG, "your answer is 4, the memory makes 3.", hint="count the calls by hand")
+    show(wrong, check="check_x", answer="f")
     first = capsys.readouterr().out
-    assert first.startswith("[exercise 9.9] not yet: your answer is 4") and "count the calls by hand" not in first
-    assert "hint=True" in first  # it says how to ask for the hint
-    show(wrong())
+    assert first.startswith("[exercise 9.9] not yet: your answer is 4") and "check_x(f, hint=True)" in first
+    show(wrong)
     assert "  hint: count the calls by hand" in capsys.readouterr().out
-    show(wrong("8.8"))  # another exercise starts afresh
-    assert "count the calls by hand" not in capsys.readouterr().out
+    show(Feedback("8.8", WRONG, "no", hint="h"), hint=False)
+    show(Feedback("9.9", CORRECT, "three calls", hint="never shown"), hint=True)
+    out = capsys.readouterr().out
+    assert "hint: h" not in out and out.endswith("[exercise 9.9] correct: three calls\n")
 
 
-def test_a_hint_on_request_and_none_when_refused(capsys):
-    show(wrong(), hint=True)
-    assert "hint: count the calls by hand" in capsys.readouterr().out
-    show(wrong(), hint=False)
-    assert "hint:" not in capsys.readouterr().out
+def test_under_nbgrader_a_verdict_that_is_not_correct_raises_after_printing(monkeypatch, capsys):
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    show(Feedback("9.9", CORRECT, "right"))
+    for status in (WRONG, NOT_DONE):
+        with pytest.raises(AssertionError, match=f"exercise 9.9. {status}: wrong"):
+            show(Feedback("9.9", status, "wrong"))
+    assert capsys.readouterr().out.count("[exercise 9.9]") == 3
 
 
-def test_a_right_answer_shows_no_hint_and_is_deterministic(capsys):
-    right = Feedback("9.9", CORRECT, "three calls", hint="never shown")
-    show(right, hint=True)
-    show(right)
-    assert capsys.readouterr().out.splitlines() == ["[exercise 9.9] correct: three calls"] * 2
-
-
-# ----- running a student's answer with bounds --------------------------------------------------------
-
-def test_a_loop_that_never_ends_is_stopped_even_if_it_catches_every_exception():
+def test_a_loop_that_never_ends_is_stopped_and_a_debuggers_tracer_survives():
     def runaway():
         while True:
             try:
@@ -67,26 +48,23 @@ def test_a_loop_that_never_ends_is_stopped_even_if_it_catches_every_exception():
             except Exception:  # a student's catch-all must not swallow the stop
                 pass
 
-    started = time.monotonic()
-    with pytest.raises(TimedOut) as stopped:
-        run_bounded(runaway, seconds=0.2)
-    assert stopped.value.seconds == 0.2 and time.monotonic() - started < 30
-    assert run_bounded(lambda x: x + 1, 1, seconds=5) == 2  # and the next call runs normally
-    time.sleep(0.3)  # no late stop arrives after a call that finished
+    def debugger(frame, event, arg):
+        return None
+    exec("def one_line():\n    while True: pass", namespace := {})
+    sys.settrace(debugger)
+    try:
+        for loop in (runaway, namespace["one_line"]):
+            started = time.monotonic()
+            with pytest.raises(TimedOut) as stopped:
+                run_bounded(loop, seconds=0.1)
+            assert stopped.value.seconds == 0.1 and time.monotonic() - started < 5
+            assert sys.gettrace() is debugger
+    finally:
+        sys.settrace(None)
+    assert run_bounded(lambda x: x + 1, 1, seconds=5) == 2
 
 
-def test_a_call_limit_stops_the_call_past_it():
-    twice = limit_calls(lambda: "s", 2, "the summariser")
-    assert twice() == twice() == "s" and twice.calls == 2
-    with pytest.raises(TooManyCalls) as stopped:
-        twice()
-    assert (stopped.value.what, stopped.value.limit) == ("the summariser", 2)
-
-
-def test_run_answer_turns_each_way_of_failing_into_a_verdict():
-    def not_written():
-        raise NotImplementedError
-
+def test_each_way_of_failing_becomes_a_verdict(capsys):
     def loops():
         while True:
             pass
@@ -97,73 +75,40 @@ def test_run_answer_turns_each_way_of_failing_into_a_verdict():
 
     def raises():
         return [][1]
-
-    assert run_answer("9.9", not_written).status == NOT_DONE
-    assert run_answer("9.9", lambda: ...).status == NOT_DONE
-    hang = run_answer("9.9", loops, seconds=0.2)
-    assert isinstance(hang, Feedback) and hang.status == WRONG and "still running after 0.2 seconds" in hang.message
-    many = run_answer("9.9", calls_too_often, limit_calls(lambda: "s", 3, "the summariser"))
-    assert many.status == WRONG and "called the summariser more than 3 times" in many.message
-    error = run_answer("9.9", raises)
-    assert error.status == WRONG and "IndexError" in error.message
-    assert (hang.mistake, many.mistake, error.mistake) == ("never ends", "too many calls", "raises")
-    for verdict in (hang, many, error):
-        assert_teaches(verdict)
-    assert run_answer("9.9", lambda a, b: a * b, 6, 7) == 42
-
-    def misuses(summarise):
-        return summarise("the wrong thing")
-
-    def summariser(*_):
-        raise Misuse("summarise was called with the wrong thing", "hand over the summary", "calls wrongly")
-    misuse = run_answer("9.9", misuses, summariser)  # a wrong call of what the check handed over, in its own words
-    assert (misuse.status, misuse.message, misuse.hint, misuse.mistake) == (
-        WRONG, "summarise was called with the wrong thing", "hand over the summary", "calls wrongly")
-
-
-def test_a_check_has_a_clock_for_all_its_calls():
-    clock = Clock(per_call=5.0, total=0.3)
-    assert 0 < clock.seconds() <= 0.3
-    time.sleep(0.35)
-    verdict = run_answer("9.9", lambda: 1, clock=clock)
-    assert verdict.status == WRONG and "took more than 0.3 seconds" in verdict.message
-
-
-def test_try_it_runs_an_answer_once_with_a_bound(capsys):
-    def cap_summary(summary, summarise, cap):
-        return summarise([], summary)
-
-    def unwritten(summary):
-        return ...
-
-    def loops(summary):
-        while True:
-            pass
-
-    try_it(cap_summary, "a long summary", lambda messages, summary: summary.upper(), 3)
-    try_it(lambda sizes: [6, 8, 10], [1, 2])
-    try_it(unwritten, "x")
-    started = time.monotonic()
-    try_it(loops, "x", seconds=0.2)
-    assert time.monotonic() - started < 30
+    twice = limit_calls(lambda: "s", 2, "the summariser")
+    assert twice() == twice() == "s" and twice.calls == 2
+    with pytest.raises(TooManyCalls):
+        twice()
+    verdicts = [run_answer("9.9", f, *args) for f, args in ((loops, ()), (calls_too_often, (twice,)), (raises, ()))]
+    assert [(v.status, v.mistake) for v in verdicts] == [(WRONG, "never ends"), (WRONG, "too many calls"),
+                                                         (WRONG, "raises")]
+    assert "still running after 0.1 seconds" in verdicts[0].message and "IndexError" in verdicts[2].message
+    assert run_answer("9.9", lambda: ...).status == NOT_DONE and run_answer("9.9", lambda a, b: a * b, 6, 7) == 42
+    try_it(lambda summary: print("working") or summary.upper(), "a summary")
+    try_it(loops)
     out = capsys.readouterr().out.splitlines()
-    assert out[:3] == ["A LONG SUMMARY", "[6, 8, 10]", "unwritten is not written yet: write its body, then run this "
-                                                       "cell again."]
-    assert out[3].startswith("loops: loops was still running after 0.2 seconds")
+    assert out[:2] == ["working", "A SUMMARY"] and out[2].startswith("loops: loops was still running after 0.1")
 
 
-def test_an_answer_not_written_yet_gets_a_hint_to_start_only_on_request(capsys):
-    from helpers.grading.calls import check_calls_formula
-    from helpers.grading.overflows import check_overflows_at
-    from helpers.grading.rule_check import check_rule_check
-    from helpers.grading.summary_cap import check_summary_cap
+def test_exercise_7_1_on_a_three_turn_conversation(monkeypatch):
+    from helpers.measure.ledger import Fact, Ledger
+    from helpers.measure.transcript import Transcript
+    from helpers.memory.registry import kind_named
 
-    def todo(*_):
-        raise NotImplementedError
-
-    for check in (check_calls_formula, check_overflows_at, check_rule_check, check_summary_cap):
-        assert check(todo).status == NOT_DONE
-        assert "hint:" not in capsys.readouterr().out
-        check(todo, hint=True)
-        out = capsys.readouterr().out
-        assert "not done yet" in out and "\n  hint: " in out and not FORMULA.search(out), out
+    def make(kind, settings):
+        cls = kind_named(kind)
+        return cls.create("S", (lambda messages, old: "User ASHA.") if cls.KIND.heading else None, settings)
+    SMALL = Transcript(("I'm ASHA.", "hi", "ok"), ("fine", "yes", "done"))
+    SMALL_LEDGER = Ledger((Fact("name", "name", 1, ("ASHA",)), Fact("greeting", "name", 2, ("hi",))))
+    monkeypatch.setattr(capstone, "_searched", {})
+    assert judge_cheapest(..., make, SMALL, SMALL_LEDGER).status == NOT_DONE
+    assert "not a memory kind" in judge_cheapest(("buffer", {}), make, SMALL, SMALL_LEDGER).message
+    assert "refused" in judge_cheapest(["sliding window", {"window_turns": 0}], make, SMALL, SMALL_LEDGER).message
+    assert "name (absent)" in judge_cheapest(({"window_turns": 1}, "Sliding_Window"), make, SMALL, SMALL_LEDGER).message
+    full = judge_cheapest(("sliding window", {"window_turns": 3}), make, SMALL, SMALL_LEDGER)
+    assert full.status == WRONG and "no less than the full buffer" in full.message and full.hint
+    late = Ledger((Fact("greeting", "name", 2, ("hi",)),))  # turn 2's fact only: windows of 2 and 3 keep it
+    assert judge_cheapest(("sliding window", {"window_turns": 2}), make, SMALL, late).status == CORRECT
+    last = Ledger((Fact("ok", "name", 3, ("ok",)),))  # turn 3's fact only: a window of 1 keeps it, far cheaper
+    verdict = judge_cheapest(("sliding window", {"window_turns": 2}), make, SMALL, last)
+    assert verdict.status == WRONG and "must save at least 50%" in verdict.message

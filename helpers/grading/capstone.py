@@ -1,99 +1,138 @@
-"""Exercise 7.1 (notebook 07): the memory and settings that keep every planted fact at the lowest cost; one
-bounded replay of the answer, then of the few candidate settings it is compared with."""
+"""Exercise 7.1 (notebook 07): a memory and settings that keep every planted fact, near the cheapest that does. The
+check replays the answer, then searches the lessons' three kinds for the cheapest setting that keeps every fact:
+summary memory from the latest threshold down, turns kept from as many below it as the cheapest setting so far
+folds, down until three in a row lose a fact, until two thresholds keep none; summary buffer memory folding 2 or 4
+messages, and the sliding window: the smallest budget (to 100 tokens) or window that keeps them all, by halving.
+An answer must save at least ``MARGIN`` of what the best setting found saves against the full buffer."""
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Callable
 from typing import Any
 
 from helpers.base.bounded import TimedOut, run_bounded
 from helpers.grading.runner import CORRECT, NOT_DONE, WRONG, Feedback, show
 from helpers.measure.ledger import Ledger
-from helpers.measure.transcript import FULL_BUFFER, MemoryFactory, StrategyRun, Transcript, replay, strategies
+from helpers.measure.transcript import FULL_BUFFER, MemoryFactory, StrategyRun, Transcript, replay
 from helpers.memory.registry import KINDS
 from helpers.memory.types import SettingError
 
-EXERCISE = "7.1"
-SECONDS_PER_RUN = 30.0
+MARGIN = 0.5  # the share of the best saving an answer must reach
+SEARCH_SECONDS = 60.0  # offline the search takes a few seconds; with a model, each replay calls it
 Spec = tuple[str, dict[str, Any]]
-
-
-def candidates(transcript: Transcript) -> dict[str, Spec]:
-    """The settings an answer is compared with: the lessons', then each kind keeping twice and four times as much."""
-    chosen = dict(strategies(transcript))
-    n = len(transcript)
-    for scale in (2, 4):
-        chosen[f"summary memory x{scale}"] = ("summary memory", {"max_turns_before_summary": min(4 * scale, n),
-                                                                  "turns_to_keep_verbatim": min(2 * scale, n - 1)})
-        chosen[f"summary buffer memory x{scale}"] = ("summary buffer memory", {"max_buffer_tokens": 600 * scale})
-        chosen[f"sliding window x{scale}"] = ("sliding window", {"window_turns": min(4 * scale, n)})
-    return {name: spec for name, spec in chosen.items() if spec[0] in KINDS}
-
+_searched: dict[tuple, tuple[int, int]] = {}  # (make, transcript, ledger) -> (best cost, settings tried)
 
 def missing_facts(run: StrategyRun) -> list[str]:
     """The wanted facts the last request does not carry, each with how it was sent ("absent", "contradicted")."""
-    last = run.last
-    return [f"{fact.id} ({last.statuses[fact.id]})" for fact in run.ledger.wanted(last.turn)
-            if last.statuses.get(fact.id) not in ("verbatim", "summary")]
+    return [f"{fact.id} ({run.last.statuses.get(fact.id)})" for fact in run.ledger.wanted(run.last.turn)
+            if run.last.statuses.get(fact.id) not in ("verbatim", "summary")]
 
+def search(make: MemoryFactory, transcript: Transcript, ledger: Ledger, full: StrategyRun,
+           seconds: float = SEARCH_SECONDS) -> tuple[int, int]:
+    """(the cheapest bill of a setting that keeps every fact, settings tried), as the module says, given the full
+    buffer's run; once a kernel."""
+    key = (make, transcript, ledger)
+    if key in _searched:
+        return _searched[key]
+    ends, n = time.monotonic() + seconds, len(transcript)
+    costs = {repr(("sliding window", {"window_turns": n})): None if missing_facts(full) else full.bill.total}
 
-def _wrong(message: str) -> Feedback:
-    return Feedback(EXERCISE, WRONG, message)
+    def cost(kind: str, **settings: Any) -> int | None:
+        """The bill of a setting's run if it keeps every fact (None: it loses one, is refused or runs out of time)."""
+        if repr((kind, settings)) not in costs and time.monotonic() < ends and kind in KINDS:
+            try:
+                run = run_bounded(replay, make(kind, settings), transcript, ledger, seconds=ends - time.monotonic())
+                costs[repr((kind, settings))] = None if missing_facts(run) else run.bill.total
+            except (SettingError, TypeError, TimedOut):
+                costs[repr((kind, settings))] = None
+        return costs.get(repr((kind, settings)))
 
+    def smallest(keeps: Callable[[int], int | None], low: int, high: int) -> None:
+        while low < high:  # the smallest value that keeps every fact, by halving (``high`` keeps them)
+            middle = (low + high) // 2
+            low, high = (low, middle) if keeps(middle) else (middle + 1, high)
+        keeps(high)
 
-def judge_cheapest(answer: Any, make: MemoryFactory, transcript: Transcript, ledger: Ledger,
-                   compare: Sequence[Spec] | None = None) -> Feedback:
+    smallest(lambda w: cost("sliding window", window_turns=w), 1, n)
+    largest = max(turn.bill.request_tokens for turn in full.turns) // 100 + 1
+    for compress in (2, 4):  # budgets in steps of 100 tokens, up to the full buffer's largest request
+        smallest(lambda b: cost("summary buffer memory", max_buffer_tokens=b * 100,
+                                messages_to_compress_on_overflow=compress), 1, largest)
+    dry, fold = 0, 1  # fold: turns folded by the cheapest setting so far; higher keeps fold fewer and cost more
+    for threshold in range(n - 1, 1, -1):
+        misses, kept = 0, False
+        for keep in range(threshold - fold, 0, -1):
+            found = cost("summary memory", max_turns_before_summary=threshold, turns_to_keep_verbatim=keep)
+            misses, kept = (misses + 1, kept) if found is None else (0, True)
+            if found is not None and found <= min(v for v in costs.values() if v is not None):
+                fold = threshold - keep
+            if misses == 3:
+                break
+        dry = 0 if kept else dry + 1
+        if dry == 2 or time.monotonic() > ends:
+            break
+    found = [value for value in costs.values() if value is not None]
+    _searched[key] = (min(found), len(costs)) if found else (0, len(costs))
+    return _searched[key]
+
+def _pair(answer: Any) -> Spec | None:
+    """(kind, settings) from a pair written in either order, as a tuple or a list (None if it is no such pair)."""
+    if isinstance(answer, (tuple, list)) and len(answer) == 2:
+        kinds = [item for item in answer if isinstance(item, str)]
+        settings = [item for item in answer if isinstance(item, dict)]
+        if len(kinds) == len(settings) == 1:
+            return kinds[0].strip().lower().replace("_", " "), settings[0]
+    return None
+
+def _wrong(message: str, hint: str) -> Feedback:
+    return Feedback("7.1", WRONG, message, hint)
+
+def judge_cheapest(answer: Any, make: MemoryFactory, transcript: Transcript, ledger: Ledger) -> Feedback:
     """The verdict on ``answer = (kind, settings)``: every wanted fact sent at the last turn, for less than the full
-    buffer, and no candidate that also keeps every fact costs less (``candidates()`` unless ``compare`` gives them)."""
-    def run(memory: Any, label: str) -> StrategyRun:
-        return run_bounded(replay, memory, transcript, ledger, label, seconds=SECONDS_PER_RUN)
-
+    buffer, saving at least ``MARGIN`` of what the cheapest setting the check's search finds saves."""
     if answer is Ellipsis or answer is None:
-        return Feedback(EXERCISE, NOT_DONE, "replace the ... with (kind, settings), then run this cell again.")
-    if not (isinstance(answer, tuple) and len(answer) == 2 and isinstance(answer[0], str)
-            and isinstance(answer[1], dict)):
-        return _wrong("the answer must be a pair (kind, settings), such as ('summary memory', "
-                      f"{{'max_turns_before_summary': 8, 'turns_to_keep_verbatim': 4}}); got {answer!r}")
-    kind, settings = answer
+        return Feedback("7.1", NOT_DONE, "replace the ... with (kind, settings), then run this cell again.")
+    if (pair := _pair(answer)) is None:
+        return _wrong("the answer is a pair (kind, settings), such as ('summary memory', {'max_turns_before_summary': "
+                      f"8, 'turns_to_keep_verbatim': 4}}); got {answer!r}", "a kind's name in quotes, then a dict of "
+                      "its settings by name, in brackets")
+    kind, settings = pair
     if kind not in KINDS:
         return _wrong(f"{kind!r} is not a memory kind; the kinds are {', '.join(map(repr, KINDS))} (the full buffer "
-                      "is a sliding window as long as the conversation)")
+                      "is a sliding window as long as the conversation)", "copy a kind's name from the table above")
     try:
-        memory = make(kind, dict(settings))
+        mine = run_bounded(replay, make(kind, dict(settings)), transcript, ledger, kind, seconds=SEARCH_SECONDS)
     except (SettingError, TypeError) as error:
-        return _wrong(f"the {kind} refused these settings: {error}")
-    try:
-        mine = run(memory, kind)
+        return _wrong(f"the {kind} refused these settings: {error}", "the sliders above show each kind's settings")
     except TimedOut:
-        return _wrong(f"the run took more than {SECONDS_PER_RUN:g} seconds, so the check stopped it")
-    cost = mine.bill.total
-    if missing_facts(mine):
-        return _wrong(f"at turn {mine.last.turn} the request does not carry {', '.join(missing_facts(mine))}; look "
-                      "at where that fact was stated and what the memory kept of that turn by then")
-    full = run(make("sliding window", {"window_turns": len(transcript)}), FULL_BUFFER)
-    if cost >= full.bill.total:
-        return _wrong(f"every fact survives, but for {cost:,} tokens, no less than the {FULL_BUFFER}'s "
-                      f"{full.bill.total:,}: which turns can leave the request without taking a fact with them, and "
-                      "when?")
-    others = list(compare) if compare is not None else list(candidates(transcript).values())
-    cheaper = []
-    for other_kind, other_settings in others:
-        try:
-            other = run(make(other_kind, other_settings), other_kind)
-        except TimedOut:
-            continue
-        if not missing_facts(other) and other.bill.total < cost:
-            cheaper.append(other.bill.total)
-    if cheaper:
-        return _wrong(f"every fact survives, at {cost:,} tokens, but another setting the check tried keeps them all "
-                      f"for {min(cheaper):,}: what does each turn pay for that no fact needs?")
-    saved = full.bill.total - cost
-    return Feedback(EXERCISE, CORRECT, f"{mine.label()} keeps every planted fact to turn {mine.last.turn} for "
-                    f"{cost:,} tokens ({mine.bill.summariser_calls} summariser calls): {saved:,} fewer than the "
-                    f"{FULL_BUFFER} ({saved / full.bill.total:.1%}), and none of the {len(others)} other settings the "
-                    "check tried keeps them all for less. Compare that saving with what the lessons' settings save by "
-                    "losing facts.")
+        return _wrong(f"the run took more than {SEARCH_SECONDS:g} seconds, so the check stopped it", "try the setting "
+                      "with the sliders first")
+    if lost := missing_facts(mine):
+        return _wrong(f"at turn {mine.last.turn} the request does not carry {', '.join(lost)}; look at where that "
+                      "fact was stated and what the memory kept of that turn by then", "the ledger table shows each "
+                      "fact's turn: which turns must still be sent word for word, or fit in the summary?")
+    full = replay(make("sliding window", {"window_turns": len(transcript)}), transcript, ledger, FULL_BUFFER)
+    cost, whole = mine.bill.total, full.bill.total
+    if cost >= whole:
+        return _wrong(f"every fact survives, but for {cost:,} tokens, no less than the {FULL_BUFFER}'s {whole:,}: "
+                      "which turns can leave the request without taking a fact with them, and when?",
+                      "a fold late in the conversation, of the turns whose facts fit in the summary, saves tokens on "
+                      "every request after it")
+    best, tried = search(make, transcript, ledger, full)
+    saved, most = whole - cost, whole - min(best or cost, cost)
+    said = (f"{mine.label()} keeps every planted fact to turn {mine.last.turn} for {cost:,} tokens "
+            f"({mine.bill.summariser_calls} summariser calls), {saved:,} fewer than the {FULL_BUFFER} "
+            f"({saved / whole:.1%}); the cheapest of the {tried} settings the check's search tried saves {most:,} "
+            f"({most / whole:.1%})")
+    if saved < MARGIN * most:
+        return _wrong(f"{said}: an answer must save at least {MARGIN:.0%} of that.", "each turn folded early saves "
+                      "its tokens on every later request: which turns' facts fit in one summary, and how late can "
+                      "that fold come and still save?")
+    return Feedback("7.1", CORRECT, f"{said}: within the margin (at least {MARGIN:.0%} of it). Compare that saving "
+                    "with what the lessons' settings save by losing facts.")
 
-
-def check_cheapest(answer: Any, make: MemoryFactory, transcript: Transcript, ledger: Ledger) -> Feedback:
-    """Print and return the verdict on exercise 7.1."""
-    return show(judge_cheapest(answer, make, transcript, ledger))
+def check_cheapest(answer: Any, make: MemoryFactory, transcript: Transcript, ledger: Ledger, *,
+                   hint: bool | None = None) -> Feedback:
+    """Print and return the verdict on exercise 7.1 (the hint comes on a second failure, or with ``hint=True``)."""
+    return show(judge_cheapest(answer, make, transcript, ledger), hint, "check_cheapest", "CHOICE, make, transcript, "
+                "ledger")

@@ -1,5 +1,7 @@
-"""Exercise 5.1 (notebook 05): a cap on the summary. The right answer is what ``SummaryBufferMemory`` keeps; the
-check's summarisers need no model: they shorten, come back longer, empty or in Hindi, and allow one call each."""
+"""Exercise 5.1 (notebook 05): a cap on the summary. The right answer is ``cap`` (a test holds it to what
+``SummaryBufferMemory``'s ``max_summary_tokens`` keeps); each named mistake is ``cap`` with one thing changed. The
+check's summarisers need no model: they shorten, come back longer, empty or in Hindi; the summaries come with
+the spaces and line breaks a model leaves, so "unchanged" means unchanged."""
 from __future__ import annotations
 
 import functools
@@ -7,235 +9,153 @@ import random
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from helpers.base.bounded import limit_calls
-from helpers.base.tokens import count_tokens, filler_text
-from helpers.grading.runner import CORRECT, NOT_DONE, WRONG, Exercise, Feedback, Mistake, Misuse, checker
-from helpers.memory.summary_buffer import SummaryBufferMemory
+from helpers.base.tokens import count_tokens
+from helpers.grading.runner import WRONG, Exercise, Feedback, Mistake, Misuse, checker, name_of
 
-START = "there are three situations: no cap, a summary within the cap, a summary over it; write what happens in each"
-
-FACTS = (
-    "Chiru earns ₹1,20,000 a month and spends ₹60,000.", "He is 32 and risk-averse.",
-    "He holds an FD of ₹50,000 maturing in 3 months.", "His goal is to retire by 55 with a comfortable corpus.",
-    "He asked how PPF and NPS differ for retirement.", "FinCoach suggested ₹25,000 a month into PPF and NPS.",
-    "He has no other investments.", "He wants to keep ₹1,80,000 as an emergency fund.",
-    "He pays ₹18,500 rent and ₹4,200 for utilities.", "He asked about ELSS under the old tax regime.",
-)
+FACTS = ("Chiru earns ₹1,20,000 a month and spends ₹60,000.", "He is 32 and risk-averse.",
+         "He holds an FD of ₹50,000 maturing in 3 months.", "His goal is to retire by 55 with a comfortable corpus.",
+         "He asked how PPF and NPS differ for retirement.", "FinCoach suggested ₹25,000 a month into PPF and NPS.",
+         "He has no other investments.", "He wants to keep ₹1,80,000 as an emergency fund.",
+         "He pays ₹18,500 rent and ₹4,200 for utilities.", "He asked about ELSS under the old tax regime.")
 LONG_SUMMARY = " ".join(FACTS[:4])
 # LONG_SUMMARY in Hindi: fewer words and fewer characters, more o200k_base tokens (a test checks all three)
 HINDI_SUMMARY = ("चिरु की मासिक आय ₹1,20,000 और खर्च ₹60,000 है। वह 32 वर्ष का और जोखिम-विमुख है। उसकी ₹50,000 "
                  "की FD तीन महीने में परिपक्व होगी। लक्ष्य: 55 तक सेवानिवृत्ति।")
-
-
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else text[:36] + "...'"
-
-
-_WRONG_CALL = ("look at how the memory calls its summariser in the class above: which two things does it hand over?",
-               "calls the summariser wrongly")
-
-
-def _summariser_arguments(messages: Any = None, existing_summary: Any = None) -> tuple[Any, Any]:
-    """The parameters of a summariser (the memory's): the new messages, then the summary so far."""
-    return messages, existing_summary
-
+_CALLED = ("look at how the memory calls its summariser in the class above: which two things does it hand over?",
+           "calls the summariser wrongly")
 
 def _shortener(name: str, shorten: Callable[[str], str]) -> Callable[..., str]:
     """A summariser for the check: shortens ``existing_summary`` when called as ``summarise([], summary)``."""
     def summarise(*args: Any, **kwargs: Any) -> str:
-        try:  # bound here: a TypeError of Python's own would name this function's insides
-            messages, existing_summary = _summariser_arguments(*args, **kwargs)
+        try:  # the parameters of the memory's summariser, bound here (Python's own TypeError names these insides)
+            messages, existing = (lambda messages=None, existing_summary=None: (messages, existing_summary))(
+                *args, **kwargs)
         except TypeError:
-            given = [_short(a) for a in args] + [f"{key}={_short(value)}" for key, value in kwargs.items()]
-            raise Misuse(f"summarise was called as summarise({', '.join(given)}), but a summariser takes the new "
-                         "messages and the summary so far, summarise(messages, existing_summary)",
-                         *_WRONG_CALL) from None
-        if messages != [] or not isinstance(existing_summary, str) or not existing_summary:
-            raise Misuse(f"summarise was called with messages={_short(messages)} and existing_summary="
-                         f"{_short(existing_summary)}; to shorten a summary there are no new messages, and the "
-                         "summary so far is the one to shorten", *_WRONG_CALL)
-        return shorten(existing_summary)
+            messages, existing = args, kwargs
+        if messages != [] or not isinstance(existing, str) or not existing:
+            given = ", ".join([f"{a!r:.40}" for a in args] + [f"{k}={v!r:.40}" for k, v in kwargs.items()])
+            raise Misuse(f"summarise was called as summarise({given}); a summariser takes the new messages, none here, "
+                         "and the summary so far, the one to shorten: summarise(messages, existing_summary)", *_CALLED)
+        return shorten(existing.strip())
     summarise.__name__ = name
     return summarise
 
+SUMMARISERS = (
+    *(_shortener(f"keeps the first {n} words", lambda text, n=n: " ".join(text.split()[:n])) for n in (4, 12, 30)),
+    _shortener("drops the last sentence", lambda text: " ".join(re.findall(r"[^.!?]+[.!?]", text)[:-1]) or text),
+    _shortener("comes back longer", lambda text: f"{text} In short: all of the above still applies."),
+    _shortener("answers in Hindi", lambda text: HINDI_SUMMARY),  # shorter to the eye, more tokens
+    _shortener("comes back empty", lambda text: ""))
 
-def first_words(n: int) -> Callable[..., str]:
-    """A summariser that keeps the first ``n`` words."""
-    return _shortener(f"keeps the first {n} words", lambda text: " ".join(text.split()[:n]))
-
-
-DROPS_LAST_SENTENCE = _shortener("drops the last sentence",
-                                 lambda text: " ".join(re.findall(r"[^.!?]+[.!?]", text)[:-1]) or text)
-COMES_BACK_LONGER = _shortener("comes back longer", lambda text: f"{text} In short: all of the above still applies.")
-# a model asked to summarise an Indian user's chat may answer in Hindi: shorter to the eye, more tokens
-ANSWERS_IN_HINDI = _shortener("answers in Hindi", lambda text: HINDI_SUMMARY)
-COMES_BACK_EMPTY = _shortener("comes back empty", lambda text: "")
-
+Kept = NamedTuple("Kept", [("text", str), ("calls", int)])  # a str the answer kept, and its summariser calls
 
 @dataclass(frozen=True)
 class CapCase:
     """A summary, the summariser the check hands over, and the cap."""
-
     summary: str
     summarise: Callable[..., str]
     cap: int | None
-    about: str
+    about: str = ""
 
     def describe(self) -> str:
-        """The case as a verdict names it."""
-        cap = "None (no cap)" if self.cap is None else self.cap
-        return (f"{self.about}: a {count_tokens(self.summary)}-token summary of {len(self.summary.split())} words, "
-                f"max_summary_tokens={cap}, a summariser that {self.summarise.__name__}")
+        return (f"{self.about + ': ' if self.about else ''}a {count_tokens(self.summary)}-token summary of "
+                f"{len(self.summary.split())} words, max_summary_tokens={self.cap}, a summariser that "
+                f"{self.summarise.__name__}")
 
+def cap(case: CapCase, size: Callable[[str], int] = count_tokens, over: Any = int.__gt__, cap_zero: bool = True,
+        check: bool = True, keep_empty: bool = False, compare: Any = count_tokens, keep_new: bool = True,
+        unchanged: Callable[[str], str] = str) -> tuple[str, int]:
+    """(the summary to keep, summariser calls): the exercise's rule at the defaults; each argument changes one thing."""
+    summary, limit = unchanged(case.summary), case.cap
+    if limit is None or not (limit or cap_zero) or (check and not over(size(summary), limit)):
+        return summary, 0
+    new = case.summarise([], case.summary)
+    if not (new.strip() or keep_empty) or not keep_new or (compare and compare(new) >= compare(summary)):
+        return summary, 1
+    return new, 1
 
-@functools.lru_cache(maxsize=256)
-def memory_keeps(case: CapCase) -> str:
-    """What the memory keeps with ``max_summary_tokens=case.cap`` when a fold writes ``case.summary`` (0 runs as 1)."""
-    def summarise(messages: list, existing: str | None) -> str:
-        return case.summarise(messages, existing) if not messages else case.summary
-
-    memory = SummaryBufferMemory("s", summarise, max_buffer_tokens=60, messages_to_compress_on_overflow=2,
-                                 max_summary_tokens=case.cap if case.cap != 0 else 1)
-    for role in ("user", "assistant", "user"):  # the third message overflows: one fold of the first turn
-        memory.add_message(role, filler_text(30))
-    return memory.summary or ""
-
-
-def _fixed_cases() -> tuple[CapCase, ...]:
+def _cases(count: int = 60, seed: int = 51) -> tuple[CapCase, ...]:
+    """Hand-made cases, each at one edge, then ``count`` random ones (some summaries with a model's spacing)."""
     tokens, words = count_tokens(LONG_SUMMARY), len(LONG_SUMMARY.split())
-    return (
-        CapCase(LONG_SUMMARY, first_words(12), tokens + 20, "a summary under the cap"),
-        CapCase(LONG_SUMMARY, first_words(12), words - 4, "a summary over the cap"),
-        CapCase(LONG_SUMMARY, first_words(12), tokens, "a summary of exactly max_summary_tokens tokens"),
-        CapCase(LONG_SUMMARY, first_words(12), (words + tokens) // 2,
-                "a summary under the cap in words but over it in tokens (₹ amounts are several tokens each)"),
-        CapCase(LONG_SUMMARY, COMES_BACK_LONGER, words - 4, "a 'shorter' summary that came back longer"),
-        CapCase(LONG_SUMMARY, COMES_BACK_EMPTY, words - 4, "a summariser that returns nothing"),
-        CapCase(LONG_SUMMARY, ANSWERS_IN_HINDI, words - 4,
-                "a 'shorter' summary in fewer words and characters, but more tokens"),
-        CapCase(LONG_SUMMARY, DROPS_LAST_SENTENCE, None, "no cap at all"),
-        CapCase(LONG_SUMMARY, DROPS_LAST_SENTENCE, 10, "a cap even the shorter summary cannot meet"),
-        CapCase(LONG_SUMMARY, first_words(12), 0, "a cap of 0 tokens, which every summary is over"),
-        CapCase(FACTS[1], first_words(3), 0, "a short summary and a cap of 0"),
-    )
-
-
-def _random_cases(count: int = 60, seed: int = 51) -> tuple[CapCase, ...]:
-    rng = random.Random(seed)
-    cases = []
+    twelve, drops, longer, hindi, empty = SUMMARISERS[1], *SUMMARISERS[3:]
+    fixed = ((twelve, tokens + 20, "a summary under the cap"), (twelve, words - 4, "a summary over the cap"),
+             (twelve, tokens, "a summary of exactly max_summary_tokens tokens"),
+             (twelve, (words + tokens) // 2, "under the cap in words but over it in tokens (a ₹ amount is several)"),
+             (longer, words - 4, "a 'shorter' summary that came back longer"), (empty, words - 4, "an empty answer"),
+             (hindi, words - 4, "a 'shorter' summary in fewer words and characters, but more tokens"),
+             (drops, None, "no cap at all"), (drops, 10, "a cap even the shorter summary cannot meet"),
+             (twelve, 0, "a cap of 0 tokens, which every summary is over"))
+    rng, spaced = random.Random(seed), []
     for index in range(count):
         summary = " ".join(rng.sample(FACTS, rng.randint(2, len(FACTS))))
-        tokens = count_tokens(summary)
-        cap = rng.choice((None, 0, tokens, rng.randint(5, tokens - 1), rng.randint(tokens + 1, tokens + 60)))
-        summarise = rng.choice((first_words(rng.randint(4, 30)), DROPS_LAST_SENTENCE, COMES_BACK_LONGER,
-                                COMES_BACK_EMPTY, ANSWERS_IN_HINDI))
-        cases.append(CapCase(summary, summarise, cap, f"random case {index + 1}"))
-    return tuple(cases)
+        summary = rng.choice((summary, summary, summary + "\n", " " + summary, summary.replace(". ", ".  ", 1)))
+        n = count_tokens(summary)
+        limit = rng.choice((None, 0, n, rng.randint(5, n - 1), rng.randint(n + 1, n + 60)))
+        spaced.append(CapCase(summary, rng.choice(SUMMARISERS), limit, f"random case {index + 1}"))
+    return (*(CapCase(LONG_SUMMARY, *case) for case in fixed), CapCase(FACTS[1], SUMMARISERS[0], 0, "a short summary "
+            "and a cap of 0"), CapCase(LONG_SUMMARY + "\n", twelve, None, "a model's summary, its line break kept"),
+            CapCase(" " + FACTS[0] + "  " + FACTS[1], drops, 200, "a summary within the cap, spaced as it came"),
+            *spaced)
 
+CASES = _cases()
 
-CASES = _fixed_cases() + _random_cases()
+def _m(name: str, says: str, hint: str, **changed: Any) -> Mistake:
+    return Mistake(name, functools.partial(cap, **changed), says, hint, strict=False)
 
+_WITHIN = "a summary within the cap costs no model call: when do you need one?"
+MISTAKES = (
+    _m("changes the summary", "a summary within the cap (or with no cap, or kept because the new one is no shorter) "
+       "comes back unchanged, character for character: yours changed its spaces or line breaks", "what does "
+       "returning the summary 'unchanged' leave out: strip, split or join?", unchanged=str.strip),
+    _m("at the cap is over", "a summary of exactly max_summary_tokens tokens is within the cap, yet summarise was "
+       "called", "compare the two sides of your test when they are equal", over=int.__ge__),
+    _m("a cap of 0 is no cap", "with max_summary_tokens=0 your function kept the summary without a call: a cap of 0 "
+       "is a cap (every summary is over it), not 'no cap'", "which value means 'no cap'? 0 is a number, not None",
+       cap_zero=False),
+    _m("counts words", "the cap is in tokens, and your test counts words: a ₹ amount is one word and several tokens",
+       "how does the notebook count tokens?", size=lambda text: len(text.split())),
+    _m("counts characters", "the cap is in tokens, and your test counts characters", "how does the notebook count "
+       "tokens?", size=len),
+    _m("calls within the cap", "summarise was called for a summary within the cap", _WITHIN, check=False),
+    _m("keeps an empty summary", "the summariser returned an empty text and yours kept it: an empty summary would lose "
+       "every earlier turn", "when the new text is empty, what is left to keep?", keep_empty=True),
+    _m("keeps fewer characters", "yours kept the text with fewer characters, which can have more tokens (Hindi "
+       "does)", "a summariser can fail to shorten: compare the two texts the way the cap counts them", compare=len),
+    _m("keeps the longer one", "the 'shorter' summary came back with more tokens than the one it replaces, and yours "
+       "kept it", "a summariser can fail to shorten: compare the two texts the way the cap counts them",
+       compare=None),
+    _m("keeps the long one", "the summariser returned a shorter summary and yours kept the long one", "after the call "
+       "you hold two texts: which one does the cap want?", keep_new=False),
+)
 
-def _problem(case: CapCase, answer: Any, calls: int) -> Mistake | None:
-    """The mistake one answer shows on ``case`` (None if it is right)."""
-    tokens, words = count_tokens(case.summary), len(case.summary.split())
-    within = case.cap is not None and tokens <= case.cap
-    if answer is None:
-        return Mistake("no return", None, "cap_summary returned None: did you forget `return`?",
-                       "a print shows a value, but only return hands it back to the caller")
-    if not isinstance(answer, str):
-        return Mistake("wrong type", None, f"cap_summary returned {_short(answer)}, not the summary to keep (a str)",
-                       "return one of the two texts, the old summary or the new one")
-    if case.cap is None and calls:
-        return Mistake("calls with no cap", None, "max_summary_tokens is None (no cap), yet summarise was called",
-                       "what is there to shorten when there is no cap?")
-    if case.cap is None:
-        return None if answer == case.summary else Mistake(
-            "changes with no cap", None, "max_summary_tokens is None (no cap), yet the summary changed",
-            "with no cap the summary stays as it is")
-    if within and calls and case.cap == tokens:
-        return Mistake("at the cap is over", None, f"the summary has exactly {tokens} tokens and the cap is "
-                       f"{case.cap}: that is within the cap, yet summarise was called",
-                       "compare the two sides of your test when they are equal: is a summary of exactly the cap "
-                       "over it?")
-    if within and calls:
-        return Mistake("calls within the cap", None, f"the summary has {tokens} tokens, within the cap of {case.cap}, "
-                       "yet summarise was called",
-                       "a summary within the cap costs no model call: when do you need one?")
-    if not within and not calls:
-        if case.cap == 0 and answer == case.summary:
-            return Mistake("a cap of 0 is no cap", None, f"with max_summary_tokens=0 your function kept the {tokens}-"
-                           "token summary without a call: a cap of 0 is a cap (every summary is over it), not 'no cap'",
-                           "which values of max_summary_tokens mean 'no cap'? Test for exactly those: 0 is a number, "
-                           "not None")
-        if answer != case.summary:
-            return Mistake("cuts the text", None, "summarise was never called, yet the summary changed: a summary over "
-                           "the cap is shortened by one summariser call, not cut by hand (a cut can stop mid-sentence "
-                           "or drop a figure)", "the summariser writes the shorter version; you choose")
-        if words <= case.cap:
-            return Mistake("counts words", None, f"the summary has {words} words but {tokens} tokens, over the cap of "
-                           f"{case.cap}, and summarise was not called", "the cap is in tokens: how does the notebook "
-                           "count tokens? (a ₹ amount is one word, several tokens)")
-        return Mistake("never calls", None, f"the summary has {tokens} tokens, over the cap of {case.cap}, but "
-                       "summarise was not called", "what does your function do when the summary is over the cap?")
-    expected = memory_keeps(case)
-    if answer == expected:
-        return None
-    shorter = case.summarise([], case.summary).strip()
-    if not shorter and not answer.strip():
-        return Mistake("keeps an empty summary", None, "the summariser returned an empty text and yours kept it: an "
-                       "empty summary would lose every earlier turn",
-                       "when the new text is empty, what is left to keep?")
-    if shorter and count_tokens(shorter) >= tokens and answer.strip() == shorter:
-        looks_shorter = len(shorter) < len(case.summary) and len(shorter.split()) < words
-        return Mistake("keeps the longer one", None, f"the 'shorter' summary came back with {count_tokens(shorter)} "
-                       f"tokens, more than the {tokens} it replaces, and yours kept it"
-                       + (" (it has fewer characters and words, but more tokens)" if looks_shorter else ""),
-                       "a summariser can fail to shorten: compare the two texts the way the cap counts them")
-    if answer == case.summary:
-        return Mistake("keeps the long one", None, f"the summariser returned a shorter summary "
-                       f"({count_tokens(shorter)} tokens against {tokens}) and yours kept the long one",
-                       "after the call you hold two texts: which one does the cap want?")
-    return Mistake("another text", None, f"yours returned {answer[:60]!r}..., the memory keeps {expected[:60]!r}...",
-                   "return one of the two texts as they are, the old summary or the summariser's")
+def _example(case: CapCase, answer: tuple[str, int]) -> str:
+    (right, calls), said = cap(case), [f"{text!r:.70} after {n} call{'s' if n != 1 else ''}" for text, n in (answer,
+                                                                                                           cap(case))]
+    return f"{case.describe()}. You return {said[0]}; the cap keeps {said[1]}."
 
-
-CHECK = Exercise("5.1", CASES, lambda case: (case.summary, limit_calls(case.summarise, 1, "summarise"), case.cap),
-                 "write the body of cap_summary", START)
-
+CHECK = Exercise(
+    "5.1", CASES, lambda case: (case,), (cap,), "write the body of cap_summary", "there are three situations: no cap, "
+    "a summary within the cap, a summary over it; write what happens in each", MISTAKES, "play the case above by "
+    "hand: is the summary over the cap, how many calls, and which text is kept?", example=_example,
+    wanted=(lambda answer: type(answer) is Kept, "the summary to keep (a str)"),
+    correct=lambda _: f"all {len(CASES)} cases keep what the memory's max_summary_tokens keeps: a summary within the "
+    "cap unchanged (no call), one call over it, the shorter text kept, never an empty or a longer one.")
 
 def grade_summary_cap(cap_summary: Callable[[str, Callable, int | None], str]) -> Feedback:
-    """Exercise 5.1: ``cap_summary(summary, summarise, max_summary_tokens)`` must keep what the memory's
+    """Exercise 5.1: ``cap_summary(summary, summarise, max_summary_tokens)`` keeps what the memory's
     ``max_summary_tokens`` keeps, calling ``summarise`` at most once, only over the cap."""
-    wrong: list[tuple[CapCase, Mistake]] = []
-    for case, (_, summarise, _), result in CHECK.runs(cap_summary):
-        if isinstance(result, Feedback) and result.status == NOT_DONE:
-            return result
-        if isinstance(result, Feedback):
-            if summarise.calls > 1:
-                return Feedback(CHECK.number, WRONG, (
-                    f"summarise was called a second time, so the check stopped it (on {case.describe()}). Each call "
-                    "is a model call, and a summariser cannot always get under the cap: calling it until the "
-                    "summary fits can go on for ever."),
-                    "one call, and its answer kept in a variable: what does the cap ask you to do with it?",
-                    "calls more than once")
-            if case.cap is None and "TypeError" in result.message:
-                return Feedback(CHECK.number, WRONG, f"{result.message.rstrip('.')} with max_summary_tokens=None. "
-                                "None means no cap.", "what must happen before a comparison with max_summary_tokens, "
-                                "when it can be None?", "forgets None")
-            return result.on(case.describe())
-        problem = _problem(case, result, summarise.calls)
-        if problem is not None:
-            wrong.append((case, problem))
-    if not wrong:
-        return Feedback(CHECK.number, CORRECT, (
-            f"all {len(CASES)} cases keep what the memory's max_summary_tokens keeps: a summary within the cap "
-            "untouched (no call), one call over it, the shorter text kept, never an empty or a longer one."))
-    case, mistake = wrong[0]  # the hand-made cases come first: each shows one edge
-    return mistake.verdict(CHECK.number, f"{len(wrong)} of {len(CASES)} cases differ. The first: {case.describe()}.")
-
+    def answer(case: CapCase) -> tuple[Any, int]:
+        summarise = limit_calls(case.summarise, 1, "summarise")
+        kept = cap_summary(case.summary, summarise, case.cap)
+        return Kept(kept, summarise.calls) if isinstance(kept, str) else kept  # type: ignore[attr-defined]
+    answer.__name__ = name_of(cap_summary, "cap_summary")
+    verdict = CHECK.grade(answer, CapCase.describe)
+    if verdict.mistake == "raises" and "TypeError" in verdict.message and "max_summary_tokens=None" in verdict.message:
+        return Feedback("5.1", WRONG, f"{verdict.message.rstrip('.')}. None means no cap.", "what must happen before "
+                        "a comparison with max_summary_tokens, when it can be None?", "forgets None")
+    return verdict
 
 check_summary_cap = checker(grade_summary_cap, "check_summary_cap", "cap_summary")
