@@ -9,7 +9,6 @@ import pytest
 
 from helpers.display.lines import turn_text
 from helpers.display.plots import request_chart
-from helpers.grading.capstone import candidates
 from helpers.measure import LESSON_KINDS
 from helpers.measure.attacks import DEFENCE_SETTINGS, attack_rates, ordinary_run, payload, run_attacks
 from helpers.measure.transcript import load_transcript, strategies
@@ -68,10 +67,11 @@ def test_registering_it_changes_nothing_notebooks_06_and_07_ask_of_the_registry(
     summariser_of = lambda kind, hardened: summariser_for(offline_access, kind, hardened)  # noqa: E731
 
     def asked() -> tuple:  # 06's attack table, check measure (by the headings) and ordinary run; 07's strategies
+        # (07's exercise search tries the lesson kinds by name)
         transcript = load_transcript()
         runs = run_attacks(summariser_of, SYSTEM, kinds=LESSON_KINDS[:2], corpus_payloads=[payload("deli-04")],
                            settings=DEFENCE_SETTINGS[:2])
-        return (strategies(transcript), candidates(transcript), headings(), attack_rates(runs),
+        return (strategies(transcript), headings(), attack_rates(runs),
                 ordinary_run(summariser_for(offline_access, "summary memory"), turns=6))
 
     before = asked()
