@@ -127,7 +127,7 @@ def test_a_remake_that_fails_midway_or_is_refused_erases_nothing(kind):
                                            ("summary buffer memory", None)])
 def test_an_interrupt_at_any_call_of_forget_erases_all_or_nothing(kind, defences):
     def memory():
-        return small(kind, defences)
+        return small(kind, defences, turns=5)
 
     forget(memory(), SALARY, progress=None)  # once first, so that the check's compiled patterns are cached
     erased = memory()
