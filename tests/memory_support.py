@@ -1,7 +1,15 @@
-"""Summarisers for memory tests: a recording stub and ones that fail on purpose."""
+"""Summarisers and conversations for memory tests: a recording stub and ones that fail on purpose."""
 from __future__ import annotations
 
 from helpers.memory.stubs import turn_range_stub
+
+SYSTEM = "You are a test assistant."
+
+
+def run_turns(memory, turns, reply=lambda i: f"reply {i}"):
+    for i in range(1, turns + 1):
+        memory.add_message("user", f"turn {i}")
+        memory.add_message("assistant", reply(i))
 
 
 class RecordingStub:
@@ -19,12 +27,11 @@ class FlakySummariser:
     """Fails (by raising or returning empty text) while ``failing`` is True, else acts as the stub."""
 
     def __init__(self, mode: str = "raise") -> None:
-        self.failing = True
-        self.mode = mode
+        self.failing, self.mode = True, mode
 
     def __call__(self, messages, existing_summary):
-        if self.failing:
-            if self.mode == "raise":
-                raise ConnectionError("network down")
-            return "   "
-        return turn_range_stub(messages, existing_summary)
+        if not self.failing:
+            return turn_range_stub(messages, existing_summary)
+        if self.mode == "raise":
+            raise ConnectionError("network down")
+        return "   "

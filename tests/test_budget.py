@@ -46,7 +46,7 @@ def test_table_prints_in_the_lessons_layout():
 @pytest.mark.parametrize("budget, reply_tokens, compress", [(300, 100, 4), (555, 70, 2), (900, 240, 6)])
 def test_steps_agree_with_the_class(budget, reply_tokens, compress):
     result = analyse_budget(MESSAGES, budget, reply_tokens, compress)
-    memory = SummaryBufferMemory("", turn_range_stub, budget, compress)
+    memory = SummaryBufferMemory("", turn_range_stub, max_buffer_tokens=budget, messages_to_compress_on_overflow=compress)
     for step, (role, content) in zip(result.steps, [(r, c) for m in MESSAGES
                                                     for r, c in (("user", m), ("assistant", filler_text(reply_tokens)))]):
         memory.add_message(role, content)

@@ -1,22 +1,20 @@
 """An interrupt anywhere in a fold (the notebook's stop button: ``KeyboardInterrupt``) loses nothing.
 
-For each message that makes a memory fold, the same conversation is run again once per Python call that
-adding the message makes (the summariser's first, second ... call, the condensing call, the redaction, the
-summary check, the token counts, the commit's own calls), with ``KeyboardInterrupt`` raised at the start
-of that call. Afterwards the memory is either exactly as it was before the message, or in a state that
-``from_dict(to_dict(m))`` and ``save``/``load`` give back equal (the request and the numbers a turn line
-reads too), and it goes on: the rest of the conversation runs, on the memory and on its loaded copy alike.
-"""
+For each message that makes a memory fold, the message is added again once per Python call that adding it makes (the
+summariser's calls, the condensing call, the redaction, the summary check, the token counts, the commit's own
+calls), with ``KeyboardInterrupt`` raised at the start of that call. Afterwards the memory is either exactly as it
+was before the message, or a state that ``from_dict(to_dict(m))`` gives back equal (the message kept, the fold made
+or not), and it goes on: the rest of the conversation runs on the memory and on that copy alike."""
 from __future__ import annotations
 
-from pathlib import Path
+import copy
 
 import pytest
 
 from helpers.base.tokens import count_tokens
 from helpers.memory.defences import Defences
 from helpers.memory.registry import KINDS
-from helpers.memory.state import from_dict, load, save, to_dict
+from helpers.memory.state import from_dict, to_dict
 from helpers.memory.types import SummariserError
 from tests.support.interrupts import InterruptAtCall
 
@@ -27,16 +25,12 @@ TURNS = [("My salary is Rs 1,20,000 a month and my PAN is ABCDE1234F.", "Noted: 
          ("My rent is Rs 25,000; call me on +91 98765 43210.", "Rent noted."),
          ("I want an emergency fund.", "Six months of expenses, about Rs 4,20,000."),
          ("What about my bonus of Rs 2,00,000?", "Put it into the emergency fund."),
-         ("Recap, please.", "Emergency fund first, then invest."),
-         ("And after that?", "A SIP in an index fund.")]
+         ("Recap, please.", "Emergency fund first, then invest.")]
 MESSAGES = [(role, text) for turn in TURNS for role, text in zip(("user", "assistant"), turn)]
-DEFENCES = {
-    "lessons' design": None,
-    "every defence, check reports": Defences(placement="data", pinned_rules=["Never recommend crypto."],
-                                             summary_check="report", redact=True),
-    "check refuses": Defences(summary_check="refuse"),
-}
-SMALLER = {"summary buffer memory": {"max_buffer_tokens": 60, "messages_to_compress_on_overflow": 2}}  # folds often
+EVERY_DEFENCE = Defences(placement="data", pinned_rules=["Never recommend crypto."], summary_check="report",
+                         redact=True)
+CASES = [(kind, None) for kind in KINDS] + [(kind, EVERY_DEFENCE) for kind in KINDS if KINDS[kind].KIND.heading] + [
+    ("summary memory", Defences(summary_check="refuse"))]
 
 
 def summariser(messages, existing):
@@ -48,7 +42,8 @@ def summariser(messages, existing):
 
 def make(kind: str, defences):
     cls = KINDS[kind]
-    settings = {**cls.KIND.attack_settings, **SMALLER.get(kind, {})}
+    settings = {**cls.KIND.attack_settings, **({"max_buffer_tokens": 60, "messages_to_compress_on_overflow": 2}
+                                               if kind == "summary buffer memory" else {})}
     if cls.KIND.heading is not None:
         settings["max_summary_tokens"] = CAP
     return cls.create(SYSTEM, summariser, settings, defences)
@@ -62,96 +57,59 @@ def add(memory, role, text):
         pass
 
 
-def fold_points(kind: str, defences) -> list[tuple[int, int]]:
-    """(message index, calls made while adding it) for each message whose adding folds (or tries to)."""
-    finish(make(kind, defences), 0)  # once first, so that the check's compiled patterns are cached as in the runs
-    memory, points = make(kind, defences), []
-    for index, (role, text) in enumerate(MESSAGES):
-        folds, refused = len(memory.fold_events), False
-        with InterruptAtCall(None, (summariser,)) as counter:
-            try:
-                memory.add_message(role, text)
-            except SummariserError:
-                refused = True
-        if len(memory.fold_events) > folds or refused:
-            points.append((index, counter.calls))
-    return points
-
-
 def observable(memory) -> tuple:
     """Everything a saved state, a request and a turn line can tell about a memory."""
     return to_dict(memory), memory.get_messages_for_api(), memory.snapshot()
 
 
-def finish(memory, start: int) -> None:
+def finish(memory, start: int) -> tuple:
     for role, text in MESSAGES[start:]:
         add(memory, role, text)
+    return observable(memory)
 
 
-CASES = [(kind, name) for kind in KINDS for name in DEFENCES]
-
-
-@pytest.mark.parametrize("kind, defences_name", CASES)
-def test_an_interrupt_at_any_call_of_a_fold_leaves_a_memory_that_loads_and_goes_on(kind, defences_name, tmp_path):
-    defences = DEFENCES[defences_name]
-    points = fold_points(kind, defences)
-    assert points, "the conversation must make this memory fold"
-    if KINDS[kind].KIND.heading is not None:
-        assert any(calls > 0 for _, calls in points)
-    uninterrupted = make(kind, defences)
-    finish(uninterrupted, 0)
-    tried = 0
-    for index, _ in points:
-        at = 0
-        while True:  # interrupt call 1, 2, ... until adding the message makes no call the interrupt reaches
-            at += 1
-            memory = make(kind, defences)
-            for role, text in MESSAGES[:index]:
-                add(memory, role, text)
-            before = observable(memory)
-            interrupt = InterruptAtCall(at, (summariser,))
+@pytest.mark.parametrize("kind, defences", CASES, ids=[f"{k}, {d.settings() if d else 'no defences'}"
+                                                        for k, d in CASES])
+def test_an_interrupt_at_any_call_of_a_fold_leaves_a_memory_that_loads_and_goes_on(kind, defences):
+    memory, tried, folds = make(kind, defences), 0, 0
+    for index, (role, text) in enumerate(MESSAGES):
+        before, state = observable(memory), copy.deepcopy(memory)
+        with InterruptAtCall(None, (summariser,)) as counter:
+            add(memory, role, text)
+        if len(memory.fold_events) == len(before[0]["fold_events"]) and "summariser" not in counter.names:
+            continue  # no fold made or tried (a refused one is tried) while adding this message
+        folds += 1
+        kept = [{"role": r, "content": t} for r, t in MESSAGES[:index + 1]]
+        for at in range(1, counter.calls + 1):
+            interrupted, interrupt = copy.deepcopy(state), InterruptAtCall(at, (summariser,))
             try:
                 with interrupt:
-                    memory.add_message(*MESSAGES[index])
+                    interrupted.add_message(role, text)
             except KeyboardInterrupt:
                 pass
-            except SummariserError:  # the check refused the fold: no interrupt was reached
-                assert not interrupt.raised
-            if not interrupt.raised:
+            except SummariserError:  # the check refused the fold: the interrupt came after it, or not at all
+                continue
+            if not interrupt.raised:  # fewer calls than the first time (a cache warmed): every call was tried
                 break
             tried += 1
-            check_interrupted(memory, before, index, f"message {index}, interrupted at call {at}", tmp_path)
-            assert memory.archive == uninterrupted.archive
-    assert tried == sum(calls for _, calls in points) > 0
+            where = f"message {index}, interrupted at call {at}"
+            now = observable(interrupted)
+            assert now == before or interrupted.archive in (kept, kept[:-1]), where  # every earlier message kept
+            rebuilt = from_dict(to_dict(interrupted), summariser, defences=defences)
+            assert observable(rebuilt) == now, where
+            if at in (1, counter.calls // 2, counter.calls):  # and it goes on, the memory and its copy alike
+                start = index + (len(interrupted.archive) > index)
+                assert finish(interrupted, start) == finish(rebuilt, start), where
+    assert folds and tried > folds * (10 if kind != "sliding window" else 3)
 
 
-def check_interrupted(memory, before, index: int, where: str, tmp_path: Path) -> None:
-    """As it was before message ``index``, or a state that loads back equal; either way it goes on."""
-    now = observable(memory)
-    if now != before:
-        kept = [{"role": r, "content": t} for r, t in MESSAGES[:index + 1]]
-        assert memory.archive in (kept, kept[:-1]), where  # every earlier message; this one kept or not yet
-        assert observable(from_dict(to_dict(memory), summariser, defences=memory.defences)) == now, where
-        loaded = load(save(memory, tmp_path / "state.json"), summariser, defences=memory.defences)
-        assert observable(loaded) == now, where
-    else:
-        loaded = from_dict(to_dict(memory), summariser, defences=memory.defences)
-    stored = len(memory.archive) > index  # the message was kept (its fold comes after it)
-    finish(memory, index + stored)
-    finish(loaded, index + stored)
-    assert observable(loaded) == observable(memory), where
-    assert observable(from_dict(to_dict(memory), summariser, defences=memory.defences)) == observable(memory), where
-
-
-@pytest.mark.parametrize("kind", [k for k, cls in KINDS.items() if cls.KIND.heading is not None])
-def test_the_interrupts_reach_the_summariser_the_condensing_call_and_the_check(kind):
+def test_the_interrupts_reach_the_summariser_the_condensing_call_and_the_check():
     """The calls interrupted above include every summariser call of a fold (the condensing one too) and the
     summary check's work: the points are not only bookkeeping."""
-    memory = make(kind, DEFENCES["every defence, check reports"])
+    memory = make("summary memory", EVERY_DEFENCE)
     with InterruptAtCall(None, (summariser,)) as counter:
         finish(memory, 0)
-    seen = counter.names
     condensed = sum(event.condensed for event in memory.fold_events)
-    assert condensed and seen.count("summariser") == len(memory.fold_events) + condensed  # a fold's call, its condensing call
-    assert {"check_summary", "redact_messages", "count_tokens"} <= set(seen)
+    assert condensed and counter.names.count("summariser") == len(memory.fold_events) + condensed
+    assert {"check_summary", "redact_messages", "count_tokens"} <= set(counter.names)
     assert count_tokens(memory.summary) <= CAP

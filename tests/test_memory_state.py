@@ -1,20 +1,23 @@
-"""A memory's state is one value: a failed or interrupted turn, fold, defences change or erasure inside
-``transaction()`` leaves a memory equal to the one before (a kind's own fields, changed in place, included),
-and that memory saves and loads."""
+"""A failed or interrupted turn, fold, change of defences or erasure inside ``transaction()`` leaves a memory equal to
+the one before (a kind's own fields, changed in place, included), and that memory saves, loads and goes on; a turn
+costs the same at any length (the transaction copies no archive)."""
 from __future__ import annotations
 
+import copy
 import dataclasses
+import re
+from pathlib import Path
 
 import pytest
 
-import helpers.memory.rolling as rolling
-import helpers.memory.summarising as summarising
 from helpers.memory.defences import Defences
 from helpers.memory.erasure import forget
 from helpers.memory.registry import KINDS
-from helpers.memory.state import load, save, to_dict
+from helpers.memory.rolling import RollingMemory
+from helpers.memory.state import from_dict, load, save, to_dict
 from helpers.memory.summary import SummaryMemory
 from helpers.memory.types import SummariserError
+from tests.support.interrupts import InterruptAtCall
 
 SYSTEM = "You are FinCoach, a test assistant."
 TURNS = [("My salary is Rs 1,20,000 and I live in Pune.", "Noted."), ("Asha is my sister.", "Noted, Asha."),
@@ -57,7 +60,7 @@ def run(memory, turns=TURNS) -> None:
 
 
 def test_a_failed_turn_undoes_a_kinds_own_field_changed_in_place():
-    memory = EntityMemory(SYSTEM, summarise, 2, 1)
+    memory = EntityMemory(SYSTEM, summarise, max_turns_before_summary=2, turns_to_keep_verbatim=1)
     run(memory, TURNS[:2])
     before, entities = observable(memory), set(memory.entities)
     with pytest.raises(RuntimeError), memory.transaction():
@@ -67,31 +70,12 @@ def test_a_failed_turn_undoes_a_kinds_own_field_changed_in_place():
         raise RuntimeError("the model call failed")
     assert memory.entities == entities and observable(memory) == before
     run(memory, TURNS[2:])  # and it goes on as if the failed turn had never been
-    fresh = EntityMemory(SYSTEM, summarise, 2, 1)
+    fresh = EntityMemory(SYSTEM, summarise, max_turns_before_summary=2, turns_to_keep_verbatim=1)
     run(fresh)
     assert observable(memory) == observable(fresh) and memory.entities == fresh.entities
 
 
-class Interrupt:
-    """``count_tokens`` (as the memory modules call it) raising ``KeyboardInterrupt`` at its ``at``-th call."""
-
-    def __init__(self, monkeypatch, at: int) -> None:
-        self.at, self.calls, self.raised = at, 0, False
-        real = rolling.count_tokens
-
-        def counting(text: str) -> int:
-            self.calls += 1
-            if self.calls == self.at:
-                self.raised = True
-                raise KeyboardInterrupt(f"interrupted at count {self.at}")
-            return real(text)
-
-        for module in (rolling, summarising):
-            monkeypatch.setattr(module, "count_tokens", counting)
-
-
 OPERATIONS = {
-    "a question": lambda memory: memory.add_message("user", "Asha wants an SIP of Rs 10,000."),
     "a turn that folds": lambda memory: (memory.add_message("user", "Asha wants an SIP of Rs 10,000. " * 3),
                                          memory.add_message("assistant", "An SIP suits her. " * 3)),
     "a change of defences": lambda memory: setattr(memory, "defences", Defences(
@@ -102,35 +86,29 @@ OPERATIONS = {
 
 @pytest.mark.parametrize("operation", OPERATIONS)
 @pytest.mark.parametrize("kind", ["summary memory", "summary buffer memory", "sliding window"])
-def test_an_interrupt_at_any_count_leaves_the_memory_as_before_and_it_loads(kind, operation, monkeypatch, tmp_path):
-    tried = 0
-    for at in range(1, 200):
-        memory = make(kind, Defences(summary_check="report"))
-        run(memory)
-        before = observable(memory)
-        with monkeypatch.context() as patch:
-            interrupt = Interrupt(patch, at)
-            try:
-                with memory.transaction():
-                    OPERATIONS[operation](memory)
-            except KeyboardInterrupt:
-                pass
+def test_an_interrupt_at_any_call_leaves_the_memory_as_before_and_it_goes_on(kind, operation):
+    prepared = make(kind)
+    run(prepared)
+    before, at = observable(prepared), 0
+    while True:
+        at += 1
+        memory, interrupt = copy.deepcopy(prepared), InterruptAtCall(at, (summarise,))
+        try:
+            with interrupt, memory.transaction():
+                OPERATIONS[operation](memory)
+        except KeyboardInterrupt:
+            pass
         if not interrupt.raised:
             break
-        tried += 1
-        assert observable(memory) == before, f"interrupted at count {at}"
-        loaded = load(save(memory, tmp_path / "state.json"), summarise, defences=memory.defences)
-        assert observable(loaded) == before
-        run(memory, TURNS[:1])  # and it goes on
-    assert tried > 0 or operation == "an erasure" and kind == "sliding window"
+        assert observable(memory) == before, f"interrupted at call {at}"
+        assert observable(from_dict(to_dict(memory), summarise)) == before
+    run(memory, TURNS[:1])  # and it goes on
+    assert at > 3
 
 
 @pytest.mark.parametrize("kind", ["summary memory", "summary buffer memory"])
 def test_an_interrupt_from_the_summariser_leaves_the_memory_as_before(kind, tmp_path):
-    calls = []
-
     def interrupted(messages, existing):
-        calls.append(len(messages))
         raise KeyboardInterrupt("the stop button")
 
     memory = make(kind)
@@ -139,32 +117,48 @@ def test_an_interrupt_from_the_summariser_leaves_the_memory_as_before(kind, tmp_
     memory.summarise = interrupted
     with pytest.raises(KeyboardInterrupt), memory.transaction():
         run(memory, TURNS[1:])
-    assert calls and observable(memory) == before and memory.summarise is interrupted
+    assert observable(memory) == before and memory.summarise is interrupted  # the summariser is not copied
     memory.summarise = summarise
     assert observable(load(save(memory, tmp_path / "state.json"), summarise)) == before
 
 
-def test_a_fold_that_failed_for_good_is_remembered_after_the_rollback():
+def test_a_fold_that_failed_for_good_waits_and_is_remembered_after_the_rollback():
     class TooLong(Exception):
         retry_can_help = False
 
+    calls = []
+
     def refusing(messages, existing):
+        calls.append(len(messages))
         raise TooLong("the request is too long for the server's context")
 
-    memory = SummaryMemory(SYSTEM, refusing, 2, 1)
-    memory.add_message("user", "one")
-    memory.add_message("assistant", "reply one")
-    with pytest.raises(SummariserError), memory.transaction():
-        memory.add_message("user", "two")
-        memory.add_message("assistant", "reply two")
-    assert len(memory.archive) == 2 and memory.fold_waits
+    memory = SummaryMemory(SYSTEM, refusing, max_turns_before_summary=2, turns_to_keep_verbatim=1)
+    run(memory, TURNS[:1])
+    with pytest.raises(SummariserError) as failed, memory.transaction():
+        run(memory, TURNS[1:2])
+    assert not failed.value.will_retry and len(memory.archive) == 2 and memory.fold_waits
+    run(memory, TURNS[1:2])  # the same fold is not tried again: nothing changed that could make it work
+    assert calls == [2] and memory.fold_waits and memory.summary is None
+    memory.summarise = summarise  # a new summariser: the fold is tried, and made
+    run(memory, TURNS[2:3])
+    assert not memory.fold_waits and memory.summary_count == 1
+
+
+def test_the_transaction_copies_no_list_that_grows_with_the_conversation(monkeypatch):
+    """A turn's cost stays flat: the archive and the fold events are cut back on a rollback, never copied."""
+    memory = make("summary memory")
+    run(memory, TURNS * 40)
+    copied = []
+    real = RollingMemory.transaction.__globals__["copy"].deepcopy
+    monkeypatch.setattr(RollingMemory.transaction.__globals__["copy"], "deepcopy",
+                        lambda value, *args: copied.append(value) or real(value, *args))
+    with pytest.raises(RuntimeError), memory.transaction():
+        run(memory, TURNS[:1])
+        raise RuntimeError
+    assert sum(len(value) for value in copied) <= 2 and len(memory.archive) == 2 * 5 * 40
 
 
 def test_state_and_erasure_reach_no_private_field_of_a_memory():
-    """``state.py`` and ``erasure.py`` work through the memory's public API only."""
-    import re
-    from pathlib import Path
-
     for module in ("state", "erasure"):
-        text = Path(rolling.__file__).with_name(f"{module}.py").read_text()
+        text = (Path(__file__).parent.parent / "helpers" / "memory" / f"{module}.py").read_text()
         assert not re.findall(r"memory\._\w", text), module

@@ -1,11 +1,6 @@
-"""Lesson 3's schedule comes out exactly as published, from the SummaryMemory class itself, and notebook 01's
-own ``schedule()`` prints and counts what that class-driven schedule does (the sliders draw the latter)."""
-import contextlib
-import io
-
+"""Lesson 3's schedule comes out exactly as published, from the SummaryMemory class itself (notebook 01's own
+``schedule()`` is held to it in tests/test_notebook_core.py)."""
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from helpers.lessons.data import lesson3
 from helpers.memory.schedule import summary_schedule
@@ -13,7 +8,6 @@ from helpers.memory.stubs import turn_range_stub
 from helpers.memory.summary import SummaryMemory
 from helpers.display.lines import schedule_row_line, schedule_text
 from helpers.memory.types import SettingError
-from tests.notebook_core_support import load_core
 
 PUBLISHED_KEEP_2_OF_4 = """\
 Summarise after 4 turns, keep 2 verbatim:
@@ -56,7 +50,7 @@ def test_every_published_call_count_in_the_data_file(run):
 @pytest.mark.parametrize("threshold, keep, turns", [(2, 1, 15), (5, 2, 23), (8, 7, 30), (3, 1, 1)])
 def test_schedule_agrees_with_the_class_it_explains(threshold, keep, turns):
     schedule = summary_schedule(turns, threshold, keep)
-    memory = SummaryMemory("", turn_range_stub, threshold, keep)
+    memory = SummaryMemory("", turn_range_stub, max_turns_before_summary=threshold, turns_to_keep_verbatim=keep)
     for row in schedule.rows:
         memory.add_message("user", f"turn {row.turn}")
         assert memory.turns_folded == row.summarised_up_to
@@ -76,45 +70,3 @@ def test_bad_settings_say_which_setting(args, setting):
     with pytest.raises(SettingError) as refused:
         summary_schedule(*args)
     assert refused.value.setting == setting
-
-
-# ----- notebook 01's own schedule() ---------------------------------------------------------------------
-SCHEDULE_SETTINGS = st.integers(min_value=2, max_value=12).flatmap(
-    lambda threshold: st.tuples(st.integers(min_value=1, max_value=30), st.just(threshold),
-                                st.integers(min_value=1, max_value=threshold - 1)))
-
-
-def run_notebook_schedule(schedule, setting):
-    with contextlib.redirect_stdout(io.StringIO()) as printed:
-        calls = schedule(*setting)
-    return calls, printed.getvalue().splitlines()
-
-
-def assert_as_the_class_does(schedule, setting):
-    """The notebook's schedule() prints what the slider's class-driven schedule prints, and returns its calls."""
-    expected = summary_schedule(*setting)
-    calls, lines = run_notebook_schedule(schedule, setting)
-    assert lines == schedule_text(expected).splitlines()[:-1]  # the notebook's cell prints the last line itself
-    assert calls == expected.calls
-
-
-@settings(max_examples=150, deadline=None, derandomize=True)
-@given(setting=SCHEDULE_SETTINGS)
-def test_the_notebooks_schedule_is_the_class_driven_one(setting):
-    assert_as_the_class_does(load_core("01_summary_schedule.ipynb")["schedule"], setting)
-
-
-def test_the_notebooks_schedule_prints_the_lessons_lines():
-    calls, lines = run_notebook_schedule(load_core("01_summary_schedule.ipynb")["schedule"], (10, 4, 2))
-    assert lines + [f" summariser calls in 10 turns: {calls}"] == PUBLISHED_KEEP_2_OF_4.splitlines()
-
-
-@pytest.mark.parametrize("old, new", [(">= max_turns_before_summary", "> max_turns_before_summary"),
-                                      ("verbatim[folded:]", "verbatim[folded - 1:]"),
-                                      ("summarised_up_to + folded", "summarised_up_to + folded - 1")])
-def test_a_changed_notebook_schedule_is_caught(old, new):
-    mutant = load_core("01_summary_schedule.ipynb", mutations=[(old, new)])["schedule"]
-    settings_tried = [(10, 4, 2), (10, 4, 3), (10, 6, 2), (12, 3, 1)]
-    with pytest.raises(AssertionError):
-        for setting in settings_tried:
-            assert_as_the_class_does(mutant, setting)

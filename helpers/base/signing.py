@@ -4,20 +4,22 @@ who wrote a file, not that it is the latest: an older save restored with its own
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import hmac
 import json
 import os
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Literal
 
 from helpers.base.files import write_files_atomic
+from helpers.base.json_limits import too_large
 
 KEY_ENV = "MEMORY_SIGNING_KEY"
-SIGNATURE_FORMAT = "v2"  # the HMAC covers the file's name and its bytes; a bare hex digest is the old format
-Problem = Literal["changed", "old format", "renamed", "unsigned", "no key", "blank key"]
+SIGNATURE_FORMAT = "v2"  # the HMAC covers the file's name and its bytes (a bare hex digest, v1, is refused)
+Problem = Literal["changed", "renamed", "unsigned", "no key", "blank key"]
 _override: list[bytes | None] = []
 
 
@@ -64,21 +66,30 @@ def signature_path(path: Path) -> Path:
     return path.with_name(path.name + ".sig")
 
 
-def signature(data: bytes, key: bytes, name: str | None = None) -> str:
-    """The hex HMAC-SHA256 of a file's ``name`` and ``data``; with no name, of ``data`` alone (the old format)."""
-    message = data if name is None else b"%s\0%s\0%s" % (SIGNATURE_FORMAT.encode(), os.fsencode(name), data)
-    return hmac.new(key, message, hashlib.sha256).hexdigest()
+def _macs(key: bytes, chunks: Iterable[bytes], names: Iterable[str]) -> dict[str, str]:
+    """The hex HMAC-SHA256 of a file's name and the bytes in ``chunks``, for each of ``names``, read in one pass."""
+    macs = {name: hmac.new(key, b"%s\0%s\0" % (SIGNATURE_FORMAT.encode(), os.fsencode(name)), hashlib.sha256)
+            for name in names}
+    for chunk in chunks:
+        for mac in macs.values():
+            mac.update(chunk)
+    return {name: mac.hexdigest() for name, mac in macs.items()}
 
 
-def _signature_file(name: str, data: bytes, key: bytes) -> bytes:
-    return f"{SIGNATURE_FORMAT} {signature(data, key, name)} {json.dumps(name)}\n".encode("ascii")
+def signature(data: bytes, key: bytes, name: str) -> str:
+    """The hex HMAC-SHA256 of a file's ``name`` and ``data``."""
+    return _macs(key, [data], [name])[name]
+
+
+def _signature_line(name: str, digest: str) -> bytes:
+    return f"{SIGNATURE_FORMAT} {digest} {json.dumps(name)}\n".encode("ascii")
 
 
 def write_signed(path: str | Path, data: bytes) -> Path:
     """Write ``data`` to ``path`` and, with a key, its signature, atomically together; with no key, remove
     an old signature, which would no longer match."""
     path, key = Path(path), signing_key()
-    signed = [] if key is None else [(signature_path(path), _signature_file(path.name, data, key))]
+    signed = [(signature_path(path), _signature_line(path.name, signature(data, key, path.name)))] if key else []
     write_files_atomic([(path, data), *signed])
     if key is None:
         signature_path(path).unlink(missing_ok=True)
@@ -86,66 +97,72 @@ def write_signed(path: str | Path, data: bytes) -> Path:
 
 
 def sign_file(path: str | Path) -> Path:
-    """Sign a file you trust as it is (saved before the key was set, or signed in the old format)."""
+    """Sign a file you trust as it is (saved before the key was set, or signed in an older format)."""
     key, path = signing_key(), Path(path)
     if key is None:
         raise SignatureError("no key", f"no signing key is set: put {KEY_ENV}=... in .env (connect() reads it) "
                              "or export it, then sign the file")
     sig_path = signature_path(path)
-    write_files_atomic([(sig_path, _signature_file(path.name, path.read_bytes(), key))])
+    write_files_atomic([(sig_path, _signature_line(path.name, signature(path.read_bytes(), key, path.name)))])
     return sig_path
 
 
 _SIGN_AGAIN = "sign it again with helpers.base.signing.sign_file(path)"
 
 
-def _check(name: str, data: bytes, stored: bytes, key: bytes) -> None:
-    """Refuse ``data``, read from a file called ``name``, unless it matches the signature ``stored``, saying why."""
-    stored = stored.strip()
-    if hmac.compare_digest(stored, _signature_file(name, data, key).strip()):
-        return  # the whole .sig as it was written: an edit anywhere in it is a mismatch
+def _check(name: str, chunks: Iterable[bytes], stored: bytes, key: bytes) -> None:
+    """Refuse the bytes in ``chunks``, read from a file called ``name``, unless they match the signature ``stored``,
+    saying why (signed under another name, or changed)."""
+    stored, signed = stored.strip(), None
     parts = stored.split(b" ", 2)
-    if len(parts) != 3 or parts[0] != SIGNATURE_FORMAT.encode():
-        if hmac.compare_digest(stored, signature(data, key).encode("ascii")):
-            raise SignatureError("old format", (
-                f"{name} has a signature in the old format (made before signatures covered the file's name as "
-                f"well as its contents), so it is no longer accepted. It was not loaded. If you trust the file, "
-                f"{_SIGN_AGAIN}"))
-    else:
-        with contextlib.suppress(UnicodeDecodeError, json.JSONDecodeError):
-            signed = json.loads(parts[2].decode("ascii"))
-            if (isinstance(signed, str) and signed != name
-                    and hmac.compare_digest(parts[1], signature(data, key, signed).encode("ascii"))):
-                raise SignatureError("renamed", (
-                    f"{name} carries the signature of a file called {signed}: a signature covers the file's name "
-                    "as well as its contents, so a signed file copied or renamed is refused. It was not loaded. Load "
-                    f"it under its own name ({signed}), or, if you trust this copy, sign it with "
-                    "helpers.base.signing.sign_file(path)"))
+    with contextlib.suppress(ValueError):  # a .sig that is not ours: a mismatch, said below
+        signed = json.loads(parts[2].decode("ascii")) if len(parts) == 3 else None
+    other = [signed] if isinstance(signed, str) and signed != name else []
+    macs = _macs(key, chunks, [name, *other])
+    if hmac.compare_digest(stored, _signature_line(name, macs[name]).strip()):
+        return  # the whole .sig as it was written: an edit anywhere in it is a mismatch
+    if other and hmac.compare_digest(parts[1], macs[signed].encode("ascii")):
+        raise SignatureError("renamed", (
+            f"{name} carries the signature of a file called {signed}: a signature covers the file's name "
+            "as well as its contents, so a signed file copied or renamed is refused. It was not loaded. Load "
+            f"it under its own name ({signed}), or, if you trust this copy, sign it with "
+            "helpers.base.signing.sign_file(path)"))
     raise SignatureError("changed", (
         f"{name} does not match its signature: it was changed after it was saved (or signed with another key). "
         f"It was not loaded. Restore the file, or, if you trust its contents, {_SIGN_AGAIN}"))
 
 
-def read_verified(path: str | Path) -> bytes:
-    """The bytes of ``path``, read once and checked: parse these, never the file again. With a key, only a validly
-    signed file is returned; with none, a signed file is refused (it cannot be checked), an unsigned one returned."""
+def read_verified(path: str | Path, *, max_bytes: int | None = None, setting: str = "the limit") -> bytes:
+    """The bytes of ``path``, read once and checked: parse these, never the file again. A file larger than
+    ``max_bytes`` on disk is refused (``JSONRefused``, naming ``setting``) before it is read. With a key, only a
+    validly signed file is returned: its signature is checked in chunks before the file is read whole, and again on
+    the bytes read; with none, a signed file is refused (it cannot be checked), an unsigned one returned."""
     path = Path(path)
     key, sig_path = signing_key(), signature_path(path)
-    data = path.read_bytes()
     try:
-        stored = sig_path.read_bytes()  # bytes: an edited .sig (any byte) is a mismatch, not a decode error
+        with sig_path.open("rb") as file:
+            stored: bytes | None = file.read(1 << 16)  # bytes: an edited .sig (any byte) is a mismatch
     except FileNotFoundError:
         stored = None
-    if key is None:
-        if stored is not None:
-            raise SignatureError("no key", f"{path.name} is signed, but no signing key is set: put {KEY_ENV}=... "
-                                 "in .env (the key it was signed with) to check it, or delete the .sig file if "
-                                 "you trust the file")
-        return data
-    if stored is None:
+    if key is None and stored is not None:
+        raise SignatureError("no key", f"{path.name} is signed, but no signing key is set: put {KEY_ENV}=... "
+                             "in .env (the key it was signed with) to check it, or delete the .sig file if "
+                             "you trust the file")
+    if key is not None and stored is None:
         raise SignatureError("unsigned", (
             f"{path.name} has no signature ({sig_path.name}) and {KEY_ENV} is set, so only signed files are "
             "loaded. If you trust it as it is (e.g. saved before the key was set), sign it with "
             "helpers.base.signing.sign_file(path); or unset the key to load unsigned files"))
-    _check(path.name, data, stored, key)
+    with path.open("rb") as file:
+        size = os.fstat(file.fileno()).st_size
+        if max_bytes is not None and size > max_bytes:
+            raise too_large(path.name, size, max_bytes, setting)
+        if key is not None:
+            _check(path.name, iter(functools.partial(file.read, 1 << 20), b""), stored, key)  # type: ignore[arg-type]
+            file.seek(0)
+        data = file.read() if max_bytes is None else file.read(max_bytes + 1)
+    if max_bytes is not None and len(data) > max_bytes:  # it grew after it was measured
+        raise too_large(path.name, len(data), max_bytes, setting)
+    if key is not None:
+        _check(path.name, [data], stored, key)  # type: ignore[arg-type]  # the bytes returned are the bytes checked
     return data

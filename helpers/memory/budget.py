@@ -23,10 +23,7 @@ class BudgetStep:
     messages_folded: int  # 0 when this message caused no overflow
     buffer_tokens: int
     would_reach: int = 0  # the buffer before the message plus the message: above the budget means an overflow
-
-    @property
-    def overflow(self) -> bool:
-        return self.messages_folded > 0
+    overflow = property(lambda self: self.messages_folded > 0)
 
 
 @dataclass(frozen=True)
@@ -37,19 +34,10 @@ class BudgetResult:
     reply_tokens: int | None  # None: the sizes of every message were given (``analyse_sizes``)
     messages_to_compress: int
     steps: tuple[BudgetStep, ...]
-
-    @property
-    def overflows(self) -> int:
-        return sum(step.overflow for step in self.steps)
-
-    @property
-    def peak_buffer_tokens(self) -> int:
-        return max((step.buffer_tokens for step in self.steps), default=0)
-
-    @property
-    def overflows_at(self) -> tuple[int, ...]:
-        """The message numbers (1 = the first user message) whose storing caused an overflow."""
-        return tuple(number for number, step in enumerate(self.steps, start=1) if step.overflow)
+    overflows = property(lambda self: sum(step.overflow for step in self.steps))
+    peak_buffer_tokens = property(lambda self: max((step.buffer_tokens for step in self.steps), default=0))
+    overflows_at = property(lambda self: tuple(number for number, step in enumerate(self.steps, start=1)
+                                               if step.overflow), doc="The messages (1: the first) that overflowed.")
 
 
 @dataclass(frozen=True)
@@ -70,7 +58,8 @@ def _check_list(name: str, values: Sequence[object], fits: Callable[[object], bo
 def _run(contents: Sequence[str], max_buffer_tokens: int, reply_tokens: int | None, messages_to_compress: int,
          memory_class: type[SummaryBufferMemory]) -> BudgetResult:
     """Add ``contents`` (user, reply, user, ...) to a fresh memory and record each step."""
-    memory = memory_class("", turn_range_stub, max_buffer_tokens, messages_to_compress)
+    memory = memory_class("", turn_range_stub, max_buffer_tokens=max_buffer_tokens,
+                          messages_to_compress_on_overflow=messages_to_compress)
     steps = []
     for index, content in enumerate(contents):
         role = ("user", "assistant")[index % 2]

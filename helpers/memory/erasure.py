@@ -2,24 +2,21 @@
 in as few summariser calls as its context allows; all or nothing, and resumable (docs/architecture.md)."""
 from __future__ import annotations
 
-import dataclasses
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from helpers.base.tokens import count_tokens
-from helpers.memory.defences import BLOCK_TEXTS
-from helpers.memory.reading import mentions, read
-from helpers.memory.rolling import RollingMemory
+from helpers.memory.reading import mentions
+from helpers.memory.rolling import RollingMemory, quoted_headings
 from helpers.memory.types import FoldEvent, Message, SettingError, SummariserError, SummaryRefused
 from helpers.memory.validation import check_count
 
 MESSAGE_FRAME_TOKENS = 12  # what a message's framing can add to a request (a transcript line, a JSON object)
 LONG_WORK_TURNS = 200  # a remake of this many folded turns or more reports its progress
-# The bound on a request when the summariser states no context: the hosted models the notebooks name take far
-# more (the lessons' gpt-oss-120b: 131,072), a summary of ~8k tokens of talk is still a summary, and a smaller
-# server's context overflow halves it (a 4,096-token server refuses one or two calls).
+# a request's bound when the summariser states no context: the lessons' model takes 131,072; a smaller server's
+# context overflow halves it (a 4,096-token server refuses one or two calls)
 DEFAULT_REQUEST_TOKENS = 8_000
 CONTEXT_OVERFLOW = "context overflow"  # the model layer's reason for it, by value (helpers.model.errors.Reason)
 
@@ -56,14 +53,6 @@ def _plural(count: int, noun: str) -> str:
     return f"{count:,} {noun}{'s' * (count != 1)}"
 
 
-def _pieces(memory: RollingMemory, drop: set[int]) -> list[list[Message]]:
-    """The folded messages that remain, in the pieces the memory folded them in (empty pieces left out)."""
-    messages = memory.messages
-    pieces = ([messages[i] for i in range(2 * (e.first_turn - 1), 2 * e.last_turn) if i not in drop]
-              for e in memory.fold_events)
-    return [piece for piece in pieces if piece]
-
-
 def largest_request(memory: RollingMemory) -> int:
     """The largest request the memory's own folds made (tokens, framing and old summary): known to fit."""
     return max((event.message_tokens + MESSAGE_FRAME_TOKENS * event.messages_folded + event.old_summary_tokens
@@ -78,42 +67,29 @@ def default_bound(memory: RollingMemory) -> int:
     return max(bound, largest_request(memory))
 
 
-@dataclass(frozen=True)
-class _Progress:
-    """The part of a remake done so far, kept with the memory so that an interrupted ``forget`` can go on."""
-
-    key: tuple[Any, ...]  # what the remake is of: the text, and the memory as it was
-    pieces_done: int
-    summary: str | None
-    events: tuple[FoldEvent, ...]
-    limit: int  # the bound on a request, halved at each context overflow
-
-
-_PROGRESS: weakref.WeakKeyDictionary[RollingMemory, _Progress] = weakref.WeakKeyDictionary()
+# the part of a remake done so far, kept beside the memory so that an interrupted forget() goes on from there:
+# memory -> (what it is a remake of: the text and the memory as it was, pieces done, summary, events, bound)
+_PROGRESS: weakref.WeakKeyDictionary[RollingMemory, tuple[Any, ...]] = weakref.WeakKeyDictionary()
 
 
 def _not_erased(error: SummariserError, remade: int, total: int) -> SummariserError:
     """The remake's error, saying that nothing was erased and how to go on."""
     again = (f" {remade:,} of the {total:,} folded turns were remade before it: call forget() again with the same "
              "text to go on from there" if remade else "")
+    message = f"{error} (while remaking the summary); nothing was erased.{again}"
     if isinstance(error, SummaryRefused):
-        return SummaryRefused(f"{error}, while remaking the summary; nothing was erased.{again}",
-                              findings=error.findings)
-    return SummariserError(f"{error} (while remaking the summary); nothing was erased.{again}", problem=error.problem,
-                           will_retry=error.will_retry)
+        return SummaryRefused(message, findings=error.findings)
+    return SummariserError(message, problem=error.problem, will_retry=error.will_retry)
 
 
 def _refold(memory: RollingMemory, pieces: list[list[Message]], text: str, bound: int | None,
             progress: Callable[[str], None] | None) -> tuple[str | None, list[FoldEvent], int, int]:
     """The summary and fold events remade from ``pieces``, as many a call as the bound allows, going on from an
     interrupted remake of the same text; reads the memory only. Returns (summary, events, calls reused, bound)."""
-    key = (read(text).casefold(), memory.messages, memory.verbatim_start, memory.summary, tuple(memory.fold_events),
-           memory.defences)
+    key = (text, memory.messages, memory.verbatim_start, memory.summary, tuple(memory.fold_events), memory.defences)
     saved = _PROGRESS.get(memory)
-    if saved is None or saved.key != key:
-        saved = _Progress(key, 0, None, (), default_bound(memory))
-    limit = bound if bound is not None else saved.limit
-    done, summary, events, reused = saved.pieces_done, saved.summary, list(saved.events), len(saved.events)
+    _, done, summary, events, limit = saved if saved and saved[0] == key else (key, 0, None, (), default_bound(memory))
+    events, reused, limit = list(events), len(events), bound if bound is not None else limit
     floor, total, shown = largest_request(memory), sum(len(piece) for piece in pieces) // 2, -1
     sizes = [sum(m.tokens + MESSAGE_FRAME_TOKENS for m in piece) for piece in pieces]  # what a piece adds to a request
     summary_tokens = count_tokens(summary) if summary else 0  # then carried from each remade summary's count
@@ -127,7 +103,7 @@ def _refold(memory: RollingMemory, pieces: list[list[Message]], text: str, bound
         except SummariserError as error:
             if getattr(error.__cause__, "reason", None) == CONTEXT_OVERFLOW and end - done > 1 and limit > floor:
                 limit = max(limit // 2, floor)
-                _PROGRESS[memory] = _Progress(key, done, summary, tuple(events), limit)  # an interrupt keeps it
+                _PROGRESS[memory] = (key, done, summary, tuple(events), limit)  # an interrupt keeps it
                 if progress is not None:
                     progress(f"forget: a request was too long for the summariser's context; going on with requests "
                              f"of at most {limit:,} tokens")
@@ -137,7 +113,7 @@ def _refold(memory: RollingMemory, pieces: list[list[Message]], text: str, bound
         first = events[-1].last_turn + 1 if events else 1
         events.append(FoldEvent.of(first, batch, summary_tokens, tokens, result, memory.max_summary_tokens))
         summary, summary_tokens, done = result.summary, tokens, end
-        _PROGRESS[memory] = _Progress(key, done, summary, tuple(events), limit)
+        _PROGRESS[memory] = (key, done, summary, tuple(events), limit)
         turns = events[-1].last_turn
         if total >= LONG_WORK_TURNS and progress is not None and 10 * turns // total != shown:
             shown = 10 * turns // total
@@ -165,28 +141,32 @@ def forget(memory: RollingMemory, text: str, *, max_request_tokens: int | None =
     if mentions(memory.system_prompt, text):
         raise SettingError("text", text, f"{text!r} is in the system prompt, which the application sets: change "
                            "the system prompt instead")
-    if any(mentions(part, text) for part in (memory.KIND.heading or "", *BLOCK_TEXTS) if part):
+    defences: Any = memory.defences
+    rules = defences.pinned_rules if defences is not None else ()
+    kept_rules = tuple(rule for rule in rules if not mentions(rule, text))
+    kept = defences if kept_rules == rules else type(defences).from_settings(
+        {**defences.settings(), "pinned_rules": list(kept_rules)})
+    heading = memory.KIND.heading or ""
+    framing = [heading] if kept is None else [heading, kept.system_text(""),
+                                              kept.summary_message(heading, "", quoted_headings(heading))["content"]]
+    if any(mentions(part, text) for part in framing if part):
         raise SettingError("text", text, f"{text!r} is in the headings or data markers the memory writes itself, "
                            "not only in the conversation, so it would stay in every request: forget a longer piece "
                            "of what was said")
     messages, start, summary, events = memory.messages, memory.verbatim_start, memory.summary, memory.fold_events
     hit_turns = sorted({index // 2 for index, message in enumerate(messages) if mentions(message.content, text)})
     drop = {index for index in range(len(messages)) if index // 2 in hit_turns}
-    defences: Any = memory.defences
-    rules = defences.pinned_rules if defences is not None else ()
-    kept_rules = tuple(rule for rule in rules if not mentions(rule, text))
     refold = any(index < start for index in drop) or (summary is not None and mentions(summary, text))
     reused = limit = 0
-    if refold:
-        pieces = _pieces(memory, drop)
+    if refold:  # the folded messages that remain, in the pieces the memory folded them in
+        pieces = [piece for piece in ([messages[i] for i in range(2 * (e.first_turn - 1), 2 * e.last_turn)
+                                       if i not in drop] for e in events) if piece]
         summary, events, reused, limit = _refold(memory, pieces, text, max_request_tokens, progress)
         start = sum(len(piece) for piece in pieces)
     # the check's findings quote summaries: blank any that hold the text
     events = [event._replace(check=tuple("(erased)" if mentions(item, text) else item for item in event.check))
               for event in events]
-    kept = dataclasses.replace(defences, pinned_rules=kept_rules) if kept_rules != rules else defences
-    # Commit: all above only read the memory; this one update changes it whole, so an interrupt lands before it
-    # (nothing erased) or after it (all erased).
+    # all above only read the memory; this one call changes it whole (nothing erased, or all of it)
     memory.replace_history([m for index, m in enumerate(messages) if index not in drop], start, summary, events, kept)
     _PROGRESS.pop(memory, None)
     remade = refold and memory.KIND.heading is not None

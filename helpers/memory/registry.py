@@ -1,17 +1,15 @@
 """Every memory kind the project knows: generic code (lines, charts, summarisers, the attack table, saved states, the
-summary check, the offline stand-in) finds them here. A new kind joins the loop below (docs/architecture.md)."""
+summary check, the offline stand-in, the memory's own quoting of copied headings) finds them here. A kind's module
+registers its class with ``@register``; ``helpers/memory/__init__.py`` imports the kinds' modules, one line each."""
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from typing import Any
 
-from helpers.memory.rolling import RollingMemory
-from helpers.memory.sliding_window import SlidingWindowMemory
-from helpers.memory.summary import SummaryMemory
-from helpers.memory.summary_buffer import SummaryBufferMemory
 from helpers.memory.types import MemoryKind, SettingError
 
-KINDS: dict[str, type[RollingMemory]] = {}
+KINDS: dict[str, Any] = {}  # name -> the memory class (a ``RollingMemory`` subclass)
 
 
 def headings() -> tuple[str, ...]:
@@ -19,7 +17,7 @@ def headings() -> tuple[str, ...]:
     return tuple(dict.fromkeys(cls.KIND.heading for cls in KINDS.values() if cls.KIND.heading))
 
 
-def register(cls: type[RollingMemory]) -> type[RollingMemory]:
+def register(cls: Any) -> Any:
     """Add a memory class to the registry under ``cls.KIND.name`` (returns the class, so it works as a decorator)."""
     kind = getattr(cls, "KIND", None)
     if not isinstance(kind, MemoryKind):
@@ -32,12 +30,8 @@ def register(cls: type[RollingMemory]) -> type[RollingMemory]:
     return cls
 
 
-for _cls in (SummaryMemory, SummaryBufferMemory, SlidingWindowMemory):  # the kinds: one line each
-    register(_cls)
-
-
 @contextlib.contextmanager
-def registered(cls: type[RollingMemory]) -> Iterator[type[RollingMemory]]:
+def registered(cls: Any) -> Iterator[Any]:
     """Register ``cls`` for the length of a block (a test's toy kind), then remove it again."""
     try:
         yield register(cls)
@@ -45,7 +39,7 @@ def registered(cls: type[RollingMemory]) -> Iterator[type[RollingMemory]]:
         KINDS.pop(cls.KIND.name, None)
 
 
-def kind_named(name: str) -> type[RollingMemory]:
+def kind_named(name: str) -> Any:
     """The class registered as ``name``; a ``SettingError`` lists the names there are."""
     try:
         return KINDS[name]

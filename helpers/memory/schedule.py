@@ -41,7 +41,8 @@ def summary_schedule(total_turns: int, max_turns_before_summary: int, turns_to_k
                      memory_class: type[SummaryMemory] = SummaryMemory) -> Schedule:
     """Each turn's request as ``memory_class`` (lesson 3's ``SummaryMemory``) builds it with a stub summariser."""
     check_count("total_turns", total_turns, 1, "a schedule needs a turn")
-    memory = memory_class("", turn_range_stub, max_turns_before_summary, turns_to_keep_verbatim)
+    memory = memory_class("", turn_range_stub, max_turns_before_summary=max_turns_before_summary,
+                          turns_to_keep_verbatim=turns_to_keep_verbatim)
     rows = []
     for turn in range(1, total_turns + 1):
         memory.add_message("user", f"turn {turn}")

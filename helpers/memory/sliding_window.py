@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from helpers.memory.registry import register
 from helpers.memory.rolling import RollingMemory
 from helpers.memory.types import FoldEvent, MemoryDefences, MemoryKind, StateError
 from helpers.memory.validation import check_count
@@ -23,6 +24,7 @@ def _fold_line(event: FoldEvent) -> str:
             "tokens) left the window (kept in the archive)")
 
 
+@register
 class SlidingWindowMemory(RollingMemory):
     """The last ``window_turns`` turns, word for word; older turns are dropped before a new turn starts."""
 
@@ -30,7 +32,7 @@ class SlidingWindowMemory(RollingMemory):
                       fold_line=_fold_line, block_label="memory block", recent_label="window",
                       attack_settings={"window_turns": 4})
 
-    def __init__(self, system_prompt: str, window_turns: int = 4, *, defences: MemoryDefences | None = None) -> None:
+    def __init__(self, system_prompt: str, *, window_turns: int = 4, defences: MemoryDefences | None = None) -> None:
         check_count("window_turns", window_turns, 1, "the request needs the turn being asked")
         super().__init__(system_prompt, defences=defences)
         self.window_turns = window_turns
@@ -38,10 +40,14 @@ class SlidingWindowMemory(RollingMemory):
     def add_message(self, role: str, content: str) -> None:
         """Store the message; a user message that starts a turn past the window first drops the oldest turns."""
         message = self.checked_message(role, content)
+        if n_messages := self.messages_to_fold(role):
+            self._fold(n_messages)
+        self._store(message)
+
+    def messages_to_fold(self, role: str) -> int:
+        """How many of the oldest messages leave the window before a ``role`` message is stored (0: none)."""
         held = self.verbatim_messages // 2  # complete turns in the window
-        if role == "user" and held >= self.window_turns:
-            self._fold(2 * (held - self.window_turns + 1))
-        self._append(message)
+        return 2 * (held - self.window_turns + 1) if role == "user" and held >= self.window_turns else 0
 
     def check_loaded(self) -> None:
         super().check_loaded()

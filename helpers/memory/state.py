@@ -1,29 +1,31 @@
 """A memory's saved state: ``save(memory, path)`` writes it; ``load(path, summarise)`` checks it field by field (a bad
-file raises ``StateError`` naming the field). A state holds content and ``identity``, never defences (the caller's)."""
+file raises ``StateError`` naming the field). A state holds content and ``identity``, never defences (the caller's).
+With a signing key set, a state is bound to the person it belongs to: ``save`` needs ``identity=``."""
 from __future__ import annotations
 
-import contextlib
-import dataclasses
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, get_type_hints
 
 from helpers.base import signing
 from helpers.base.json_limits import JSONRefused, load_limited
 from helpers.memory.defences import Defences
-from helpers.memory.reading import shows_nothing
 from helpers.memory.registry import KINDS, kind_named
 from helpers.memory.rolling import RollingMemory
 from helpers.memory.types import FoldEvent, Message, SettingError, StateError, Summariser
-from helpers.memory.validation import check_count, check_text
+from helpers.memory.reading import shows_nothing
+from helpers.memory.validation import check_text
 
 STATE_FORMAT_VERSION = 3  # 3: the identity field, and defences only noted (2: defences restored; 1: by class)
-MAX_STATE_BYTES = 256 * 2**20  # a 10,000-turn memory saves a few megabytes
+MAX_STATE_BYTES = 16 * 2**20  # the largest state file loaded (10,000 turns of benchmarks/: 5.6 MB)
 _OR_NULL = type(None)
 FIELDS: dict[str, type | tuple[type, ...]] = {  # a saved state's fields, in the order they are checked, and types
     "kind": str, "settings": dict, "defences": (dict, _OR_NULL), "identity": (str, _OR_NULL), "system_prompt": str,
     "archive": list, "verbatim_start": int, "summary": (str, _OR_NULL), "fold_events": list}
+_EVENT_TYPES = get_type_hints(FoldEvent)  # each fold event field's type: int, bool or tuple[str, ...]
+_EVENT_TURNS = ("first_turn", "last_turn", "messages_folded")  # at least 1; the other counts at least 0
+_FORMAT_1_DEFENCES = ("placement", "pinned_rules", "summary_check", "redact")  # format 1 kept them in the settings
 
 
 def defence_settings(defences: Defences | None) -> dict[str, Any] | None:
@@ -47,21 +49,20 @@ def _identity(identity: Any) -> str | None:
 def to_dict(memory: RollingMemory, *, identity: str | None = None) -> dict[str, Any]:
     """Everything a memory holds, as JSON-ready data (no summariser; the defences only as a note for ``load``)."""
     return {
-        "format": STATE_FORMAT_VERSION,
-        "kind": memory.KIND.name,
-        "identity": _identity(identity),
-        "settings": memory.settings(),
-        "defences": defence_settings(memory.defences),  # type: ignore[arg-type]
-        "system_prompt": memory.system_prompt,
-        "summary": memory.summary,
+        "format": STATE_FORMAT_VERSION, "kind": memory.KIND.name, "identity": _identity(identity),
+        "settings": memory.settings(), "defences": defence_settings(memory.defences),  # type: ignore[arg-type]
+        "system_prompt": memory.system_prompt, "summary": memory.summary,
         "archive": [{"role": m.role, "content": m.content, "tokens": m.tokens} for m in memory.messages],
-        "verbatim_start": memory.verbatim_start,
-        "fold_events": [event._asdict() for event in memory.fold_events],
-    }
+        "verbatim_start": memory.verbatim_start, "fold_events": [event._asdict() for event in memory.fold_events]}
 
 
 def save(memory: RollingMemory, path: str | Path, *, identity: str | None = None) -> Path:
-    """Write the state as UTF-8 JSON, atomically (signed, with a key); ``load`` must name the same ``identity``."""
+    """Write the state as UTF-8 JSON, atomically; with a signing key, signed and bound to ``identity`` (required
+    then), which ``load`` must name."""
+    if identity is None and signing.signing_key() is not None:
+        raise SettingError("identity", None, f"{signing.KEY_ENV} is set, so a saved state is bound to the person it "
+                           "belongs to: save(memory, path, identity='asha') with their user id, and load it with "
+                           "load(path, summarise, identity='asha'); another user's file is then refused")
     text = json.dumps(to_dict(memory, identity=identity), ensure_ascii=False, indent=1)
     return signing.write_signed(path, text.encode("utf-8"))
 
@@ -70,17 +71,17 @@ def load(path: str | Path, summarise: Summariser | None, *, defences: Defences |
          identity: str | None = None, kind: str | type | None = None,
          on_note: Callable[[str], None] | None = print) -> RollingMemory:
     """Read a state written by ``save``, as a memory with the caller's ``defences`` (a file saved under others is
-    said in one line to ``on_note``); ``identity`` must be the one it was saved with, ``kind`` the kind it holds."""
+    said in one line to ``on_note``); ``identity`` must be the one it was saved with, ``kind`` the kind it holds.
+    A file over ``MAX_STATE_BYTES`` on disk is refused before it is read, a badly signed one before it is read whole."""
     path = Path(path)
     if not path.is_file():  # said first: a missing file is not a missing signature
         raise FileNotFoundError(f"there is no saved memory state at {path.name}: save(memory, path) writes one")
-    identity = _identity(identity)
-    raw = signing.read_verified(path)  # the bytes checked are the bytes parsed (refuses an edited signed file)
+    identity, what = _identity(identity), f"{path.name} (a saved memory state)"
     try:
-        data = load_limited(raw, what=f"{path.name} (a saved memory state)", max_bytes=MAX_STATE_BYTES)
+        raw = signing.read_verified(path, max_bytes=MAX_STATE_BYTES, setting="helpers.memory.state.MAX_STATE_BYTES")
+        data = _upgraded(load_limited(raw, what=what, max_bytes=MAX_STATE_BYTES), path.name)
     except JSONRefused as error:
         raise StateError(error.field, str(error)) from None
-    data = _upgraded(data, path.name)
     if (saved_identity := _field(data, "identity")) != identity:
         raise StateError("identity", _identity_refusal(path.name, saved_identity, identity))
     memory = from_dict(data, summarise, defences=defences)
@@ -96,23 +97,16 @@ def load(path: str | Path, summarise: Summariser | None, *, defences: Defences |
 
 
 def _identity_refusal(name: str, saved: str | None, given: str | None) -> str:
-    if saved is None:
-        return (f"{name} was saved with no identity, so nothing says it is {given!r}'s memory; it was not loaded. "
-                f"If you trust it, load it with no identity= and save it again with identity={given!r}")
-    if given is None:
-        return (f"{name} is the memory of identity {saved!r}; it was not loaded. Pass identity= to load() with the "
-                "identity it was saved for, if it is that one's")
-    return (f"{name} is the memory of identity {saved!r}, not of {given!r}; it was not loaded (a state copied from "
-            "another user's folder is refused)")
+    whose = f"the memory of identity {saved!r}" if saved is not None else "saved with no identity"
+    return (f"{name} is {whose}, not of {given!r}; it was not loaded (a state loads only for the identity it was "
+            f"saved for: pass that identity= to load(), or, for a file saved with none that you trust, load it with "
+            f"no identity= and save it again with identity=)")
 
 
-@contextlib.contextmanager
-def _refused_as(field: str, *, by_setting: bool = False) -> Iterator[None]:
-    """A setting or type error in the block, raised as the ``StateError`` of ``field`` (or ``field.setting``)."""
+def _checked(field: str, make: Callable[[], Any], by_setting: bool = False) -> Any:
+    """``make()``, a setting or type error in it raised as the ``StateError`` of ``field`` (or ``field.setting``)."""
     try:
-        yield
-    except StateError:
-        raise
+        return make()
     except (TypeError, ValueError) as error:
         name = f"{field}.{error.setting}" if by_setting and isinstance(error, SettingError) else field
         raise StateError(name, str(error) if str(error).startswith(name) else f"{name}: {error}") from None
@@ -122,15 +116,13 @@ def from_dict(data: Any, summarise: Summariser | None, *, defences: Defences | N
     """Rebuild a memory from ``to_dict`` data, every field and their fit checked, with the caller's ``defences``."""
     data = _upgraded(data)
     saved = {name: _field(data, name) for name in FIELDS}
-    with _refused_as("kind"):
-        cls = kind_named(saved["kind"])
-    with _refused_as("defences", by_setting=True):
-        Defences.from_settings(saved["defences"] or {})
-    with _refused_as("settings", by_setting=True):  # an unknown, missing or bad setting
-        memory = cls.create(saved["system_prompt"], summarise, saved["settings"], defences)
+    cls = _checked("kind", lambda: kind_named(saved["kind"]))
+    _checked("defences", lambda: Defences.from_settings(saved["defences"] or {}), by_setting=True)
+    memory = _checked("settings", lambda: cls.create(saved["system_prompt"], summarise, saved["settings"], defences),
+                      by_setting=True)  # an unknown, missing or bad setting
     messages = [_message(memory, index, item) for index, item in enumerate(saved["archive"])]
     start, summary = saved["verbatim_start"], saved["summary"]
-    if not (0 <= start <= len(messages) and start % 2 == 0):
+    if not 0 <= start <= len(messages) or start % 2:
         raise StateError("verbatim_start", f"verbatim_start {start} must be an even index within the archive "
                          f"(0 to {len(messages)}): only whole turns are folded")
     if summary is not None:
@@ -138,7 +130,7 @@ def from_dict(data: Any, summarise: Summariser | None, *, defences: Defences | N
     events = [_fold_event(f"fold_events[{index}]", item) for index, item in enumerate(saved["fold_events"])]
     memory.replace_history(messages, start, summary, events, defences)  # a new memory, not yet handed out
     memory.check_loaded()
-    _check_fold_events(memory, events)
+    _check_fold_events(memory, messages, events)
     return memory
 
 
@@ -167,7 +159,7 @@ def _from_format_1(data: dict[str, Any]) -> dict[str, Any]:
         raise StateError("kind", f"this format-1 state was saved by {data.get('kind')!r:.60}, which is not a known "
                          f"memory class ({', '.join(by_class)})")
     settings = dict(_field(data, "settings"))
-    defences = {f.name: settings.pop(f.name) for f in dataclasses.fields(Defences) if f.name in settings}
+    defences = {name: settings.pop(name) for name in _FORMAT_1_DEFENCES if name in settings}
     events = _field(data, "fold_events")
     for name, value in _field(data, "counters", dict).items():
         if value != len(events) or isinstance(value, bool):
@@ -178,16 +170,12 @@ def _from_format_1(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _message(memory: RollingMemory, index: int, saved: Any) -> Message:
-    """A saved message, checked as ``add_message`` checks one and its token count recounted."""
+    """A saved message, checked as ``add_message`` checks one (its length first) and its token count recounted."""
     where = f"archive[{index}]"
-    if not isinstance(saved, dict) or set(saved) != {"role", "content", "tokens"}:
+    if not isinstance(saved, dict) or saved.keys() != {"role", "content", "tokens"}:
         raise StateError(where, f"{where} must be an object with exactly role, content and tokens, got "
                          f"{saved!r:.80}")
-    if not isinstance(saved["role"], str) or not isinstance(saved["content"], str):
-        raise StateError(where, f"{where}: role and content must be texts, got {type(saved['role']).__name__} "
-                         f"and {type(saved['content']).__name__}")
-    with _refused_as(where):
-        message = memory.checked_message(saved["role"], saved["content"], index)
+    message = _checked(where, lambda: memory.checked_message(saved["role"], saved["content"], index))
     if message.tokens != saved["tokens"] or isinstance(saved["tokens"], bool):
         raise StateError(f"{where}.tokens", f"{where}.tokens: the message counts {message.tokens} tokens, not "
                          f"the {saved['tokens']!r:.40} saved; the file was edited or made with another tokenizer")
@@ -198,35 +186,27 @@ def _check_summary(memory: RollingMemory, summary: str) -> None:
     if memory.KIND.heading is None:
         raise StateError("summary", f"summary: a {memory.KIND.name} keeps no summary (its folds drop turns), "
                          "so its saved state has summary null; this one was edited")
+    _checked("summary", lambda: check_text("summary", summary, getattr(memory, "max_summary_chars", None),
+                                           "max_summary_chars"))
     if shows_nothing(summary):  # as the fold refuses it
         raise StateError("summary", "summary: an empty summary is never stored; use null for no summary")
-    with _refused_as("summary"):
-        check_text("summary", summary)
 
 
-def _check_fold_events(memory: RollingMemory, events: list[FoldEvent]) -> None:
+def _check_fold_events(memory: RollingMemory, messages: list[Message], events: list[FoldEvent]) -> None:
     """The fold events must tell the archive's story: consecutive whole turns, from turn 1 to verbatim_start."""
-    messages = memory.messages
-    next_turn, previous_summary_tokens = 1, 0
+    turn, previous_summary_tokens = 1, 0
     for index, event in enumerate(events):
-        where = f"fold_events[{index}]"
-        first, last = 2 * (event.first_turn - 1), 2 * event.last_turn
-        if event.first_turn != next_turn or event.last_turn < event.first_turn:
-            raise StateError(where, f"{where} folds turns {event.first_turn} to {event.last_turn}, but the next fold "
-                             f"must start at turn {next_turn}")
-        if event.messages_folded != last - first:
-            raise StateError(f"{where}.messages_folded", f"{where}.messages_folded is {event.messages_folded}, but "
-                             f"turns {event.first_turn} to {event.last_turn} are {last - first} messages")
-        if last > len(messages) or event.message_tokens != sum(m.tokens for m in messages[first:last]):
-            raise StateError(f"{where}.message_tokens", f"{where}.message_tokens ({event.message_tokens}) does not "
-                             f"match the archive's turns {event.first_turn} to {event.last_turn}")
-        if event.old_summary_tokens != previous_summary_tokens:
-            raise StateError(f"{where}.old_summary_tokens", f"{where}.old_summary_tokens is "
-                             f"{event.old_summary_tokens}, but the fold before left a summary of "
-                             f"{previous_summary_tokens} tokens")
-        next_turn, previous_summary_tokens = event.last_turn + 1, event.summary_tokens
-    if 2 * (next_turn - 1) != memory.verbatim_start:
-        raise StateError("fold_events", f"fold_events end at turn {next_turn - 1} but verbatim_start "
+        first, last = 2 * (turn - 1), 2 * event.last_turn
+        expected = {"first_turn": turn, "messages_folded": last - first, "old_summary_tokens": previous_summary_tokens,
+                    "message_tokens": sum(m.tokens for m in messages[first:last]) if last <= len(messages) else -1}
+        for name, value in expected.items():
+            if getattr(event, name) != value:
+                raise StateError(f"fold_events[{index}].{name}", f"fold_events[{index}].{name} is "
+                                 f"{getattr(event, name)}, but the archive and the folds before it give {value}: fold "
+                                 "events fold consecutive whole turns from turn 1, each from the summary before it")
+        turn, previous_summary_tokens = event.last_turn + 1, event.summary_tokens
+    if 2 * (turn - 1) != memory.verbatim_start:
+        raise StateError("fold_events", f"fold_events end at turn {turn - 1} but verbatim_start "
                          f"{memory.verbatim_start} says turns 1 to {memory.verbatim_start // 2} were folded")
     if previous_summary_tokens != memory.summary_tokens:
         raise StateError("fold_events", f"the last fold event made a summary of {previous_summary_tokens} tokens, "
@@ -245,24 +225,20 @@ def _field(data: dict[str, Any], name: str, kind: type | tuple[type, ...] | None
     return value
 
 
-_FOLD_EVENT_TYPES = get_type_hints(FoldEvent)  # each field's type: int, bool or tuple[str, ...]
-
-
 def _fold_event(where: str, saved: Any) -> FoldEvent:
-    if not isinstance(saved, dict):
-        raise StateError(where, f"{where} must be an object, got {type(saved).__name__}")
-    fields = _FOLD_EVENT_TYPES
-    unknown = set(saved) - set(fields)
-    missing = set(fields) - set(FoldEvent._field_defaults) - set(saved)
-    if unknown or missing:
-        raise StateError(where, f"{where}: unknown fields {sorted(unknown)}, missing fields {sorted(missing)}")
+    """A saved fold event, each field of its type: counts whole numbers, flags true or false, findings texts."""
+    if not isinstance(saved, dict) or not set(_EVENT_TYPES) - set(FoldEvent._field_defaults) <= saved.keys() \
+            <= _EVENT_TYPES.keys():
+        raise StateError(where, f"{where} must be an object with the fields {', '.join(_EVENT_TYPES)}, got "
+                         f"{saved!r:.80}")
     for name, value in saved.items():
-        with _refused_as(f"{where}.{name}"):
-            if name == "check" and not (isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)):
-                raise TypeError(f"must be a list of texts (what the summary check found), got {value!r:.60}")
-            if fields[name] is bool and not isinstance(value, bool):
-                raise TypeError(f"must be true or false, got {value!r}")
-            if fields[name] is int:
-                check_count(f"{where}.{name}", value, int(name in ("first_turn", "last_turn", "messages_folded")),
-                            "counts in a fold event are whole numbers")
+        wanted = _EVENT_TYPES[name]
+        if wanted is bool and not isinstance(value, bool):
+            raise StateError(f"{where}.{name}", f"{where}.{name} must be true or false, got {value!r:.40}")
+        if wanted is int and (type(value) is not int or value < (name in _EVENT_TURNS)):
+            raise StateError(f"{where}.{name}", f"{where}.{name} must be a whole number of at least "
+                             f"{int(name in _EVENT_TURNS)}, got {value!r:.40}")
+        if name == "check" and not (isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)):
+            raise StateError(f"{where}.{name}", f"{where}.check must be a list of texts (what the summary check "
+                             f"found), got {value!r:.60}")
     return FoldEvent(**{**saved, "check": tuple(saved.get("check", ()))})

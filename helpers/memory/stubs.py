@@ -1,12 +1,9 @@
 """A summariser for simulations: it writes which turns it has folded, and nothing else."""
 from __future__ import annotations
 
-from operator import countOf, itemgetter
-
 from helpers.memory.types import SettingError
 
 PREFIX = "summary of turns 1 to "
-_ROLE = itemgetter("role")
 
 
 def turn_range_stub(messages: list[dict[str, str]], existing_summary: str | None) -> str:
@@ -18,4 +15,4 @@ def turn_range_stub(messages: list[dict[str, str]], existing_summary: str | None
             raise SettingError("existing_summary", existing_summary, "turn_range_stub cannot extend a summary it did "
                                f"not write: {existing_summary!r}")
         folded_before = int(number)
-    return f"{PREFIX}{folded_before + countOf(map(_ROLE, messages), 'user')}"
+    return f"{PREFIX}{folded_before + sum(m['role'] == 'user' for m in messages)}"

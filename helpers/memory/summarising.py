@@ -1,14 +1,15 @@
 """What a kind whose folds keep a summary adds to the shared base: the summariser, the cap on the summary, the
-summary fold (checked by the defences) and the load rule that there is a summary exactly when turns were folded."""
+summary fold (checked by the defences), the wait after a fold a retry cannot fix, and the load rule that there is a
+summary exactly when turns were folded."""
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
 from helpers.base.tokens import count_tokens
-from helpers.memory.reading import shows_nothing
 from helpers.memory.rolling import RollingMemory
-from helpers.memory.types import (FoldResult, MemoryDefences, Message, SettingError, StateError, Summarised, Summariser,
-                                  SummariserError, SummaryRefused, asked, new_tuple)
+from helpers.memory.types import (FoldResult, MemoryDefences, Message, SettingError, StateError, Summarised,
+                                  Summariser, SummariserError, SummaryRefused, asked)
+from helpers.memory.reading import shows_nothing
 from helpers.memory.validation import check_count, check_text
 
 
@@ -18,20 +19,10 @@ def _sentence(text: str) -> str:
     return text if text.endswith((".", "!", "?")) else text + "."
 
 
-def _doing(messages: list[dict[str, str]]) -> str:
-    return f"folding {len(messages)} messages" if messages else "condensing the summary"
-
-
-class _DoomedFold(NamedTuple):
-    """A fold that failed in a way a retry cannot fix, and what it was tried with."""
-
-    conditions: tuple[Any, ...]  # SummarisingMemory._fold_conditions() at the time
-    summarise: Summariser
-    message_tokens: int
-
-
 class SummarisingMemory(RollingMemory):
     """A memory whose folds keep a summary written by ``summarise(messages, existing_summary)``."""
+
+    max_summary_chars = 20_000  # the longest summary stored (a summary longer than this is refused: nothing lost)
 
     def __init__(self, system_prompt: str, summarise: Summariser, *, max_summary_tokens: int | None = None,
                  defences: MemoryDefences | None = None) -> None:
@@ -42,7 +33,7 @@ class SummarisingMemory(RollingMemory):
         if max_summary_tokens is not None:
             check_count("max_summary_tokens", max_summary_tokens, 1, "a summary needs room for at least one token")
         self.summarise, self.max_summary_tokens = summarise, max_summary_tokens
-        self._doomed: _DoomedFold | None = None  # the last fold that failed for good
+        self._doomed: tuple[Any, ...] | None = None  # a fold that failed for good: (conditions, summariser, tokens)
 
     @property
     def summary_over_cap(self) -> bool:
@@ -58,20 +49,18 @@ class SummarisingMemory(RollingMemory):
         """True while the next fold is one that failed in a way a retry cannot fix (a request too long for the
         server's context, say): not tried again until the summary, the settings, the defences or the summariser
         (another object) change, or fewer tokens are to be folded."""
-        doomed = self._doomed
-        return (doomed is not None and doomed.summarise is self.summarise
-                and doomed.conditions == self._fold_conditions())
+        return self._doomed is not None and self._doomed[:2] == (self._fold_conditions(), self.summarise)
 
-    def _new_summary(self, old: list[Message], existing: str | None) -> FoldResult | None:
+    def _new_summary(self, folded: list[Message], existing: str | None) -> FoldResult | None:
         """The summary fold, not made (None) while ``fold_waits`` for a fold at least as large."""
-        doomed = self._doomed
-        if doomed is not None and self.fold_waits and sum([m.tokens for m in old]) >= doomed.message_tokens:
+        tokens = sum(m.tokens for m in folded)
+        if self.fold_waits and tokens >= self._doomed[2]:  # type: ignore[index]
             return None
         try:
-            return self.summary_for([{"role": role, "content": content} for role, content, _ in old], existing)
+            return self.summary_for([m.to_api() for m in folded], existing)
         except SummariserError as error:
             if not error.will_retry:
-                self._doomed = _DoomedFold(self._fold_conditions(), self.summarise, sum(m.tokens for m in old))
+                self._doomed = (self._fold_conditions(), self.summarise, tokens)
             raise
 
     def summary_for(self, messages: list[dict[str, str]], existing: str | None) -> FoldResult:
@@ -79,10 +68,9 @@ class SummarisingMemory(RollingMemory):
         ``max_summary_tokens`` the summary is summarised once more; the defences, if any, redact the summariser's
         input and check the new summary. Raises ``SummariserError`` or ``SummaryRefused`` as a fold does."""
         defences = self.defences
-        summary, cut = self._call_summariser(defences.fold_input(messages) if defences is not None else messages,
-                                             existing)
+        summary, cut = self._call_summariser(defences.fold_input(messages) if defences else messages, existing)
         condensed = False
-        # counted here only to hold it to the cap: what a fold stores is counted once, in _held
+        # counted here only to hold it to the cap: what a fold stores is counted once, by the fold
         if self.max_summary_tokens is not None and (tokens := count_tokens(summary)) > self.max_summary_tokens:
             try:
                 shorter, shorter_cut = self._call_summariser([], summary)
@@ -90,31 +78,31 @@ class SummarisingMemory(RollingMemory):
                 shorter = None  # the fold itself worked; the cap is reported as missed on the fold event
             if shorter is not None and count_tokens(shorter) < tokens:
                 summary, condensed, cut = shorter, True, shorter_cut
-        if defences is None:
-            return new_tuple(FoldResult, (summary, condensed, cut, None))
-        findings = defences.check(summary, self.system_prompt, self._state.held.headings)
-        if defences.refuses(findings):
+        findings = defences.check(summary, self.system_prompt, self._headings) if defences else None
+        if defences and defences.refuses(findings):
             raise SummaryRefused(f"the summary check refused the new summary ({'; '.join(findings or ())})",
                                  findings=findings or ())
-        return new_tuple(FoldResult, (summary, condensed, cut, findings))
+        return FoldResult(summary, condensed, cut, findings)
 
     def _call_summariser(self, messages: list[dict[str, str]], existing: str | None) -> tuple[str, bool]:
         """The summariser's text, stripped, and whether it was cut; ``SummariserError`` if it is no summary."""
+        what = f"folding {len(messages)} messages" if messages else "condensing the summary"
         try:
             result = asked(self.summarise)(messages, existing)  # type: ignore[misc]
         except Exception as error:
             retry = getattr(error, "retry_can_help", True) is not False
-            raise SummariserError(_sentence(f"the summariser raised {type(error).__name__} while {_doing(messages)}: "
-                                            f"{error}"), will_retry=retry) from error
+            raise SummariserError(_sentence(f"the summariser raised {type(error).__name__} while {what}: {error}"),
+                                  will_retry=retry) from error
         text, cut = (result.text, result.cut) if isinstance(result, Summarised) else (result, False)
-        if type(text) is str and text.isascii() and (stripped := text.strip()):  # ASCII is storable and visible
-            return stripped, cut
-        what = _doing(messages)
         if not isinstance(text, str):
             raise SummariserError(f"the summariser returned {type(text).__name__} ({str(text)[:60]!r}) while "
                                   f"{what}, not text; a summariser must return the summary as a str (or Summarised).",
                                   problem="not text")
-        if not text.strip() or shows_nothing(text):
+        if len(text) > self.max_summary_chars:  # before anything reads it
+            raise SummariserError(f"the summariser returned {len(text):,} characters while {what}, more than the "
+                                  f"{self.max_summary_chars:,} a summary may hold (max_summary_chars); it was not "
+                                  "stored. Ask for a shorter summary (or raise max_summary_chars).", problem="too long")
+        if shows_nothing(text):
             raise SummariserError(f"the summariser returned empty text while {what}; an empty summary is never "
                                   "stored.", problem="empty text")
         try:
@@ -124,18 +112,20 @@ class SummarisingMemory(RollingMemory):
                                   problem="unstorable text") from error
         return text.strip(), cut
 
-    def _fold_or_error(self, n_messages: int) -> SummariserError | None:
-        """Fold the oldest ``n_messages`` (at least 2); the summariser's error instead of raising it, so the caller
-        stores its message first and then raises ``_kept_error``."""
+    def _try_fold(self, n_messages: int, role: str) -> SummariserError | None:
+        """Fold the oldest ``n_messages`` (if any); a failed fold's error, saying that the ``role`` message is kept
+        and what happens next, is returned for ``add_message`` to raise once the message is stored."""
         try:
-            self._fold(n_messages)
+            if n_messages:
+                self._fold(n_messages)
+            return None
         except SummariserError as error:
-            return error
-        return None
+            failure = self._kept_error(error, role)
+            failure.__cause__ = error
+            return failure
 
     @staticmethod
     def _kept_error(error: SummariserError, role: str) -> SummariserError:
-        """The fold's error, saying what was kept and what happens next (raised from ``add_message``)."""
         kept = (f"Nothing was lost: the {role} message was kept verbatim and added to the archive, and the summary "
                 "is unchanged.")
         if isinstance(error, SummaryRefused):  # the summariser worked; what it wrote was refused

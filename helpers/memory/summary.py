@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from helpers.memory.registry import register
 from helpers.memory.summarising import SummarisingMemory
 from helpers.memory.types import FoldEvent, MemoryDefences, MemoryKind, SettingError, Summariser
 from helpers.memory.validation import check_count
@@ -34,6 +35,7 @@ def _fold_line(event: FoldEvent) -> str:
     return summarise_line(event.messages_folded, event.message_tokens, event.summary_tokens) + event.notes()
 
 
+@register
 class SummaryMemory(SummarisingMemory):
     """Lesson 3: after an assistant reply, once ``max_turns_before_summary`` turns are held verbatim,
     every turn but the last ``turns_to_keep_verbatim`` is folded into the summary."""
@@ -43,8 +45,8 @@ class SummaryMemory(SummarisingMemory):
         turn_line=_turn_line, fold_line=_fold_line, summariser_prompt="summary_memory", request_templates="lesson3",
         attack_settings={"max_turns_before_summary": 4, "turns_to_keep_verbatim": 2})
 
-    def __init__(self, system_prompt: str, summarise: Summariser, max_turns_before_summary: int = 4,
-                 turns_to_keep_verbatim: int = 2, max_summary_tokens: int | None = None, *,
+    def __init__(self, system_prompt: str, summarise: Summariser, *, max_turns_before_summary: int = 4,
+                 turns_to_keep_verbatim: int = 2, max_summary_tokens: int | None = None,
                  defences: MemoryDefences | None = None) -> None:
         check_count("max_turns_before_summary", max_turns_before_summary, 1,
                     "the summary is triggered once this many turns are held verbatim")
@@ -66,8 +68,6 @@ class SummaryMemory(SummarisingMemory):
     def add_message(self, role: str, content: str) -> None:
         """Store the message; after a reply, fold the oldest turns once the threshold is reached (if that fold
         fails, ``SummariserError`` says so: the message is kept and the fold retried after the next reply)."""
-        self._append(self.checked_message(role, content))
-        if n_messages := self.messages_to_fold(role):
-            failure = self._fold_or_error(n_messages)
-            if failure is not None:
-                raise self._kept_error(failure, role) from failure
+        self._store(self.checked_message(role, content))
+        if failure := self._try_fold(self.messages_to_fold(role), role):
+            raise failure

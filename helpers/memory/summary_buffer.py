@@ -2,14 +2,12 @@
 from __future__ import annotations
 
 import dataclasses
-from operator import attrgetter
 from typing import Any
 
+from helpers.memory.registry import register
 from helpers.memory.summarising import SummarisingMemory
 from helpers.memory.types import FoldEvent, MemoryDefences, MemoryKind, MemorySnapshot, SettingError, Summariser
 from helpers.memory.validation import check_count
-
-_TOKENS = attrgetter("tokens")  # a message's count
 
 
 def compress_line(tokens_in: int, summary_tokens: int, messages: int | None = None,
@@ -38,6 +36,7 @@ def _fold_line(event: FoldEvent) -> str:
                          old_summary=event.old_summary_tokens > 0) + event.notes()
 
 
+@register
 class SummaryBufferMemory(SummarisingMemory):
     """Lesson 4: before a message would take the buffer past ``max_buffer_tokens``, the oldest whole turns (at
     least ``messages_to_compress_on_overflow`` messages, more if it still would not fit) are merged into the summary
@@ -50,8 +49,8 @@ class SummaryBufferMemory(SummarisingMemory):
         # a budget the attack table's scripted conversation overflows (its replies are shorter than a model's)
         attack_settings={"max_buffer_tokens": 250, "messages_to_compress_on_overflow": 4})
 
-    def __init__(self, system_prompt: str, summarise: Summariser, max_buffer_tokens: int = 600,
-                 messages_to_compress_on_overflow: int = 4, max_summary_tokens: int | None = None, *,
+    def __init__(self, system_prompt: str, summarise: Summariser, *, max_buffer_tokens: int = 600,
+                 messages_to_compress_on_overflow: int = 4, max_summary_tokens: int | None = None,
                  defences: MemoryDefences | None = None) -> None:
         check_count("max_buffer_tokens", max_buffer_tokens, 1, "the buffer needs room for at least one token")
         check_count("messages_to_compress_on_overflow", messages_to_compress_on_overflow, 2,
@@ -65,7 +64,7 @@ class SummaryBufferMemory(SummarisingMemory):
         self.messages_to_compress_on_overflow = messages_to_compress_on_overflow
 
     buffer = SummarisingMemory.verbatim  # lesson 4's names: the buffer is the verbatim part, an overflow a fold
-    buffer_tokens = SummarisingMemory.verbatim_tokens
+    buffer_tokens = property(lambda self: self.verbatim_tokens)
     overflow_count = SummarisingMemory.summary_count
 
     @property
@@ -86,7 +85,7 @@ class SummaryBufferMemory(SummarisingMemory):
         held = self.verbatim_records
         whole = len(held) // 2 * 2
         n = min(self.messages_to_compress_on_overflow, whole)
-        remaining -= sum(map(_TOKENS, held[:n]))
+        remaining -= sum(m.tokens for m in held[:n])
         while n < whole and remaining > room:
             remaining -= held[n].tokens + held[n + 1].tokens
             n += 2
@@ -96,8 +95,7 @@ class SummaryBufferMemory(SummarisingMemory):
         """Fold the oldest turns first if this message would pass the budget, then store it (stored even if the
         fold fails: ``SummariserError`` says so, and the fold is retried on the next message)."""
         message = self.checked_message(role, content)
-        n_messages = self.messages_to_fold(message.tokens)
-        failure = self._fold_or_error(n_messages) if n_messages else None
-        self._append(message)
-        if failure is not None:
-            raise self._kept_error(failure, role) from failure
+        failure = self._try_fold(self.messages_to_fold(message.tokens), role)
+        self._store(message)
+        if failure:
+            raise failure

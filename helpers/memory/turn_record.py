@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from operator import attrgetter
 
 from helpers.memory.types import FoldEvent, MemorySnapshot
 
@@ -31,32 +30,16 @@ class TurnRecord:
     notices: tuple[str, ...] = field(default=())  # what model access reported (already printed), e.g. a fallback
     not_received: tuple[str, ...] = ()  # the request's messages a live server dropped, named ("the summary")
 
-    turn = property(attrgetter("snapshot.turn"))
-    kind = property(attrgetter("snapshot.kind"))  # the memory kind's registered name
-
-    @property
-    def messages_sent(self) -> int:
-        return len(self.request)
-
-    @property
-    def summary_sent(self) -> bool:
-        return self.snapshot.summary is not None
-
-    @property
-    def reply_cut(self) -> bool:
-        """True when the model stopped at its token limit: the reply may end mid-sentence."""
-        return self.finish_reason == "length"
-
-    @property
-    def over_budget_after_reply(self) -> bool:
-        """The reply took the buffer over its budget (a kind with a budget, lesson 4)."""
-        return self.after_reply is not None and self.after_reply.over_budget
+    turn = property(lambda self: self.snapshot.turn)
+    kind = property(lambda self: self.snapshot.kind, doc="The memory kind's registered name.")
+    messages_sent = property(lambda self: len(self.request))
+    summary_sent = property(lambda self: self.snapshot.summary is not None)
+    reply_cut = property(lambda self: self.finish_reason == "length", doc="The model stopped at its token limit.")
+    over_budget_after_reply = property(lambda self: self.after_reply is not None and self.after_reply.over_budget,
+                                       doc="The reply took the buffer over its budget (a kind with one, lesson 4).")
+    fold_events = property(lambda self: self.folds_before + self.folds_after)
 
     @property
     def watched(self) -> tuple[str, bool | None] | None:
         """(what, found) for the turn line: is the watched text in a verbatim turn? None when nothing is watched."""
         return None if self.watch is None else (self.watch_label or repr(self.watch), self.watch_in_verbatim)
-
-    @property
-    def fold_events(self) -> tuple[FoldEvent, ...]:
-        return self.folds_before + self.folds_after

@@ -1,19 +1,16 @@
 """What every memory kind shares with its users: messages, fold events and results, the snapshot a turn line
-reads, a kind's description of itself (``MemoryKind``), the errors, and the hooks a memory calls on its defences."""
+reads, a kind's description of itself (``MemoryKind``), the errors, and what a memory calls on its defences."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from operator import attrgetter
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple
 
 from helpers.base.errors import Explained, SettingError  # noqa: F401 (offered here too)
 
 # summarise(messages_to_fold, existing_summary) -> new summary: a model call, the stand-in or a stub
 Summariser = Callable[[list[dict[str, str]], "str | None"], "str | Summarised"]
-
 ROLES = ("user", "assistant")
-_TOKENS = attrgetter("tokens")  # a message's count
 
 
 class StateError(Explained, ValueError):
@@ -25,9 +22,9 @@ class StateError(Explained, ValueError):
 
 
 class SummariserError(Explained, RuntimeError):
-    """A fold did not happen and nothing was lost; ``problem`` says why ("raised", "not text", "empty text",
-    "unstorable text", "refused", "still mentions"), ``kept_role`` which message was stored verbatim (None: only
-    the fold failed), ``will_retry`` whether the fold is tried again on a later message."""
+    """A fold did not happen and nothing was lost; ``problem`` says why ("raised", "not text", "too long", "empty
+    text", "unstorable text", "refused", "still mentions"), ``kept_role`` which message was stored verbatim (None:
+    only the fold failed), ``will_retry`` whether the fold is tried again on a later message."""
 
     def __init__(self, message: str, *, problem: str = "raised", kept_role: str | None = None,
                  will_retry: bool = True) -> None:
@@ -43,24 +40,19 @@ class SummaryRefused(SummariserError):
         self.findings = findings
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Summarised:
-    """A summary its summariser knows was cut at the model's token limit, for the fold event to report (a
-    summariser that knows nothing of cuts returns a plain ``str``)."""
+    """A summary its summariser knows was cut at the model's token limit (one that cannot tell returns a str)."""
 
     text: str
     cut: bool = True
 
 
 def asked(summarise: Summariser | None) -> Summariser | None:
-    """What a memory calls to ask ``summarise`` for a summary: its ``summarised`` where it has one (a summariser that
-    can tell a cut answers a ``Summarised`` there), else ``summarise`` itself (which returns str or Summarised)."""
+    """What a memory calls to ask ``summarise`` for a summary: its ``summarised`` where it has one (which can tell a
+    cut), else ``summarise`` itself."""
     flagged = getattr(summarise, "summarised", None)
     return flagged if callable(flagged) else summarise
-
-
-# new_tuple(FoldResult, fields): a named tuple made in C, for the paths run on every message and fold
-new_tuple = tuple.__new__
 
 
 class FoldResult(NamedTuple):
@@ -101,12 +93,10 @@ class FoldEvent(NamedTuple):
     @classmethod
     def of(cls, first_turn: int, folded: Sequence[Message], old_summary_tokens: int, summary_tokens: int,
            result: FoldResult, cap: int | None) -> FoldEvent:
-        """The event of a fold of ``folded`` (whole turns from ``first_turn``) that stored ``result`` with
-        ``summary_tokens`` under the cap ``cap`` (max_summary_tokens): what a fold and a remake both record."""
-        n = len(folded)
-        return new_tuple(cls, (first_turn, first_turn + n // 2 - 1, n, sum(map(_TOKENS, folded)), old_summary_tokens,
-                               summary_tokens, result.condensed, cap is not None and summary_tokens > cap, result.cut,
-                               result.findings or ()))
+        """The event of a fold of ``folded`` (whole turns from ``first_turn``) that stored ``result``."""
+        return cls(first_turn, first_turn + len(folded) // 2 - 1, len(folded), sum(m.tokens for m in folded),
+                   old_summary_tokens, summary_tokens, result.condensed, cap is not None and summary_tokens > cap,
+                   result.cut, result.findings or ())
 
     @property
     def tokens_in(self) -> int:
@@ -159,16 +149,7 @@ class MemoryKind:
     recent_label: str = "verbatim turns"  # what a chart calls the verbatim part
 
 
-class MemoryDefences(Protocol):
-    """The hooks a memory calls on its defences (``helpers.memory.defences.Defences``) when it has some."""
-
-    quoting: bool
-    pinned_rules: tuple[str, ...]
-
-    def system_text(self, system_prompt: str) -> str: ...
-    def summary_message(self, heading: str | None, summary: str, headings: tuple[str, ...]) -> dict[str, str]: ...
-    def sent_text(self, content: str, headings: tuple[str, ...]) -> str: ...
-    def fold_input(self, messages: list[dict[str, str]]) -> list[dict[str, str]]: ...
-    def check(self, summary: str, system_prompt: str = "") -> tuple[str, ...] | None: ...
-    def refuses(self, findings: tuple[str, ...] | None) -> bool: ...
-    def settings(self) -> dict[str, Any]: ...
+# A memory's defences (``helpers.memory.defences.Defences``): the memory reads ``quoting`` and ``pinned_rules`` and calls
+# ``system_text``, ``summary_message``, ``sent_text``, ``fold_input``, ``check``, ``refuses``, ``settings`` and
+# ``from_settings``, nothing else (docs/architecture.md); ``headings`` is every registered kind's, passed by the memory
+MemoryDefences = Any

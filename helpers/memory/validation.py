@@ -23,16 +23,20 @@ def check_count(name: str, value: object, minimum: int, why: str) -> int:
     return value
 
 
-def check_text(name: str, value: object) -> str:
-    """``value`` if it is text that can be stored as UTF-8; else an error naming ``name`` and the fix."""
+def check_text(name: str, value: object, limit: int | None = None, setting: str = "") -> str:
+    """``value`` if it is text of at most ``limit`` characters (the limit named ``setting``) that can be stored as
+    UTF-8; else an error naming ``name`` and the fix. The length is checked first, before anything reads the text."""
     if not isinstance(value, str):
         raise SettingError(name, value, f"{name} must be text, got {type(value).__name__}")
-    if value.isascii():  # the common case, and ASCII holds no surrogate: skip the UTF-8 trial encode
-        return value
-    if (position := lone_surrogate_at(value)) is not None:
+    if limit is not None and len(value) > limit:
+        raise SettingError(setting, len(value), (
+            f"{name} is {len(value):,} characters, more than the {limit:,} it may hold ({setting}); it was not "
+            f"stored and nothing changed. Shorten it, or raise {setting} if texts this long are meant"))
+    if not value.isascii() and (position := lone_surrogate_at(value)) is not None:
         raise UnstorableText(name, position, (
             f"{name} holds a lone surrogate at character {position} ({value[position]!r}): half of a character "
             "such as an emoji, as escaped JSON like \"\\ud83d\" gives. It cannot be saved, so it is refused "
             "and nothing was stored. Fix the text (e.g. text.encode('utf-16', 'surrogatepass').decode('utf-16') "
             "rejoins a split pair, text.encode('utf-8', 'replace').decode() drops the half) and add it again."))
     return value
+

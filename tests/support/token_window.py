@@ -1,7 +1,8 @@
 """A fourth memory kind, written as docs/architecture.md's recipe says, to test the design: a sliding window
 capped in tokens. Before a message would take the window past ``max_window_tokens``, the oldest whole turns are
 dropped; a turn larger than the whole budget is kept (never cut) and its turn line says it is over budget.
-Registered in tests only, with ``registry.registered(TokenWindowMemory)``."""
+Registered in tests only, with ``registry.registered(TokenWindowMemory)`` (a kind of the course would carry
+``@register`` and one line in ``helpers/memory/__init__.py``)."""
 from __future__ import annotations
 
 import dataclasses
@@ -30,7 +31,7 @@ class TokenWindowMemory(RollingMemory):
     KIND = MemoryKind(name="token window", heading=None, fold_tag="TRIM", turn_line=_turn_line,
                       fold_line=_fold_line, recent_label="window", attack_settings={"max_window_tokens": 250})
 
-    def __init__(self, system_prompt: str, max_window_tokens: int = 600, *,
+    def __init__(self, system_prompt: str, *, max_window_tokens: int = 600,
                  defences: MemoryDefences | None = None) -> None:
         check_count("max_window_tokens", max_window_tokens, 1, "the window needs room for at least one token")
         super().__init__(system_prompt, defences=defences)
@@ -40,13 +41,17 @@ class TokenWindowMemory(RollingMemory):
         budget = self.max_window_tokens
         return dataclasses.replace(super().snapshot(), budget=budget, over_budget=self.verbatim_tokens > budget)
 
+    def messages_to_fold(self, incoming_tokens: int) -> int:
+        """How many of the oldest messages leave before a message of ``incoming_tokens`` is stored: whole turns."""
+        held, tokens, n = self.verbatim_records, self.verbatim_tokens, 0
+        while n + 2 <= len(held) and tokens + incoming_tokens > self.max_window_tokens:
+            tokens -= held[n].tokens + held[n + 1].tokens
+            n += 2
+        return n
+
     def add_message(self, role: str, content: str) -> None:
         """Drop the oldest whole turns while this message would not fit, then store it."""
         message = self.checked_message(role, content)
-        held, tokens, n = self.verbatim_records, self.verbatim_tokens, 0
-        while n + 2 <= len(held) and tokens + message.tokens > self.max_window_tokens:
-            tokens -= held[n].tokens + held[n + 1].tokens
-            n += 2
-        if n:
-            self._fold(n)
-        self._append(message)
+        if n_messages := self.messages_to_fold(message.tokens):
+            self._fold(n_messages)
+        self._store(message)
