@@ -17,7 +17,7 @@ from helpers.base.redaction import redact
 from helpers.lessons.data import prompt
 from helpers.measure.audit import audit_summary
 from helpers.memory.defences import Defences, quote_copies
-from helpers.memory.reading import mentions, read
+from helpers.base.reading import mentions, read
 from helpers.memory.summary import SummaryMemory
 from helpers.memory.summary_check import check_summary
 

@@ -167,7 +167,7 @@ def test_the_call_plan_counts_summariser_calls_and_only_the_probes_that_fit():
     window, summary = (request_tokens(probe_request(runs[name], 2)) for name in ("sliding window", "summary memory"))
     assert window < summary  # its summary block: so a context of the window's probe and 60 leaves summary memory's out
     plan = call_plan(runs, context_tokens=window + 60, probe_tokens=60)
-    assert plan.startswith(f"With a model, Run All makes 3 calls (2 summariser calls, 1 probes), none sending over ")
+    assert plan.startswith("With a model, Run All makes 3 calls (2 summariser calls, 1 probes), none sending over ")
     assert f"not sent: the probes of the summary memory, over a {window + 60}-token context with 60 to write" in plan
     assert "FULL_MEASUREMENT = True: about 18 calls" in plan  # 2 x 2 summariser calls, 2 probes, 6 replies, 3 x 2
 

@@ -8,7 +8,7 @@ from helpers.memory.state import to_dict
 from helpers.memory.summary import SummaryMemory
 from helpers.memory.summary_buffer import SummaryBufferMemory
 from helpers.memory.types import SummariserError
-from helpers.memory.reading import shows_nothing
+from helpers.base.reading import shows_nothing
 from tests.memory_support import SYSTEM, FlakySummariser, RecordingStub
 
 # Messages as token sizes; filler text counts exactly, so sizes are exact.

@@ -218,8 +218,9 @@ def test_the_pages_call_works_offline_and_in_replay():
     replay = connect("replay", recording="run", load_env=False, quiet=True)
     assert replay.client.chat.completions.create(model=replay.model, **PAGE_CALL).choices[0].message.content == (
         "recorded")  # recorded from a server that takes no reasoning_effort: replay leaves it out the same way
-    assert replay.request_options(ASK, max_tokens=5, reasoning_effort="low") == dict(
-        model="gpt-oss-20b", messages=ASK, max_tokens=5, temperature=0)
+    assert replay.traits.adapt(dict(model="gpt-oss-20b", messages=ASK, max_tokens=5, temperature=0,
+                                    reasoning_effort="low")) == dict(model="gpt-oss-20b", messages=ASK, max_tokens=5,
+                                                                     temperature=0)
 
 
 # ----- in a notebook: the message first, where it was raised without an absolute path ------------------------------

@@ -122,7 +122,7 @@ def test_a_model_listed_by_its_file_path_is_named_by_its_file_everywhere_and_sen
     assert recorder.model == "gemma-3-270m-it-Q4_K_M" and "(the one model the server lists, named by its file)" in (
         recorder.label)
     records, _, memory = run(recorder, TURNS[:5])
-    shown = [capsys.readouterr().out, str(recorder.request_options(HELLO, max_tokens=5)), *map(turn_line, records),
+    shown = [capsys.readouterr().out, str(recorder.traits.adapt({"model": recorder.model, "messages": HELLO})), *map(turn_line, records),
              recording_path("run").read_text(encoding="utf-8"), save(memory, tmp_path / "s.json").read_text()]
     assert not [text for text in shown if folder in text] and {r.model for r in records} == {recorder.model}
     assert {r["body"]["model"] for r in server.chat_requests} == {folder + "gemma-3-270m-it-Q4_K_M.gguf"}

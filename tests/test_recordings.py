@@ -86,8 +86,8 @@ def test_the_match_key_ignores_key_order_and_the_servers_prefix_and_names_are_pl
 
 
 @pytest.mark.parametrize("text, field", [
-    (b"{not json", "file"), (b'{"format": 1, "exchanges": [\xff]}', "file"), (b"[" * 50 + b"]" * 50, "file"),
-    (b'{"format": 1, "exchanges": [' + b"[" * 50 + b"]" * 50 + b"]}", "exchanges"), (b"[]", "format"),
+    (b"{not json", "file"), (b'{"format": 1, "exchanges": [\xff]}', "file"), (b"[" * 50 + b"]" * 50, "format"),
+    (b'{"format": 1, "exchanges": [' + b"[" * 50 + b"]" * 50 + b"]}", "exchanges[0]"), (b"[]", "format"),
     (b'{"format": 1, "exchanges": {}}', "exchanges"), (b'{"format": 1, "exchanges": [[]]}', "exchanges[0]"),
     (b'{"format": 1, "exchanges": [{"request": {"path": "p", "body": {}}}]}', "exchanges[0]"),
     (b'{"format": 1, "exchanges": [{"request": {"path": "p", "body": {}}, "response": {"body": "ok"}}]}',

@@ -13,8 +13,8 @@ from helpers.base import unicode_data
 from helpers.base.paths import DATA_DIR
 from helpers.memory.defences import BLOCK_TEXTS, DATA_CLOSE, DATA_OPEN, Defences, quote_copies
 from helpers.memory.erasure import forget
-from helpers.memory.pinned import PINNED_CLOSE, PINNED_HEADING, PINNED_NOTE, PINNED_OPEN
-from helpers.memory.reading import INVISIBLE, escape_markers, mentions, read
+from helpers.memory.blocks import PINNED_CLOSE, PINNED_HEADING, PINNED_NOTE, PINNED_OPEN
+from helpers.base.reading import INVISIBLE, escape_markers, mentions, read
 from helpers.memory.registry import headings
 from helpers.memory.state import load, save
 from helpers.memory.summary import SummaryMemory

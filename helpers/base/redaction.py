@@ -1,6 +1,6 @@
 """Personal identifiers (e-mail, phone, PAN, Aadhaar and its 16-digit VID, card, account, IBAN) hidden before text
 reaches a summariser, in the formats people write them: read with the one reading every defence uses
-(``helpers.memory.reading``: digits of any script, full-width forms, look-alikes, invisible characters), grouped
+(``helpers.base.reading``: digits of any script, full-width forms, look-alikes, invisible characters), grouped
 with spaces, hyphens, dots or a mix, PANs in lower case or spaced, e-mails with spaces around the ``@`` or spoken
 ("name at gmail dot com"). Amounts are kept: a number after a currency or a word that says it is money ("EMIs Rs
 1000 2000 3000 4000"), a range of round thousands, a list of years. Cards are Luhn checked, IBANs mod-97 checked,
@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 
 from helpers.base.errors import SettingError
-from helpers.memory.reading import origins, read, span_in  # the one reading every defence uses
+from helpers.base.reading import origins, read, span_in  # the one reading every defence uses
 
 _SEP = "[ .\\-\u1680\u2010-\u2015\u2212]"  # one separator between an identifier's digits or letters, as read
 _GAP = "(?:[ .\\-/\u1680\u2010-\u2015\u2212] ?)"  # between groups of digits: a separator, a space after it too

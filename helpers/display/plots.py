@@ -3,7 +3,7 @@ for a projector. The slider charts (``ScheduleChart``, ``BudgetChart``) move the
 from __future__ import annotations
 
 import io
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import IPython
 import matplotlib
@@ -49,12 +49,16 @@ def _points(points: list[tuple[float, float]]) -> list:
     return points or [(float("nan"), float("nan"))]
 
 
-class _SliderChart:
-    def png(self, dpi: int = 72) -> bytes:  # what a slider panel's image shows
+class SliderChart:
+    """A chart a slider panel redraws: its ``fig``, and the PNG the panel's image shows."""
+
+    fig: Figure
+
+    def png(self, dpi: int = 72) -> bytes:
         return png_bytes(self.fig, dpi)
 
 
-class ScheduleChart(_SliderChart):
+class ScheduleChart(SliderChart):
     """Which turns each request sends as summary and which verbatim, and after which replies the summariser runs."""
 
     def __init__(self) -> None:
@@ -102,7 +106,7 @@ def overflow_bar_chart(budgets: Sequence[int], overflows: Sequence[int], turns: 
     return fig
 
 
-class BudgetChart(_SliderChart):
+class BudgetChart(SliderChart):
     """Overflows per budget beside one budget's buffer, message by message, with what each overflow would reach."""
 
     def __init__(self, budgets: Sequence[int], messages: int) -> None:

@@ -10,7 +10,7 @@ from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from helpers.display.plots import COLOURS, LiveChart, new_figure
+from helpers.display.plots import COLOURS, SliderChart, new_figure
 from helpers.display.widgets import SliderPanel, slider
 from helpers.measure.ledger import STATUSES, Ledger
 from helpers.measure.transcript import FULL_BUFFER, MemoryFactory, StrategyRun, Transcript, replay
@@ -59,12 +59,11 @@ def ledger_chart(runs: Mapping[str, StrategyRun], fact_ids: Sequence[str], title
     return fig
 
 
-class TradeoffChart(LiveChart):
+class TradeoffChart(SliderChart):
     """Cost against facts kept (a point per strategy and setting) beside the tokens spent so far, turn by turn."""
 
     def __init__(self) -> None:
-        fig, (self.scatter, self.curves) = new_figure(15, 6.5, ncols=2)
-        super().__init__(fig, blit=False)
+        self.fig, (self.scatter, self.curves) = new_figure(15, 6.5, ncols=2)
 
     def update(self, runs: Sequence[StrategyRun], moved: Sequence[StrategyRun] = (), title: str = "") -> Figure:
         """Redraw for these runs (filled points, solid lines) and the sliders' runs (hollow points, dashed lines)."""
@@ -123,5 +122,7 @@ def tradeoff_panel(make: MemoryFactory, transcript: Transcript, ledger: Ledger, 
     n, narrow = len(transcript), functools.partial(slider, continuous=False, width="300px")  # n turns
     sliders = {"threshold": narrow("threshold", threshold, 2, n), "keep": narrow("keep verbatim", keep, 1, n - 1),
                "budget": narrow("budget", budget, 100, 8000, 100), "window": narrow("window turns", window, 1, n)}
-    return SliderPanel(sliders, functools.partial(render_tradeoff, make, transcript, ledger, runs), TradeoffChart(),
-                       rows=2, image_height=None)
+    panel = SliderPanel(sliders, functools.partial(render_tradeoff, make, transcript, ledger, runs), TradeoffChart(),
+                        rows=2, image_height=None)
+    print(panel.text)  # the figures, as text, for a front end that cannot draw widgets
+    return panel

@@ -8,7 +8,7 @@ import numbers
 import random
 from collections.abc import Callable
 
-from helpers.grading.runner import WRONG, Exercise, Feedback, Mistake, checker
+from helpers.grading.runner import Exercise, Feedback, Mistake, checker
 from helpers.memory.stubs import turn_range_stub
 from helpers.memory.summary import SummaryMemory
 

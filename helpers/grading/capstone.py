@@ -54,7 +54,7 @@ def search(make: MemoryFactory, transcript: Transcript, ledger: Ledger, full: St
         keeps(high)
 
     smallest(lambda w: cost("sliding window", window_turns=w), 1, n)
-    largest = max(turn.bill.request_tokens for turn in full.turns) // 100 + 1
+    largest = max(turn.request_tokens for turn in full.turns) // 100 + 1
     for compress in (2, 4):  # budgets in steps of 100 tokens, up to the full buffer's largest request
         smallest(lambda b: cost("summary buffer memory", max_buffer_tokens=b * 100,
                                 messages_to_compress_on_overflow=compress), 1, largest)

@@ -7,7 +7,7 @@ import random
 import re
 from collections.abc import Callable
 
-from helpers.grading.runner import WRONG, Exercise, Feedback, Mistake, checker
+from helpers.grading.runner import Exercise, Feedback, Mistake, checker
 from helpers.lessons.data import published_run
 
 RULE_WORDS = ("never", "rule", "allergic", "must not", "no equity")  # what the exercise counts as a rule

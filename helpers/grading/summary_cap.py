@@ -132,8 +132,7 @@ MISTAKES = (
 )
 
 def _example(case: CapCase, answer: tuple[str, int]) -> str:
-    (right, calls), said = cap(case), [f"{text!r:.70} after {n} call{'s' if n != 1 else ''}" for text, n in (answer,
-                                                                                                           cap(case))]
+    said = [f"{text!r:.70} after {n} call{'s' if n != 1 else ''}" for text, n in (answer, cap(case))]
     return f"{case.describe()}. You return {said[0]}; the cap keeps {said[1]}."
 
 CHECK = Exercise(

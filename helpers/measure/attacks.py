@@ -11,7 +11,7 @@ from typing import Any
 
 from helpers.lessons.data import data_file, prompt
 from helpers.memory.defences import DATA_CLOSE, DATA_OPEN, Defences
-from helpers.memory.pinned import PINNED_CLOSE, PINNED_HEADING, PINNED_OPEN
+from helpers.memory.blocks import PINNED_CLOSE, PINNED_HEADING, PINNED_OPEN
 from helpers.memory.registry import KINDS, headings, kind_named
 from helpers.memory.summary_check import assistant_names, check_summary
 from helpers.memory.types import SettingError, Summarised, Summariser, SummariserError, SummaryRefused, asked

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from helpers.base.tokens import count_tokens
-from helpers.memory.reading import mentions
+from helpers.base.reading import mentions
 from helpers.memory.rolling import RollingMemory, quoted_headings
 from helpers.memory.types import FoldEvent, Message, SettingError, SummariserError, SummaryRefused
 from helpers.memory.validation import check_count

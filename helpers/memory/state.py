@@ -14,7 +14,7 @@ from helpers.memory.defences import Defences
 from helpers.memory.registry import KINDS, kind_named
 from helpers.memory.rolling import RollingMemory
 from helpers.memory.types import FoldEvent, Message, SettingError, StateError, Summariser
-from helpers.memory.reading import shows_nothing
+from helpers.base.reading import shows_nothing
 from helpers.memory.validation import check_text
 
 STATE_FORMAT_VERSION = 3  # 3: the identity field, and defences only noted (2: defences restored; 1: by class)

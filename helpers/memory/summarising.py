@@ -9,7 +9,7 @@ from helpers.base.tokens import count_tokens
 from helpers.memory.rolling import RollingMemory
 from helpers.memory.types import (FoldResult, MemoryDefences, Message, SettingError, StateError, Summarised,
                                   Summariser, SummariserError, SummaryRefused, asked)
-from helpers.memory.reading import shows_nothing
+from helpers.base.reading import shows_nothing
 from helpers.memory.validation import check_count, check_text
 
 

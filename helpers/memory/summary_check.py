@@ -25,7 +25,8 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from helpers.memory.reading import drop_invisible, origins, pattern, read, span_in
+from helpers.base.reading import drop_invisible, origins, pattern, read, span_in
+from helpers.memory.blocks import BLOCK_TEXTS, note_clauses, words_pattern
 
 CHECK_MODES = ("off", "report", "refuse")
 _TAGS = re.compile("[\U000E0000-\U000E007F]")
@@ -114,8 +115,6 @@ def assistant_names(system_prompt: str) -> tuple[str, ...]:
 @functools.lru_cache(maxsize=16)  # keyed by the assistant's names and the kinds' headings, never by user text
 def _patterns(names: tuple[str, ...], headings: tuple[str, ...]) -> tuple[tuple[str, re.Pattern[str], bool], ...]:
     """Each kind of finding's pattern, and whether it reads the lower-case reading (or the reading itself)."""
-    from helpers.memory.defences import BLOCK_TEXTS, note_clauses, words_pattern  # defences imports this module
-
     named = "".join("|" + re.escape(read(name).lower()) for name in names)
     titles = {" ".join(re.split(r"[(:]", h, maxsplit=1)[0].split()).upper() for h in (*headings, BLOCK_TEXTS[1])}
     # a kind's title is one in capitals (a model may title a summary "Conversation summary:"); the pinned block's,

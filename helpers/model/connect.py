@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import InitVar, dataclass, field, replace
+from dataclasses import dataclass, field
 from operator import attrgetter
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -142,16 +142,11 @@ class ModelAccess:
     key_env: str = DEFAULT_KEY_ENV
     quiet: bool = False
     notices: list[str] = field(default_factory=list)
-    accepts_reasoning_effort: InitVar[bool | None] = None  # a client made by hand (tests): what its endpoint takes
 
     trace = property(attrgetter("transport.trace"))  # what the transport saw of the last call
     secrets = property(attrgetter("transport.secrets"))
     max_retries = property(attrgetter("client.max_retries"))
     timeout = property(attrgetter("client.timeout"))
-
-    def __post_init__(self, accepts_reasoning_effort: bool | None) -> None:
-        if accepts_reasoning_effort is not None:
-            self.traits = replace(self.traits, reasoning_effort=accepts_reasoning_effort)
 
     def notify(self, line: str) -> None:
         """Print (unless quiet) and keep in ``notices`` what model access has to say."""
@@ -159,22 +154,15 @@ class ModelAccess:
         if not self.quiet:
             print(line, flush=True)
 
-    def request_options(self, messages: list[dict[str, Any]], *, max_tokens: int, temperature: float | None = 0,
-                        reasoning_effort: str | None = None) -> dict[str, Any]:
-        """The keyword arguments of ``client.chat.completions.create`` for this endpoint (the transport adapts any
-        call so: this shows what is sent)."""
-        options = {"model": self.model, "messages": messages, "max_tokens": max_tokens, "temperature": temperature,
-                   "reasoning_effort": reasoning_effort}
-        return self.traits.adapt({key: value for key, value in options.items() if value is not None})
-
     def complete(self, messages: list[dict[str, Any]], *, max_tokens: int = 1024, temperature: float | None = 0,
                  reasoning_effort: str | None = None, purpose: str = "reply") -> ChatCompletion:
         """One chat completion with a non-empty reply, or the project's error saying what to do; an empty reply
         cut at the token limit (gpt-oss reasons inside ``max_tokens``) is retried once with twice the limit."""
         for limit in (max_tokens, max_tokens * 2):
             try:
-                response = self.client.chat.completions.create(**self.request_options(
-                    messages, max_tokens=limit, temperature=temperature, reasoning_effort=reasoning_effort))
+                options = {"temperature": temperature, "reasoning_effort": reasoning_effort}  # the transport adapts them
+                response = self.client.chat.completions.create(model=self.model, messages=messages, max_tokens=limit,
+                                                               **{k: v for k, v in options.items() if v is not None})
             except openai.APIError as error:
                 raise model_error(error, self) from error
             choice = response.choices[0] if response.choices else None

@@ -71,7 +71,7 @@ def build_summariser_request(messages: list[dict[str, str]], existing_summary: s
         user = templates["update" if existing_summary else "first"].format(summary=summary, turns=turns)
     elif existing_summary:
         # over its token cap: ask for two thirds of its length (at most the prompt's own limit), unless told
-        words = condense_words or min(stated_word_limit(system_prompt) or 10**6,
+        words = condense_words or min(10**6 if (stated := stated_word_limit(system_prompt)) is None else stated,
                                       max(10, word_count(existing_summary) * 2 // 3))
         user = templates["condense"].format(summary=summary, words=words)
     else:

@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 
 from helpers.base.paths import DATA_DIR
 from helpers.base.text import listed
-from helpers.memory.pinned import PINNED_HEADING
+from helpers.memory.blocks import PINNED_HEADING
 from helpers.memory.registry import headings
 from helpers.model.offline.facts import content_text, fact_kinds, fact_score, split_sentences
 from helpers.model.offline.markers import MARKER

@@ -38,7 +38,7 @@ class SummariserInput(NamedTuple):
 def parse_summariser_request(messages: list[dict[str, Any]]) -> SummariserInput:
     """Split a summariser request into its sections (both lessons' templates, and the structured JSON input)."""
     system, user = content_text(messages[0].get("content")), content_text(messages[-1].get("content"))
-    limits = [limit for limit in (stated_word_limit(system), stated_word_limit(user)) if limit]
+    limits = [limit for limit in (stated_word_limit(system), stated_word_limit(user)) if limit is not None]
     headings = list(_HEADING.finditer(user))
     existing: list[str] = []
     turns: list[tuple[str, str]] = []
