@@ -7,22 +7,18 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from helpers.base.tokens import count_tokens
-from helpers.measure.audit import Claim, audit_summary, cut_figure
+from helpers.measure.audit import audit_summary, cut_figure
 from helpers.measure.drift import CycleMeasure
 from helpers.memory.budget import BudgetTable
 from helpers.memory.registry import kind_named
-from helpers.memory.schedule import Schedule, ScheduleRow
+from helpers.memory.schedule import Schedule
 from helpers.memory.turn_record import TurnRecord
 from helpers.memory.types import FoldEvent
 
 
 def turn_line(record: TurnRecord) -> str:
-    """The turn line in the format of the record's memory kind, unchanged, then the warnings that apply."""
-    return kind_named(record.kind).KIND.turn_line(record) + "".join(f" | {w}" for w in turn_warnings(record))
-
-
-def turn_warnings(record: TurnRecord) -> list[str]:
-    """What a turn line ends with: messages a server dropped, a reply cut at the token limit, a budget overrun."""
+    """The turn line in the format of the record's memory kind, then what applies: messages a server dropped, a reply
+    cut at the token limit, a budget overrun."""
     warnings = []
     if record.not_received:
         warnings.append(f"NOT RECEIVED BY THE MODEL: {', '.join(record.not_received)}")
@@ -32,7 +28,7 @@ def turn_warnings(record: TurnRecord) -> list[str]:
     if record.over_budget_after_reply and not record.snapshot.over_budget and after is not None:
         warnings.append(f"the reply took the buffer to {after.verbatim_tokens}/{after.budget}: "
                         "OVER BUDGET until the next overflow")
-    return warnings
+    return kind_named(record.kind).KIND.turn_line(record) + "".join(f" | {w}" for w in warnings)
 
 
 def fold_line(event: FoldEvent, kind: str) -> str:
@@ -50,18 +46,15 @@ def turn_text(record: TurnRecord) -> str:
     return "\n".join(turn_lines(record))
 
 
-def schedule_row_line(row: ScheduleRow) -> str:
-    """A schedule row as the lesson prints it."""
-    return f" turn {row.turn:>2} request: {row.summary_label:<25} + verbatim turns {list(row.verbatim_turns)}"
-
-
 def schedule_text(schedule: Schedule) -> str:
-    """The whole schedule: heading, a row per turn, the number of summariser calls."""
+    """The whole schedule as the lesson prints it: heading, a row per turn, the number of summariser calls."""
     heading = (f"Summarise after {schedule.max_turns_before_summary} turns, "
                f"keep {schedule.turns_to_keep_verbatim} verbatim:")
+    rows = [f" turn {row.turn:>2} request: {row.summary_label:<25} + verbatim turns {list(row.verbatim_turns)}"
+            for row in schedule.rows]
     turns = schedule.total_turns
     footer = f" summariser calls in {turns} turn{'' if turns == 1 else 's'}: {schedule.calls}"
-    return "\n".join([heading, *(schedule_row_line(row) for row in schedule.rows), footer])
+    return "\n".join([heading, *rows, footer])
 
 
 def budget_table_text(table: BudgetTable) -> str:
@@ -89,23 +82,20 @@ def comparison_table(runs: Mapping[str, Sequence[CycleMeasure]]) -> str:
     return "\n".join(lines)
 
 
-def claim_line(claim: Claim, replies_checked: bool = True) -> str:
-    """One statement no user message makes, and whether a reply made it (when the replies were checked)."""
-    where = ("in no user message; an assistant reply said it" if claim.source == "assistant reply"
-             else "in no user message, and in no reply either" if replies_checked
-             else "in no user message (the replies were not available to check)")
-    return f"  {claim.kind:<8} {claim.text!r}: {where}"
-
-
 def audit_report(summary: str, archive: Sequence[dict[str, str]]) -> str:
     """The audit as printable lines: a heading, then a line per statement no user message makes (and if a reply did)."""
     claims = audit_summary(summary, archive)
     roles = Counter(m["role"] for m in archive)
-    head = f"Figures and negations in the summary that none of the {roles['user']} user messages states: {len(claims)}"
-    fragment = cut_figure(summary)
-    cut = [f"  (the summary ends mid-figure, {fragment!r}: it was cut, and the fragment is not checked)"]
-    return "\n".join([head, *(claim_line(claim, replies_checked=roles["assistant"] > 0) for claim in claims),
-                      *(cut if fragment else [])])
+    lines = [f"Figures and negations in the summary that none of the {roles['user']} user messages states: "
+             f"{len(claims)}"]
+    for claim in claims:
+        where = ("in no user message; an assistant reply said it" if claim.source == "assistant reply"
+                 else "in no user message, and in no reply either" if roles["assistant"]
+                 else "in no user message (the replies were not available to check)")
+        lines.append(f"  {claim.kind:<8} {claim.text!r}: {where}")
+    if fragment := cut_figure(summary):
+        lines.append(f"  (the summary ends mid-figure, {fragment!r}: it was cut, and the fragment is not checked)")
+    return "\n".join(lines)
 
 
 def request_text(messages: Sequence[Mapping[str, str]], *, known: Mapping[str, str] | None = None,
