@@ -5,12 +5,11 @@ from collections.abc import Mapping, Sequence
 from itertools import accumulate
 from typing import Any
 
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from helpers.display.plots import COLOURS, SliderChart, new_figure
+from helpers.display.plots import COLOURS, new_figure
 from helpers.display.widgets import SliderPanel, slider
 from helpers.measure.ledger import STATUSES, Ledger
 from helpers.measure.transcript import FULL_BUFFER, MemoryFactory, StrategyRun, Transcript, replay
@@ -38,10 +37,8 @@ def comparison_table(runs: Mapping[str, StrategyRun]) -> str:
 def ledger_chart(runs: Mapping[str, StrategyRun], fact_ids: Sequence[str], title: str = "") -> Figure:
     """One panel per fact: how every strategy's request (a row) carried it at every turn (a column), and a black
     line at the turn that asks to forget it."""
-    fig = Figure(figsize=(15, 1.2 + 1.9 * len(fact_ids)), layout="constrained")
-    FigureCanvasAgg(fig)
-    axes, first = fig.subplots(len(fact_ids), 1, sharex=True, squeeze=False)[:, 0], next(iter(runs.values()))
-    names = list(STATUS_COLOURS)
+    fig, axes = new_figure(15, 1.2 + 1.9 * len(fact_ids), nrows=len(fact_ids), sharex=True)
+    first, names = next(iter(runs.values())), list(STATUS_COLOURS)
     for ax, fact in zip(axes, map(first.ledger.fact, fact_ids)):
         trails = [[turn.statuses.get(fact.id, "not said yet") for turn in run.turns] for run in runs.values()]
         ax.imshow([[names.index(status) for status in trail] for trail in trails], aspect="auto", vmin=0,
@@ -59,7 +56,7 @@ def ledger_chart(runs: Mapping[str, StrategyRun], fact_ids: Sequence[str], title
     return fig
 
 
-class TradeoffChart(SliderChart):
+class TradeoffChart:
     """Cost against facts kept (a point per strategy and setting) beside the tokens spent so far, turn by turn."""
 
     def __init__(self) -> None:

@@ -10,7 +10,7 @@ import ipywidgets as widgets
 from matplotlib.figure import Figure
 
 from helpers.display.lines import budget_table_text, schedule_text
-from helpers.display.plots import BudgetChart, ScheduleChart
+from helpers.display.plots import BudgetChart, ScheduleChart, png_bytes
 from helpers.lessons.data import lesson4
 from helpers.memory.budget import analyse_budget, budget_table
 from helpers.memory.schedule import summary_schedule
@@ -75,7 +75,7 @@ class SliderPanel(widgets.VBox):
         """Recompute and redraw for the sliders' current values."""
         text, _ = self._render(**{name: one.value for name, one in self.sliders.items()}, chart=self._chart)
         self.readout.value = f"<pre>{html.escape(text)}</pre>"
-        self.image.value = self._chart.png(self._dpi)
+        self.image.value = png_bytes(self._chart.fig, self._dpi)
 
     def _on_change(self, _change: dict) -> None:
         self.constrain()  # may clamp another slider, whose own change then refreshes first
