@@ -67,7 +67,7 @@ def budget_table_text(table: BudgetTable) -> str:
 def cycle_line(cycle: CycleMeasure) -> str:
     """The lesson's line: ``Cycle 1: batch 82 tokens | summary 58 tokens | mentions equity: True``."""
     return (f"Cycle {cycle.cycle}: batch {cycle.batch_tokens} tokens | summary {cycle.summary_tokens} tokens | "
-            f"mentions {cycle.keyword_label}: {cycle.mentions_keyword}")
+            f"mentions equity: {cycle.mentions_keyword}")
 
 
 def comparison_table(runs: Mapping[str, Sequence[CycleMeasure]]) -> str:

@@ -27,7 +27,7 @@ matplotlib.rcParams.update({"font.size": 16, "axes.titlesize": 18, "axes.labelsi
 
 def new_figure(width: float, height: float, ncols: int = 1, margins: dict | None = None, nrows: int = 1,
                sharex: bool = False) -> tuple[Figure, list]:
-    """A Figure with its Agg canvas and its axes, row by row; fixed ``margins`` skip the layout engine (fast redraws)."""
+    """A Figure with its Agg canvas and axes, row by row; fixed ``margins`` skip the layout engine (fast redraws)."""
     fig = Figure(figsize=(width, height), layout=None if margins else "constrained")
     FigureCanvasAgg(fig)
     if margins:
