@@ -123,7 +123,7 @@ def test_colab_secrets_fill_the_environment_and_nothing_happens_elsewhere(monkey
     assert environment_check.platform_name() == "Colab"
     assert environment_check.use_colab_secrets() == ["GROQ_API_KEY"]
     assert os.environ["GROQ_API_KEY"] == "gsk-from-colab" and os.environ["LLM_MODEL"] == "set-before"
-    assert environment_check.requirements_file() == "requirements-hosted.txt"
+    assert environment_check.REQUIREMENTS[environment_check.platform_name()] == "requirements-hosted.txt"
 
 
 def copy_for_the_tool(tmp_path: Path, address: str | None) -> Path:

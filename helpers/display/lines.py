@@ -1,5 +1,4 @@
-"""The lines the notebooks print: a turn and its folds (in its memory kind's format), a request message by message,
-the schedule and budget tables, the drift cycles, the audit; the lessons' published runs print through them too."""
+"""The lines the notebooks print: turns and folds, the schedule, budget and drift tables, the audit, a request."""
 from __future__ import annotations
 
 import textwrap
@@ -24,8 +23,8 @@ def turn_line(record: TurnRecord) -> str:
         warnings.append(f"NOT RECEIVED BY THE MODEL: {', '.join(record.not_received)}")
     if record.reply_cut:
         warnings.append(f"REPLY CUT at the token limit ({record.completion_tokens} tokens)")
-    after = record.after_reply
-    if record.over_budget_after_reply and not record.snapshot.over_budget and after is not None:
+    if record.over_budget_after_reply and not record.snapshot.over_budget:
+        after = record.after_reply
         warnings.append(f"the reply took the buffer to {after.verbatim_tokens}/{after.budget}: "
                         "OVER BUDGET until the next overflow")
     return kind_named(record.kind).KIND.turn_line(record) + "".join(f" | {w}" for w in warnings)

@@ -142,8 +142,7 @@ class BudgetChart:
 
 
 def request_chart(records: Sequence, title: str, budget: int | None = None) -> Figure:
-    """What each turn's request was made of (``TurnRecord``s), stacked in the order sent and named as their kind
-    names them; with a budget (``budget`` or the records') a ceiling."""
+    """What each turn's request (``TurnRecord``s) was made of, stacked in the order sent; with a budget, a ceiling."""
     kind = kind_named(records[0].kind).KIND
     shots = [r.snapshot for r in records]
     headings = {s.summary_block_tokens - s.summary_tokens for s in shots if s.summary_tokens}
@@ -159,9 +158,8 @@ def request_chart(records: Sequence, title: str, budget: int | None = None) -> F
     top = max(map(sum, zip(*parts.values())))
     for (name, values), colour in zip(parts.items(), (COLOURS["system"], COLOURS["summary"], COLOURS["verbatim"])):
         bars = ax.bar(labels, values, 0.6, color=colour, label=name, bottom=base)
-        for bar, value in zip(bars, values):
-            if value >= top * 0.09:  # room for one line of 16-point text
-                ax.text(bar.get_x() + 0.3, bar.get_y() + value / 2, str(value), ha="center", va="center", color="white")
+        ax.bar_label(bars, [str(value) if value >= top * 0.09 else "" for value in values],  # room for a line of text
+                     label_type="center", color="white")
         base = [b + v for b, v in zip(base, values)]
     ax.set(xlabel="turn", ylabel="tokens (o200k_base)", title=title)
     if budget is not None:

@@ -35,8 +35,7 @@ def comparison_table(runs: Mapping[str, StrategyRun]) -> str:
 
 
 def ledger_chart(runs: Mapping[str, StrategyRun], fact_ids: Sequence[str], title: str = "") -> Figure:
-    """One panel per fact: how every strategy's request (a row) carried it at every turn (a column), and a black
-    line at the turn that asks to forget it."""
+    """One panel per fact: how every strategy's request (a row) carried it at every turn, a black line at "forget"."""
     fig, axes = new_figure(15, 1.2 + 1.9 * len(fact_ids), nrows=len(fact_ids), sharex=True)
     first, names = next(iter(runs.values())), list(STATUS_COLOURS)
     for ax, fact in zip(axes, map(first.ledger.fact, fact_ids)):
@@ -65,8 +64,9 @@ class TradeoffChart:
     def update(self, runs: Sequence[StrategyRun], moved: Sequence[StrategyRun] = (), title: str = "") -> Figure:
         """Redraw for these runs (filled points, solid lines) and the sliders' runs (hollow points, dashed lines)."""
         ax, curves, colours = self.scatter, self.curves, {}
-        ax.clear()
-        curves.clear()
+        for axes in (ax, curves):
+            axes.clear()
+            axes.grid(alpha=0.3)
         for index, run in enumerate([*runs, *moved]):
             colour = colours.setdefault(run.name, f"C{len(colours) % 10}")  # a strategy's colour, filled or hollow
             ax.scatter([run.bill.total / 1000], [run.kept()[0]], s=160, zorder=3, edgecolors=colour, linewidths=2.5,
@@ -78,8 +78,6 @@ class TradeoffChart:
                ylabel=f"facts kept at the last turn (of {wanted})", title="cost against facts kept")
         curves.set(xlabel="turn", ylabel="tokens so far (thousands)", title="the bill, turn by turn")
         curves.legend(loc="upper left", framealpha=0.9)
-        ax.grid(alpha=0.3)
-        curves.grid(alpha=0.3)
         self.fig.suptitle(title, fontsize=18)
         return self.fig
 
@@ -92,8 +90,7 @@ def tradeoff_chart(runs: Sequence[StrategyRun], moved: Sequence[StrategyRun] = (
 def render_tradeoff(make: MemoryFactory, transcript: Transcript, ledger: Ledger, runs: Sequence[StrategyRun],
                     threshold: int = 4, keep: int = 2, budget: int = 600, window: int = 4,
                     chart: TradeoffChart | None = None) -> tuple[str, Figure]:
-    """Replay the three strategies the sliders set and draw them hollow beside ``runs``; the text gives each one's
-    cost, its multiple of the full buffer's, its summariser calls and the facts kept."""
+    """Replay the three strategies the sliders set, drawn hollow beside ``runs``, with their figures as text."""
     settings = {"summary memory": {"max_turns_before_summary": threshold,
                                    "turns_to_keep_verbatim": min(keep, threshold - 1)},
                 "summary buffer memory": {"max_buffer_tokens": budget}, "sliding window": {"window_turns": window}}

@@ -1,7 +1,5 @@
-"""Set-up check for the first notebook: the platform, Python, packages, the offline tokenizer, and the model mode.
-``run_checks()`` never raises, so a student sees every problem at once, each with what to do. The packages checked
-are those of the platform's requirements file (Colab's install has no JupyterLab). On Colab, the first cell of every
-notebook calls ``use_colab_secrets()`` (``tools/platform_cells.py`` writes that cell)."""
+"""Set-up check for the first notebook (platform, Python, packages, offline tokenizer, model mode), which never raises
+so that a student sees every problem at once; and on Colab, the keys held in Colab's secrets."""
 from __future__ import annotations
 
 import os
@@ -71,11 +69,6 @@ def use_colab_secrets(names: tuple[str, ...] = COLAB_SECRETS) -> list[str]:
     return found
 
 
-def requirements_file() -> str:
-    """The requirements file of the platform the notebooks run on."""
-    return REQUIREMENTS.get(platform_name(), "requirements.txt")
-
-
 def check_python() -> Check:
     """This Python is one the project supports."""
     (low, high), version = PYTHON_RANGE, sys.version_info[:2]
@@ -136,7 +129,7 @@ def model_mode(recording: str = "02_summary_memory_run") -> Check:
 
 def run_checks() -> list[Check]:
     """Every check, in the order a student would fix them."""
-    source = requirements_file()
+    source = REQUIREMENTS.get(platform_name(), "requirements.txt")  # Colab's install has no JupyterLab
     packages = [check_package(name, pin, source) for name, pin in requirements(source).items()]
     place = Check("platform", True, f"{platform_name()} (packages checked against {source})")
     return [place, check_python(), *packages, check_data(), check_tokenizer(), model_mode()]
