@@ -62,21 +62,18 @@ class SliderPanel(widgets.VBox):
         boxes = [widgets.HBox(list(sliders.values())[i:i + row]) for i in range(0, len(sliders), row)]
         self.children = [*boxes, self.readout, self.image]
         for one in sliders.values():
-            one.observe(self._on_change, names="value")
+            one.observe(self.refresh, names="value")
         self.refresh()
 
     def constrain(self) -> None:  # adjust limits that depend on other sliders
         pass
 
-    def refresh(self) -> None:
+    def refresh(self, _change: dict | None = None) -> None:
         """Recompute and redraw for the sliders' current values; ``text`` is the readout as plain text."""
+        self.constrain()  # may clamp another slider, whose own change then refreshes first
         self.text, _ = self._render(**{name: one.value for name, one in self.sliders.items()}, chart=self._chart)
         self.readout.value = f"<pre>{html.escape(self.text)}</pre>"
         self.image.value = png_bytes(self._chart.fig, PANEL_DPI)
-
-    def _on_change(self, _change: dict) -> None:
-        self.constrain()  # may clamp another slider, whose own change then refreshes first
-        self.refresh()
 
 
 class SchedulePanel(SliderPanel):
