@@ -21,8 +21,7 @@ HEADING = "From " + LABEL + ":"
 
 
 def turn_line(record: TurnRecord) -> str:
-    """The turn line in the format of the record's memory kind, then what applies: messages a server dropped, a reply
-    cut at the token limit, a budget overrun."""
+    """The turn line in its memory kind's format, then its warnings (dropped messages, a cut reply, an overrun)."""
     warnings = []
     if record.not_received:
         warnings.append(f"NOT RECEIVED BY THE MODEL: {', '.join(record.not_received)}")
@@ -104,9 +103,8 @@ def audit_report(summary: str, archive: Sequence[dict[str, str]]) -> str:
 
 def request_text(messages: Sequence[Mapping[str, str]], *, known: Mapping[str, str] | None = None,
                  width: int = 100, first_line_over: int | None = None) -> str:
-    """One block per message: ``[n] role (tokens)`` then its text, indented and wrapped. ``known`` maps a text
-    already shown (the system prompt) to a label printed instead; a message of more than ``first_line_over``
-    tokens is shown by its first line and "[...]"."""
+    """One block per message: ``[n] role (tokens)``, then its text wrapped and indented, or the label ``known`` gives
+    a text already shown (the system prompt), or for a message over ``first_line_over`` tokens its first line."""
     blocks = []
     for number, message in enumerate(messages, start=1):
         content = message["content"]

@@ -1,5 +1,4 @@
-"""Notebook 07's table, pictures and slider panel: the strategies side by side on one conversation, all read from
-``helpers.measure.transcript.StrategyRun`` (measured once), so they show the same figures."""
+"""Notebook 07's table, pictures and slider panel, all read from the same measured ``StrategyRun``s, so they agree."""
 import functools
 from collections.abc import Mapping, Sequence
 from itertools import accumulate

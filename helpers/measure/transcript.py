@@ -72,8 +72,7 @@ def strategies(transcript: Transcript) -> dict[str, tuple[str, dict[str, Any]]]:
 
 @dataclass(frozen=True)
 class TurnMeasure:
-    """One turn of one strategy: its request's tokens (billed too, with a model), the summariser calls, the summary
-    sent and how the request carried each fact."""
+    """One turn of one strategy: request tokens (and billed, with a model), summariser calls, summary, facts' status."""
     turn: int
     request_tokens: int
     calls: tuple[CallBill, ...] = ()
@@ -175,8 +174,7 @@ def probe_request(run: StrategyRun, turn: int) -> list[dict[str, str]]:
 
 
 def call_plan(runs: Mapping[str, StrategyRun], context_tokens: int, probe_tokens: int, repeats: int = 3) -> str:
-    """What notebook 07 asks of a model, read from a dry run of ``runs``: by default the summariser calls and the probes
-    whose request and ``probe_tokens`` fit ``context_tokens``; in full, more (the text says what)."""
+    """What notebook 07 asks of a model, from a dry run of ``runs``: by default only what fits ``context_tokens``."""
     calls = [call.prompt_tokens for run in runs.values() for call in run.bill.calls]
     probes = {(run.name, turn): request_tokens(probe_request(run, turn))
               for run in runs.values() for turn in run.checkpoint_requests}

