@@ -13,6 +13,8 @@ from helpers.measure.drift import CycleMeasure
 from helpers.memory.budget import BudgetTable
 from helpers.memory.registry import kind_named
 from helpers.memory.schedule import Schedule
+from helpers.memory.summary import summarise_line, summary_memory_line
+from helpers.memory.summary_buffer import compress_line
 from helpers.memory.turn_record import TurnRecord
 from helpers.memory.types import FoldEvent
 
@@ -128,12 +130,10 @@ def lesson3_run_lines() -> list[str]:
     folds = {event["after_turn"]: event for event in run["summarise_events"]}
     lines = [HEADING]
     for row in run["turn_lines"]:
-        lines.append(f"[Turn {row['turn']}] messages sent: {row['messages_sent']} | prompt_tokens: "
-                     f"{row['prompt_tokens']} | summary sent: {row['summary_sent']} | salary in a verbatim turn: "
-                     f"{row['salary_in_verbatim_turn']}")
+        lines.append(summary_memory_line(row["turn"], row["messages_sent"], row["prompt_tokens"], row["summary_sent"],
+                                         ("salary", row["salary_in_verbatim_turn"])))
         if fold := folds.get(row["turn"]):
-            lines.append(f"  [SUMMARISE] {fold['messages']} messages ({fold['messages_tokens']} tokens) -> summary "
-                         f"({fold['summary_tokens']} tokens)")
+            lines.append(summarise_line(fold["messages"], fold["messages_tokens"], fold["summary_tokens"]))
     return lines
 
 
@@ -143,9 +143,8 @@ def lesson4_run_lines() -> list[str]:
     request = run["request_at_turn_6"]
     lines = [HEADING, "buffer after turns 1 to 3: " + ", ".join(f"{t}/600" for t in run["buffer_tokens_turns_1_to_3"]),
              "its three overflows, as [COMPRESS] lines rebuilt here from the figures the page gives in prose:"]
-    lines += [f"  [COMPRESS] {event['messages']} messages{' + old summary' if index else ''} ({event['tokens_in']} "
-              f"tokens) -> new summary ({event['summary_tokens']} tokens)"  # the first fold had no summary to merge
-              for index, event in enumerate(run["compress_events"])]
+    lines += [compress_line(event["tokens_in"], event["summary_tokens"], event["messages"], old_summary=index > 0)
+              for index, event in enumerate(run["compress_events"])]  # the first fold had no summary to merge
     lines += [f"overflows before turn 6: {run['overflows_before_turn_6']} (storing replies 3, 4 and 5)",
               f"request at turn 6: system prompt {request['system_prompt_tokens']} + memory block "
               f"{request['memory_block_tokens']} (summary {request['summary_tokens']}) + buffer "
