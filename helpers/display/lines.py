@@ -79,12 +79,9 @@ def comparison_table(runs: Mapping[str, Sequence[CycleMeasure]]) -> str:
     """Runs side by side per cycle: summary tokens, words, keyword check, rule or preference."""
     width = max([3, *map(len, runs)])
     header = f"{'run':<{width}} | cycle | batch | summary | words | mentions | survives as"
-    lines = [header, "-" * len(header)]
-    for label, cycles in runs.items():
-        for c in cycles:
-            lines.append(f"{label:<{width}} | {c.cycle:>5} | {c.batch_tokens:>5} | {c.summary_tokens:>7} | "
-                         f"{c.words:>5} | {str(c.mentions_keyword):>8} | {c.strength}")
-    return "\n".join(lines)
+    rows = [f"{label:<{width}} | {c.cycle:>5} | {c.batch_tokens:>5} | {c.summary_tokens:>7} | {c.words:>5} | "
+            f"{str(c.mentions_keyword):>8} | {c.strength}" for label, cycles in runs.items() for c in cycles]
+    return "\n".join([header, "-" * len(header), *rows])
 
 
 def audit_report(summary: str, archive: Sequence[dict[str, str]]) -> str:

@@ -19,14 +19,9 @@ PREFERENCE_CUES = ("avoid", "prefer", "rather", "lean", "inclined", "favour", "f
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+")
 
 
-def mentions(text: str, keyword: str = "equit") -> bool:
-    """The lesson's keyword check: is ``keyword`` anywhere in the text (case-insensitive)?"""
-    return keyword.lower() in text.lower()
-
-
 def keyword_sentences(text: str, keyword: str = "equit") -> list[str]:
     """The sentences of ``text`` that mention ``keyword``: what a reader checks by eye."""
-    return [s.strip() for s in _SENTENCE.split(text) if mentions(s, keyword)]
+    return [s.strip() for s in _SENTENCE.split(text) if keyword.lower() in s.lower()]
 
 
 def rule_strength(text: str, keyword: str = "equit") -> tuple[str, list[str]]:
@@ -62,8 +57,8 @@ def measure(summaries: Sequence[str], batch_tokens: Sequence[int], word_limit: i
     if len(summaries) != len(batch_tokens):
         raise SettingError("batch_tokens", batch_tokens,
                            f"{len(summaries)} summaries but {len(batch_tokens)} batch sizes: give one per summary")
-    return [CycleMeasure(cycle, batch, count_tokens(summary), word_count(summary), word_limit, mentions(summary),
-                         rule_strength(summary)[0], summary)
+    return [CycleMeasure(cycle, batch, count_tokens(summary), word_count(summary), word_limit,
+                         "equit" in summary.lower(), rule_strength(summary)[0], summary)  # the lesson's keyword check
             for cycle, (summary, batch) in enumerate(zip(summaries, batch_tokens), start=1)]
 
 

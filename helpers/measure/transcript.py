@@ -98,9 +98,8 @@ class StrategyRun:
 
     @property
     def bill(self) -> Bill:
-        turns = self.turns
-        calls = [c for t in turns for c in t.calls]
-        return Bill(sum(t.request_tokens for t in turns), calls, sum(t.tokens for t in turns), len(calls))
+        calls = [c for t in self.turns for c in t.calls]
+        return Bill(sum(t.request_tokens for t in self.turns), calls, sum(t.tokens for t in self.turns), len(calls))
 
     @property
     def last(self) -> TurnMeasure:
