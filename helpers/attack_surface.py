@@ -1,5 +1,4 @@
-"""Notebook 06, the summary as an attack surface: every name it uses from ``helpers``, each imported on first
-use."""
+"""Notebook 06, the summary as an attack surface: every name it uses from ``helpers``, each imported on first use."""
 from helpers.base.lazy import lazy_exports
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {

@@ -99,7 +99,7 @@ def test_only_the_model_layer_imports_the_sdk_and_no_model_notebook_loads_it():
         f"import {m}" for m in ("helpers.memory.summary", "helpers.memory.summary_buffer", "helpers.memory.schedule",
                                 "helpers.memory.budget", "helpers.measure.drift", "helpers.measure.audit",
                                 "helpers.display.lines", "helpers.display.plots", "helpers.display.widgets",
-                                "helpers.display.reference", "helpers.grading.calls", "helpers.grading.window",
+                                "helpers.grading.calls", "helpers.grading.window",
                                 "helpers.grading.rule_check", "helpers.grading.overflows",
                                 "helpers.grading.summary_cap")]}
     for notebook in ("01_summary_schedule", "04_budget_analysis"):  # every import line, as the notebook runs it

@@ -2,7 +2,6 @@
 from helpers.display.lines import audit_report
 from helpers.lessons.data import lesson3, lesson4, published_run
 from helpers.measure.audit import audit_summary, figures
-from helpers.display.lines import claim_line
 
 LESSON3_USERS = [{"role": "user", "content": text} for text in lesson3()["summary_run"]["user_turns"]]
 LESSON4_USERS = [{"role": "user", "content": text} for text in lesson4()["buffer_run"]["user_turns"]]
@@ -28,7 +27,7 @@ def test_a_figure_only_a_reply_gave_is_attributed_to_the_reply():
                {"role": "assistant", "content": "That gives you 23 years."}]
     (claim,) = audit_summary("He has 23 years to retire at 55.", archive)
     assert claim.text == "23" and claim.source == "assistant reply"
-    assert "an assistant reply said it" in claim_line(claim)
+    assert "an assistant reply said it" in audit_report("He has 23 years to retire at 55.", archive)
 
 
 def test_figures_read_indian_units_and_ranges():

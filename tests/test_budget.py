@@ -2,7 +2,7 @@
 import pytest
 
 from helpers.base.tokens import count_tokens, filler_text
-from helpers.display.reference import lesson4_run_sizes
+from helpers.display.lines import lesson4_run_sizes
 from helpers.lessons.data import lesson4
 from helpers.memory.budget import analyse_budget, analyse_sizes, budget_table
 from helpers.memory.stubs import turn_range_stub

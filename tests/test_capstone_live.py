@@ -10,7 +10,6 @@ import pytest
 
 from helpers.base.paths import NOTEBOOKS_DIR
 from helpers.base.tokens import count_tokens
-from helpers.display.side_by_side import TradeoffChart
 from tests.support.loopback import KEY
 
 NOTEBOOK = NOTEBOOKS_DIR / "07_strategies_side_by_side.ipynb"
@@ -27,7 +26,7 @@ def test_run_all_live_says_its_calls_first_makes_at_most_80_and_none_over_a_smal
     for name, value in {"LLM_MODE": "live", "LLM_BASE_URL": server.base_url, "LLM_API_KEY": KEY,
                         "LLM_MODEL": "stand-in"}.items():
         monkeypatch.setenv(name, value)
-    monkeypatch.setattr(TradeoffChart, "png", lambda self, dpi=72: b"")  # no frontend shows the slider panel here
+    monkeypatch.setattr("helpers.display.widgets.png_bytes", lambda fig, dpi=72: b"")  # no frontend shows the slider panel here
     namespace: dict = {"display": lambda *args, **kwargs: None}
     for index, source in enumerate(code_cells()):
         calls_before = len(server.model_calls)

@@ -8,8 +8,8 @@ import pytest
 
 from helpers.base.tokens import count_tokens
 from helpers.display import plots
-from helpers.display.lines import audit_report, request_text
-from helpers.display.reference import HEADING, lesson3_run_lines, lesson4_run_lines, lesson4_run_sizes
+from helpers.display.lines import (HEADING, audit_report, lesson3_run_lines, lesson4_run_lines, lesson4_run_sizes,
+                                   request_text)
 from helpers.display.widgets import PANEL_DPI, budget_panel, render_budget, render_schedule, schedule_panel
 from helpers.lessons.data import lesson3, lesson4, published_run
 from helpers.measure import drift

@@ -16,7 +16,7 @@ from packaging.requirements import Requirement
 
 from helpers.base.paths import REPO_ROOT as ROOT
 from helpers.base.tokens import count_tokens
-from helpers.setup import environment_check, platforms
+from helpers.setup import environment_check
 
 sys.path.insert(0, str(ROOT / "tools"))
 import platform_cells  # noqa: E402  (a script, imported from its folder)
@@ -107,7 +107,7 @@ def test_the_widget_pins_are_the_versions_released_together_and_not_the_one_vs_c
 
 
 def test_colab_secrets_fill_the_environment_and_nothing_happens_elsewhere(monkeypatch):
-    assert "google.colab" not in sys.modules and platforms.use_colab_secrets() == []
+    assert "google.colab" not in sys.modules and environment_check.use_colab_secrets() == []
     held = {"GROQ_API_KEY": " gsk-from-colab ", "LLM_MODEL": "kept-as-set"}
 
     def get(name):
@@ -120,10 +120,10 @@ def test_colab_secrets_fill_the_environment_and_nothing_happens_elsewhere(monkey
     monkeypatch.setitem(sys.modules, "google.colab", colab)
     monkeypatch.setenv("LLM_MODEL", "set-before")
     monkeypatch.delenv("GROQ_API_KEY", raising=False)
-    assert platforms.platform_name() == "Colab"
-    assert platforms.use_colab_secrets() == ["GROQ_API_KEY"]
+    assert environment_check.platform_name() == "Colab"
+    assert environment_check.use_colab_secrets() == ["GROQ_API_KEY"]
     assert os.environ["GROQ_API_KEY"] == "gsk-from-colab" and os.environ["LLM_MODEL"] == "set-before"
-    assert environment_check.requirements_file() == "requirements-hosted.txt"
+    assert environment_check.REQUIREMENTS[environment_check.platform_name()] == "requirements-hosted.txt"
 
 
 def copy_for_the_tool(tmp_path: Path, address: str | None) -> Path:

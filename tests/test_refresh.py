@@ -13,10 +13,10 @@ import pytest
 
 from helpers.base.paths import NOTEBOOKS_DIR, REPO_ROOT
 from helpers.memory.types import SettingError
-from helpers.setup.notebook_runner import WIDGET_STATE, WIDGET_VIEW, joined_streams, stable_widget_ids
 
 sys.path.insert(0, str(REPO_ROOT / "tools"))
 import refresh_notebooks as tool  # noqa: E402  (a script, imported from its folder)
+from refresh_notebooks import WIDGET_STATE, WIDGET_VIEW, joined_streams, stable_widget_ids  # noqa: E402
 
 
 def widget_book(seed: int) -> nbformat.NotebookNode:

@@ -6,7 +6,7 @@ from helpers.lessons.data import lesson3
 from helpers.memory.schedule import summary_schedule
 from helpers.memory.stubs import turn_range_stub
 from helpers.memory.summary import SummaryMemory
-from helpers.display.lines import schedule_row_line, schedule_text
+from helpers.display.lines import schedule_text
 from helpers.memory.types import SettingError
 
 PUBLISHED_KEEP_2_OF_4 = """\
@@ -32,7 +32,8 @@ def test_keep_3_of_4_calls_after_every_turn_from_turn_4():
     schedule = summary_schedule(10, 4, 3)
     assert schedule.calls == 7
     assert [row.summariser_called_after for row in schedule.rows] == [False] * 3 + [True] * 7
-    assert schedule_row_line(schedule.rows[4]) == " turn  5 request: summary of turns 1 to 1   + verbatim turns [2, 3, 4, 5]"
+    row_5 = " turn  5 request: summary of turns 1 to 1   + verbatim turns [2, 3, 4, 5]"
+    assert schedule_text(schedule).splitlines()[5] == row_5
 
 
 def test_try_it_6_and_2_gives_2_calls_and_six_verbatim_turns_at_turn_10():

@@ -39,7 +39,7 @@ if "google.colab" in sys.modules:
         subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-r", "requirements-hosted.txt"], cwd=COURSE,
                        check=True)
     os.chdir(f"{{COURSE}}/notebooks")
-    from helpers.setup.platforms import use_colab_secrets
+    from helpers.setup.environment_check import use_colab_secrets
     print("Keys from Colab's secrets:", ", ".join(use_colab_secrets()) or "none (the notebooks run without one)")'''
 
 

@@ -25,13 +25,14 @@ matplotlib.rcParams.update({"font.size": 16, "axes.titlesize": 18, "axes.labelsi
                             "xtick.labelsize": MIN_TEXT_SIZE, "ytick.labelsize": MIN_TEXT_SIZE})
 
 
-def new_figure(width: float, height: float, ncols: int = 1, margins: dict | None = None) -> tuple[Figure, list]:
-    """A Figure with its Agg canvas and ``ncols`` axes; fixed ``margins`` skip the layout engine (fast redraws)."""
+def new_figure(width: float, height: float, ncols: int = 1, margins: dict | None = None, nrows: int = 1,
+               sharex: bool = False) -> tuple[Figure, list]:
+    """A Figure with its Agg canvas and axes, row by row; fixed ``margins`` skip the layout engine (fast redraws)."""
     fig = Figure(figsize=(width, height), layout=None if margins else "constrained")
     FigureCanvasAgg(fig)
     if margins:
         fig.subplots_adjust(**margins)
-    return fig, fig.subplots(1, ncols, squeeze=False)[0].tolist()
+    return fig, fig.subplots(nrows, ncols, squeeze=False, sharex=sharex).ravel().tolist()
 
 
 def png_bytes(fig: Figure, dpi: int = 72) -> bytes:
@@ -49,16 +50,7 @@ def _points(points: list[tuple[float, float]]) -> list:
     return points or [(float("nan"), float("nan"))]
 
 
-class SliderChart:
-    """A chart a slider panel redraws: its ``fig``, and the PNG the panel's image shows."""
-
-    fig: Figure
-
-    def png(self, dpi: int = 72) -> bytes:
-        return png_bytes(self.fig, dpi)
-
-
-class ScheduleChart(SliderChart):
+class ScheduleChart:
     """Which turns each request sends as summary and which verbatim, and after which replies the summariser runs."""
 
     def __init__(self) -> None:
@@ -106,7 +98,7 @@ def overflow_bar_chart(budgets: Sequence[int], overflows: Sequence[int], turns: 
     return fig
 
 
-class BudgetChart(SliderChart):
+class BudgetChart:
     """Overflows per budget beside one budget's buffer, message by message, with what each overflow would reach."""
 
     def __init__(self, budgets: Sequence[int], messages: int) -> None:
@@ -150,8 +142,7 @@ class BudgetChart(SliderChart):
 
 
 def request_chart(records: Sequence, title: str, budget: int | None = None) -> Figure:
-    """What each turn's request was made of (``TurnRecord``s), stacked in the order sent and named as their kind
-    names them, each segment tall enough holding its value; with a budget (``budget`` or the records') a ceiling."""
+    """What each turn's request (``TurnRecord``s) was made of, stacked in the order sent; with a budget, a ceiling."""
     kind = kind_named(records[0].kind).KIND
     shots = [r.snapshot for r in records]
     headings = {s.summary_block_tokens - s.summary_tokens for s in shots if s.summary_tokens}
@@ -167,9 +158,8 @@ def request_chart(records: Sequence, title: str, budget: int | None = None) -> F
     top = max(map(sum, zip(*parts.values())))
     for (name, values), colour in zip(parts.items(), (COLOURS["system"], COLOURS["summary"], COLOURS["verbatim"])):
         bars = ax.bar(labels, values, 0.6, color=colour, label=name, bottom=base)
-        for bar, value in zip(bars, values):
-            if value >= top * 0.09:  # room for one line of 16-point text
-                ax.text(bar.get_x() + 0.3, bar.get_y() + value / 2, str(value), ha="center", va="center", color="white")
+        ax.bar_label(bars, [str(value) if value >= top * 0.09 else "" for value in values],  # room for a line of text
+                     label_type="center", color="white")
         base = [b + v for b, v in zip(base, values)]
     ax.set(xlabel="turn", ylabel="tokens (o200k_base)", title=title)
     if budget is not None:
@@ -199,13 +189,12 @@ FLOW_ARROWS = (  # (from, to, label, where the label goes)
     ("prompt", "model", "request", (4.8, 1.95)),
     ("model", "buffer", "reply appended", (2.4, 3.6)),
 )
-FLOWCHART_TITLE = "Summary buffer memory: one message, four steps"
 
 
 def summary_buffer_flowchart() -> Figure:
     """The lesson's flowchart as a Figure (boxes for the regions and calls, numbered arrows for the steps)."""
     fig, (ax,) = new_figure(14, 7)
-    ax.set(xlim=(0, 14), ylim=(0, 7.4), title=FLOWCHART_TITLE)
+    ax.set(xlim=(0, 14), ylim=(0, 7.4), title="Summary buffer memory: one message, four steps")
     ax.axis("off")
     boxes = {key: ax.text(x, y, text, ha="center", va="center", color="#222222" if colour == "#ffffff" else "white",
                           bbox={"boxstyle": "round,pad=0.6", "facecolor": colour, "edgecolor": "#444444",

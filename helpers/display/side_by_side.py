@@ -1,16 +1,14 @@
-"""Notebook 07's table, pictures and slider panel: the strategies side by side on one conversation, all read from
-``helpers.measure.transcript.StrategyRun`` (measured once), so they show the same figures."""
+"""Notebook 07's table, pictures and slider panel, all read from the same measured ``StrategyRun``s, so they agree."""
 import functools
 from collections.abc import Mapping, Sequence
 from itertools import accumulate
 from typing import Any
 
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from helpers.display.plots import COLOURS, SliderChart, new_figure
+from helpers.display.plots import COLOURS, new_figure
 from helpers.display.widgets import SliderPanel, slider
 from helpers.measure.ledger import STATUSES, Ledger
 from helpers.measure.transcript import FULL_BUFFER, MemoryFactory, StrategyRun, Transcript, replay
@@ -36,12 +34,9 @@ def comparison_table(runs: Mapping[str, StrategyRun]) -> str:
 
 
 def ledger_chart(runs: Mapping[str, StrategyRun], fact_ids: Sequence[str], title: str = "") -> Figure:
-    """One panel per fact: how every strategy's request (a row) carried it at every turn (a column), and a black
-    line at the turn that asks to forget it."""
-    fig = Figure(figsize=(15, 1.2 + 1.9 * len(fact_ids)), layout="constrained")
-    FigureCanvasAgg(fig)
-    axes, first = fig.subplots(len(fact_ids), 1, sharex=True, squeeze=False)[:, 0], next(iter(runs.values()))
-    names = list(STATUS_COLOURS)
+    """One panel per fact: how every strategy's request (a row) carried it at every turn, a black line at "forget"."""
+    fig, axes = new_figure(15, 1.2 + 1.9 * len(fact_ids), nrows=len(fact_ids), sharex=True)
+    first, names = next(iter(runs.values())), list(STATUS_COLOURS)
     for ax, fact in zip(axes, map(first.ledger.fact, fact_ids)):
         trails = [[turn.statuses.get(fact.id, "not said yet") for turn in run.turns] for run in runs.values()]
         ax.imshow([[names.index(status) for status in trail] for trail in trails], aspect="auto", vmin=0,
@@ -59,7 +54,7 @@ def ledger_chart(runs: Mapping[str, StrategyRun], fact_ids: Sequence[str], title
     return fig
 
 
-class TradeoffChart(SliderChart):
+class TradeoffChart:
     """Cost against facts kept (a point per strategy and setting) beside the tokens spent so far, turn by turn."""
 
     def __init__(self) -> None:
@@ -68,8 +63,9 @@ class TradeoffChart(SliderChart):
     def update(self, runs: Sequence[StrategyRun], moved: Sequence[StrategyRun] = (), title: str = "") -> Figure:
         """Redraw for these runs (filled points, solid lines) and the sliders' runs (hollow points, dashed lines)."""
         ax, curves, colours = self.scatter, self.curves, {}
-        ax.clear()
-        curves.clear()
+        for axes in (ax, curves):
+            axes.clear()
+            axes.grid(alpha=0.3)
         for index, run in enumerate([*runs, *moved]):
             colour = colours.setdefault(run.name, f"C{len(colours) % 10}")  # a strategy's colour, filled or hollow
             ax.scatter([run.bill.total / 1000], [run.kept()[0]], s=160, zorder=3, edgecolors=colour, linewidths=2.5,
@@ -81,8 +77,6 @@ class TradeoffChart(SliderChart):
                ylabel=f"facts kept at the last turn (of {wanted})", title="cost against facts kept")
         curves.set(xlabel="turn", ylabel="tokens so far (thousands)", title="the bill, turn by turn")
         curves.legend(loc="upper left", framealpha=0.9)
-        ax.grid(alpha=0.3)
-        curves.grid(alpha=0.3)
         self.fig.suptitle(title, fontsize=18)
         return self.fig
 
@@ -95,8 +89,7 @@ def tradeoff_chart(runs: Sequence[StrategyRun], moved: Sequence[StrategyRun] = (
 def render_tradeoff(make: MemoryFactory, transcript: Transcript, ledger: Ledger, runs: Sequence[StrategyRun],
                     threshold: int = 4, keep: int = 2, budget: int = 600, window: int = 4,
                     chart: TradeoffChart | None = None) -> tuple[str, Figure]:
-    """Replay the three strategies the sliders set and draw them hollow beside ``runs``; the text gives each one's
-    cost, its multiple of the full buffer's, its summariser calls and the facts kept."""
+    """Replay the three strategies the sliders set, drawn hollow beside ``runs``, with their figures as text."""
     settings = {"summary memory": {"max_turns_before_summary": threshold,
                                    "turns_to_keep_verbatim": min(keep, threshold - 1)},
                 "summary buffer memory": {"max_buffer_tokens": budget}, "sliding window": {"window_turns": window}}

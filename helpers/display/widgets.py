@@ -1,5 +1,5 @@
 """Slider panels: sliders, a text readout and a chart from ``render_*(...) -> (text, figure)``, the function a
-notebook's fixed-value cell calls; the lessons' panels also print their starting figures, for front ends without widgets."""
+notebook's fixed-value cell calls; each panel also prints its starting figures, for front ends without widgets."""
 from __future__ import annotations
 
 import html
@@ -10,7 +10,7 @@ import ipywidgets as widgets
 from matplotlib.figure import Figure
 
 from helpers.display.lines import budget_table_text, schedule_text
-from helpers.display.plots import BudgetChart, ScheduleChart
+from helpers.display.plots import BudgetChart, ScheduleChart, png_bytes
 from helpers.lessons.data import lesson4
 from helpers.memory.budget import analyse_budget, budget_table
 from helpers.memory.schedule import summary_schedule
@@ -31,7 +31,8 @@ def render_schedule(threshold: int = 4, keep: int = 2, turns: int = 10,
 def render_budget(budget: int = 600, reply_tokens: int = 100, compress: int = 4,
                   chart: BudgetChart | None = None) -> tuple[str, Figure]:
     """Lesson 4's budget table for one reply length and compression, and the buffer for one budget."""
-    table, chosen = budget_table(_MESSAGES, _BUDGETS, reply_tokens, compress), analyse_budget(_MESSAGES, budget, reply_tokens, compress)
+    table = budget_table(_MESSAGES, _BUDGETS, reply_tokens, compress)
+    chosen = analyse_budget(_MESSAGES, budget, reply_tokens, compress)
     text = (f"Replies of {reply_tokens} tokens, {compress} messages compressed per overflow, {len(_MESSAGES)} turns:\n"
             f"{budget_table_text(table)}\nbudget {budget}: overflows: {chosen.overflows}, "
             f"largest buffer: {chosen.peak_buffer_tokens} tokens")
@@ -52,34 +53,27 @@ class SliderPanel(widgets.VBox):
     """Sliders (in ``rows`` rows), a ``<pre>`` readout and a chart image, redrawn whenever a slider moves."""
 
     def __init__(self, sliders: dict[str, widgets.IntSlider], render: Callable[..., tuple[str, Figure]],
-                 chart: Any, dpi: int = PANEL_DPI, rows: int = 1, image_height: str | None = "auto") -> None:
+                 chart: Any, rows: int = 1, image_height: str | None = "auto") -> None:
         super().__init__()
-        self.sliders, self._render, self._chart, self._dpi = sliders, render, chart, dpi
+        self.sliders, self._render, self._chart = sliders, render, chart
         self.readout = widgets.HTML()
         self.image = widgets.Image(format="png", layout=widgets.Layout(max_width="100%", height=image_height))
         row = -(-len(sliders) // rows)
         boxes = [widgets.HBox(list(sliders.values())[i:i + row]) for i in range(0, len(sliders), row)]
         self.children = [*boxes, self.readout, self.image]
         for one in sliders.values():
-            one.observe(self._on_change, names="value")
+            one.observe(self.refresh, names="value")
         self.refresh()
-
-    @property
-    def text(self) -> str:  # the readout as plain text
-        return html.unescape(self.readout.value.removeprefix("<pre>").removesuffix("</pre>"))
 
     def constrain(self) -> None:  # adjust limits that depend on other sliders
         pass
 
-    def refresh(self) -> None:
-        """Recompute and redraw for the sliders' current values."""
-        text, _ = self._render(**{name: one.value for name, one in self.sliders.items()}, chart=self._chart)
-        self.readout.value = f"<pre>{html.escape(text)}</pre>"
-        self.image.value = self._chart.png(self._dpi)
-
-    def _on_change(self, _change: dict) -> None:
+    def refresh(self, _change: dict | None = None) -> None:
+        """Recompute and redraw for the sliders' current values; ``text`` is the readout as plain text."""
         self.constrain()  # may clamp another slider, whose own change then refreshes first
-        self.refresh()
+        self.text, _ = self._render(**{name: one.value for name, one in self.sliders.items()}, chart=self._chart)
+        self.readout.value = f"<pre>{html.escape(self.text)}</pre>"
+        self.image.value = png_bytes(self._chart.fig, PANEL_DPI)
 
 
 class SchedulePanel(SliderPanel):
@@ -91,8 +85,8 @@ class SchedulePanel(SliderPanel):
 
 def schedule_panel(threshold: int = 4, keep: int = 2, turns: int = 10) -> SchedulePanel:
     """Sliders "threshold", "keep verbatim", "turns"; readout ends "summariser calls in N turns: C"."""
-    sliders = {"threshold": slider("threshold", threshold, 2, 12), "keep": slider("keep verbatim", keep, 1, threshold - 1),
-               "turns": slider("turns", turns, 1, 30)}
+    sliders = {"threshold": slider("threshold", threshold, 2, 12),
+               "keep": slider("keep verbatim", keep, 1, threshold - 1), "turns": slider("turns", turns, 1, 30)}
     panel = SchedulePanel(sliders, render_schedule, ScheduleChart())
     lines = panel.text.splitlines()
     print(lines[0], *lines[-2:], sep="\n")  # the figures, as text (the rows are the schedule printed above)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from helpers.base.tokens import count_tokens, filler_text
-from helpers.display.reference import lesson4_run_sizes
+from helpers.display.lines import lesson4_run_sizes
 from helpers.grading.runner import WRONG, Exercise, Feedback, Mistake, checker, name_of
 from helpers.lessons.data import lesson4
 from helpers.memory.stubs import turn_range_stub

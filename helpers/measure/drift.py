@@ -1,6 +1,5 @@
-"""Summary drift (lesson 3): size, words against the limit, the lesson's keyword check, and whether a rule
-survives *as a rule*: a keyword check cannot tell "never suggest equity" from "prefers to avoid equity", so
-``rule_strength`` reads the keyword's sentences for the words that carry a rule's force."""
+"""Summary drift (lesson 3): size, words, the lesson's keyword check, and whether a rule survives *as a rule* (a
+keyword cannot tell "never suggest equity" from "prefers to avoid equity": ``rule_strength`` reads its sentences)."""
 from __future__ import annotations
 
 import re
@@ -20,14 +19,9 @@ PREFERENCE_CUES = ("avoid", "prefer", "rather", "lean", "inclined", "favour", "f
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+")
 
 
-def mentions(text: str, keyword: str = "equit") -> bool:
-    """The lesson's keyword check: is ``keyword`` anywhere in the text (case-insensitive)?"""
-    return keyword.lower() in text.lower()
-
-
 def keyword_sentences(text: str, keyword: str = "equit") -> list[str]:
     """The sentences of ``text`` that mention ``keyword``: what a reader checks by eye."""
-    return [s.strip() for s in _SENTENCE.split(text) if mentions(s, keyword)]
+    return [s.strip() for s in _SENTENCE.split(text) if keyword.lower() in s.lower()]
 
 
 def rule_strength(text: str, keyword: str = "equit") -> tuple[str, list[str]]:
@@ -51,7 +45,6 @@ class CycleMeasure:
     mentions_keyword: bool
     strength: str
     summary: str
-    keyword_label: str = "equity"
 
     @property
     def over_limit(self) -> bool:
@@ -59,21 +52,20 @@ class CycleMeasure:
         return self.word_limit is not None and self.words > self.word_limit
 
 
-def measure(summaries: Sequence[str], batch_tokens: Sequence[int], keyword: str = "equit",
-            word_limit: int | None = 80, keyword_label: str = "equity") -> list[CycleMeasure]:
+def measure(summaries: Sequence[str], batch_tokens: Sequence[int], word_limit: int | None = 80) -> list[CycleMeasure]:
     """Measure a run's summaries, one per cycle, in the same way for every run (the lesson's included)."""
     if len(summaries) != len(batch_tokens):
         raise SettingError("batch_tokens", batch_tokens,
                            f"{len(summaries)} summaries but {len(batch_tokens)} batch sizes: give one per summary")
     return [CycleMeasure(cycle, batch, count_tokens(summary), word_count(summary), word_limit,
-                         mentions(summary, keyword), rule_strength(summary, keyword)[0], summary, keyword_label)
+                         "equit" in summary.lower(), rule_strength(summary)[0], summary)  # the lesson's keyword check
             for cycle, (summary, batch) in enumerate(zip(summaries, batch_tokens), start=1)]
 
 
-def run_drift(summarise: Summariser, batches: Sequence[Sequence[str]], keyword: str = "equit",
-              word_limit: int | None = 80) -> list[CycleMeasure]:
+def run_drift(summarise: Summariser, batches: Sequence[Sequence[str]], word_limit: int | None = 80
+              ) -> list[CycleMeasure]:
     """Fold the batches (``"USER: ..."`` lines) into a rolling summary, one summariser call per batch; measure each."""
     summaries: list[str] = []
     for batch in batches:
         summaries.append(summarise(messages_from_lines(list(batch)), summaries[-1] if summaries else None))
-    return measure(summaries, [count_tokens("\n".join(batch)) for batch in batches], keyword, word_limit)
+    return measure(summaries, [count_tokens("\n".join(batch)) for batch in batches], word_limit)

@@ -1,6 +1,5 @@
-"""One long conversation through every memory the course built, measured the same way (notebook 07): the same
-user turns and replies fed to every strategy, and every turn's bill and request (read against ``ledger``) kept.
-Counted figures are o200k_base counts; what an endpoint billed (a model answering) is kept beside them."""
+"""Notebook 07: the same user turns and replies fed to every memory strategy, each turn's request measured (o200k_base
+counts, and what an endpoint billed beside them when a model answers) and read against the ledger of planted facts."""
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -36,10 +35,7 @@ class Bill(NamedTuple):
     request_tokens: int
     calls: list[CallBill]  # every summariser call, in order
     total: int  # every request plus every summariser call, prompt and output
-
-    @property
-    def summariser_calls(self) -> int:
-        return len(self.calls)
+    summariser_calls: int
 
 
 @dataclass(frozen=True)
@@ -76,14 +72,12 @@ def strategies(transcript: Transcript) -> dict[str, tuple[str, dict[str, Any]]]:
 
 @dataclass(frozen=True)
 class TurnMeasure:
-    """One turn of one strategy: the request, its tokens (billed too, with a model), the summariser calls, the summary
-    sent and how the request carried each fact."""
+    """One turn of one strategy: request tokens (and billed, with a model), summariser calls, summary, facts' status."""
     turn: int
     request_tokens: int
     calls: tuple[CallBill, ...] = ()
     summary: str | None = None
     statuses: dict[str, str] = field(default_factory=dict)
-    request: list[dict[str, str]] = field(default_factory=list)
     notes: tuple[str, ...] = ()  # why a fold failed (nothing lost: the memory folds later)
     billed_request: int | None = None
 
@@ -104,9 +98,8 @@ class StrategyRun:
 
     @property
     def bill(self) -> Bill:
-        turns = self.turns
-        return Bill(sum(t.request_tokens for t in turns), [c for t in turns for c in t.calls],
-                    sum(t.tokens for t in turns))
+        calls = [c for t in self.turns for c in t.calls]
+        return Bill(sum(t.request_tokens for t in self.turns), calls, sum(t.tokens for t in self.turns), len(calls))
 
     @property
     def last(self) -> TurnMeasure:
@@ -136,9 +129,8 @@ class StrategyRun:
 
 def replay(memory: Any, transcript: Transcript, ledger: Ledger, name: str | None = None,
            respond: Responder | None = None) -> StrategyRun:
-    """Feed the transcript to ``memory`` and measure every request it builds. The replies are the transcript's or,
-    with ``respond``, a model's answers to this memory's requests (billed beside counted). A failed fold is noted on
-    the turn and the run goes on; a ``respond`` that raises leaves the memory as it was before the turn."""
+    """Feed the transcript to ``memory`` and measure every request; the replies are the transcript's or ``respond``'s
+    (a model's). A failed fold is noted and the run goes on; a ``respond`` that raises leaves the turn undone."""
     calls: list[Any] | None = getattr(memory.summarise, "calls", None)  # a model summariser's record of its calls
     measures, checkpoints = [], {}
     for turn, (question, reply) in enumerate(zip(transcript.user_turns, transcript.replies), start=1):
@@ -152,7 +144,7 @@ def replay(memory: Any, transcript: Transcript, ledger: Ledger, name: str | None
                  if calls is not None else tuple(CallBill(e.tokens_in, e.summary_tokens)  # else the fold events'
                                                  for e in memory.fold_events[events_before:] if memory.KIND.heading))
         measures.append(TurnMeasure(turn, tokens, bills, summary, request_statuses(ledger, request, summary, turn),
-                                    request, tuple(notes), billed))
+                                    tuple(notes), billed))
         if turn in transcript.checkpoints:
             checkpoints[turn] = memory.get_messages_for_api()
     return StrategyRun(name or memory.KIND.name, memory.settings(), tuple(measures), ledger, checkpoints)
@@ -181,8 +173,7 @@ def probe_request(run: StrategyRun, turn: int) -> list[dict[str, str]]:
 
 
 def call_plan(runs: Mapping[str, StrategyRun], context_tokens: int, probe_tokens: int, repeats: int = 3) -> str:
-    """What notebook 07 asks of a model, read from a dry run of ``runs``: by default the summariser calls and the probes
-    whose request and ``probe_tokens`` fit ``context_tokens``; in full, more (the text says what)."""
+    """What notebook 07 asks of a model, from a dry run of ``runs``: by default only what fits ``context_tokens``."""
     calls = [call.prompt_tokens for run in runs.values() for call in run.bill.calls]
     probes = {(run.name, turn): request_tokens(probe_request(run, turn))
               for run in runs.values() for turn in run.checkpoint_requests}

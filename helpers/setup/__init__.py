@@ -1,1 +1,1 @@
-"""Layer 8, the top: the set-up check (notebook 00) and the notebook runner (tools, tests)."""
+"""Layer 8, the top: the set-up check (notebook 00) and where a notebook runs."""

