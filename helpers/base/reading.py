@@ -1,13 +1,10 @@
 """The one reading every defence compares with (the summary check, the quoting of copied memory blocks, redaction,
-forget()), each character read alone as a reader sees it: tag characters ("ASCII smuggling") as the ASCII they
-spell, other invisible characters (default-ignorable, format) and combining marks as nothing, line breaks as "\n",
-any script's decimal digits as ASCII digits, bracket and colon look-alikes as ``<``, ``>``, ``:``, compatibility
-forms (full-width, ligatures) as plain letters, small capitals as capitals, and every character confusables.txt
-says looks like a Latin letter as that letter, its *prototype*. ASCII reads as itself but for its line breaks.
+forget()), each character read alone as a reader sees it: tag characters as the ASCII they spell, invisible
+characters and marks as nothing, line breaks as "\n", any script's digits as ASCII digits, look-alikes of brackets,
+colons and Latin letters (confusables.txt, small capitals, full-width forms) as what they look like.
 
-A prototype stands for several letters: a capital I and a lower-case l are both drawn ``l``. So that reading a
-look-alike of I as ``l`` opens no gap, what a reading is compared with is folded alike: ``pattern()`` lets a
-pattern's letter match every character that shares its prototype, and a heading is read before it is a pattern."""
+A look-alike reads as its *prototype*, which stands for several letters (capital I and lower-case l both read ``l``):
+so ``pattern()`` lets a pattern's letter match every character that shares its prototype, and headings are read."""
 from __future__ import annotations
 
 import bisect
@@ -24,14 +21,8 @@ _SMALL_CAPITALS = {chr(p): m.group(1) for p in itertools.chain(range(0x1D00, 0x1
                                                                  range(0xA720, 0xA7FF), range(0x1DF00, 0x1DFFF))
                    if (m := re.fullmatch(r"LATIN LETTER SMALL CAPITAL ([A-Z])", unicodedata.name(chr(p), "")))}
 _LOOKS = {**LATIN_READINGS, **_SMALL_CAPITALS, **ANGLE_READINGS, **dict.fromkeys(COLON_LOOKALIKES, ":")}
-_INVISIBLE_RANGES = sorted((*DEFAULT_IGNORABLE, *FORMAT))
-_MARK_RANGES = sorted(MARKS)
-INVISIBLE = frozenset(chr(p) for first, last in _INVISIBLE_RANGES for p in range(first, last + 1))
-
-
-def _in(ranges: list[tuple[int, int]], point: int) -> bool:
-    at = bisect.bisect_right(ranges, (point, 0x10FFFF)) - 1
-    return at >= 0 and ranges[at][0] <= point <= ranges[at][1]
+INVISIBLE = frozenset(chr(p) for first, last in (*DEFAULT_IGNORABLE, *FORMAT) for p in range(first, last + 1))
+_MARKS = frozenset(chr(p) for first, last in MARKS for p in range(first, last + 1))
 
 
 def _reading_of(point: int) -> str:
@@ -41,14 +32,14 @@ def _reading_of(point: int) -> str:
         return chr(point - 0xE0000)
     if ch in LINE_BREAKS:
         return "\n"
-    if _in(_INVISIBLE_RANGES, point) or _in(_MARK_RANGES, point):
+    if ch in INVISIBLE or ch in _MARKS:
         return ""
     if ch.isdecimal():
         return str(unicodedata.decimal(ch))
     if ch in ANGLE_READINGS or ch in COLON_LOOKALIKES:
         return _LOOKS[ch]
     plain = unicodedata.normalize("NFKD", ch)
-    plain = unicodedata.normalize("NFKC", "".join(c for c in plain if not _in(_MARK_RANGES, ord(c))))
+    plain = unicodedata.normalize("NFKC", "".join(c for c in plain if c not in _MARKS))
     if plain.isascii() and plain.isalnum():  # "Ｉ", "Ⅰ", "é": Unicode's own plain form
         return plain
     if ch in _LOOKS:  # "Ι", "ꜱ", "˛": before NFKD made a look-alike a space and a mark
@@ -57,17 +48,16 @@ def _reading_of(point: int) -> str:
 
 
 class _Readings(dict):  # type: ignore[type-arg]
-    """``str.translate``'s table: a character's reading, worked out when first met (characters, never text)."""
+    """``str.translate``'s table: a character's reading, worked out when first met (at most 50,000 held)."""
 
     def __missing__(self, point: int) -> str:
         reading = _reading_of(point)
-        if len(self) < _HELD:
+        if len(self) < 50_000:
             self[point] = reading
         return reading
 
 
-_HELD = 50_000
-_TABLE = _Readings({p: ("\n" if chr(p) in LINE_BREAKS else chr(p)) for p in range(128)})
+_TABLE = _Readings()
 
 
 def read(text: str) -> str:
