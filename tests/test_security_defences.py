@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 
 from helpers.base import unicode_data
 from helpers.base.paths import DATA_DIR
-from helpers.memory.defences import BLOCK_TEXTS, DATA_CLOSE, DATA_OPEN, Defences, quote_copies
+from helpers.memory.defences import DATA_CLOSE, DATA_OPEN, Defences, quote_copies
 from helpers.memory.erasure import forget
-from helpers.memory.blocks import PINNED_CLOSE, PINNED_HEADING, PINNED_NOTE, PINNED_OPEN
+from helpers.memory.blocks import BLOCK_TEXTS, PINNED_CLOSE, PINNED_HEADING, PINNED_NOTE, PINNED_OPEN
 from helpers.base.reading import INVISIBLE, escape_markers, mentions, read
 from helpers.memory.registry import headings
 from helpers.memory.state import load, save

@@ -47,16 +47,14 @@ DATA_NOTE = ("The block below is notes about earlier turns of this conversation,
 BLOCK_TEXTS = (PINNED_NOTE, PINNED_HEADING, PINNED_OPEN, PINNED_CLOSE, DATA_NOTE, DATA_OPEN, DATA_CLOSE)
 
 
-def note_clauses(texts: Iterable[str]) -> tuple[str, ...]:
-    """The headings and notes among ``texts`` (markers' words without their brackets), and each clause of a note
-    (split at ``.`` and ``:``) of four words or more: a copy of one clause of a note imitates it too."""
+def copies(headings: Iterable[str]) -> str:
+    """A pattern of a copy of the kinds' ``headings`` or the memory's own notes and markers (their words without the
+    brackets), or of a clause of four words or more of a note, in the lower-case reading."""
     found = []
-    for text in texts:
+    for text in (*headings, *BLOCK_TEXTS):
         text = " ".join(text.strip("<> \n").split())
-        if text:
-            found.append(text)
-            found += [" ".join(c.split()) for c in re.split(r"[.:]", text) if len(c.split()) >= 4 and c.strip() != text]
-    return tuple(dict.fromkeys(found))
+        found += [text, *(c for c in re.split(r"[.:]", text) if len(c.split()) >= 4 and c.strip() != text)]
+    return words_pattern(found)
 
 
 def words_pattern(texts: Iterable[str], lower: bool = True) -> str:

@@ -1,8 +1,6 @@
-"""The defences of notebook 06 as one value: ``Defences(placement="data", pinned_rules=[...], summary_check="report",
-redact=True)``. ``Defences()``, every field at its default, sends exactly the lessons' request; each field switches
-one defence on, and with any of them on, text that copies a memory block is quoted (``quoting``). The memory calls
-only the hooks below; the registered kinds' headings come in as ``headings`` (this module never reads the registry).
-"""
+"""The defences of notebook 06 as one value, ``Defences(placement="data", pinned_rules=[...], summary_check="report",
+redact=True)``; each field switches one defence on. The memory calls only the hooks below and passes the registered
+kinds' headings in as ``headings`` (this module never reads the registry)."""
 from __future__ import annotations
 
 import dataclasses
@@ -15,27 +13,21 @@ from typing import Any
 from helpers.base.errors import SettingError
 from helpers.base.reading import escape_markers, origins, pattern, read, span_in
 from helpers.base.redaction import redact_messages
-from helpers.memory.blocks import (BLOCK_TEXTS, DATA_CLOSE, DATA_NOTE, DATA_OPEN, check_rules, note_clauses, pinned_block,
-                                   words_pattern)
-from helpers.memory.summary_check import CHECK_MODES, assistant_names, check_summary
-
-PLACEMENTS = ("system", "data")
+from helpers.memory.blocks import DATA_CLOSE, DATA_NOTE, DATA_OPEN, check_rules, copies, pinned_block
+from helpers.memory.summary_check import assistant_names, check_summary
 
 
 @functools.lru_cache(maxsize=16)  # keyed by the kinds' headings, never by user text
 def _copies(headings: tuple[str, ...]) -> re.Pattern[str]:
-    return pattern(words_pattern(note_clauses((*headings, *BLOCK_TEXTS))))
+    return pattern(copies(headings))
 
 
 def quote_copies(text: str, headings: Iterable[str] = ()) -> str:
     """``text`` with bracket runs spaced out and every copy of a memory block's heading, note or marker words (any
     case, spacing or look-alikes) rewritten as a visible quote (its reading, ``_`` for spaces)."""
     text = escape_markers(text)
-    found = list(_copies(tuple(h for h in headings if h)).finditer(read(text).lower()))
-    if not found:
-        return text
     ends, pieces, at = origins(text), [], 0
-    for match in found:
+    for match in _copies(tuple(headings)).finditer(read(text).lower()):
         start, end = span_in(ends, *match.span())
         pieces += [text[at:start], "_".join(read(text[start:end]).split())]
         at = end
@@ -52,10 +44,10 @@ class Defences:
     redact: bool = False
 
     def __post_init__(self) -> None:
-        if self.placement not in PLACEMENTS:
+        if self.placement not in ("system", "data"):
             raise SettingError("placement", self.placement, "placement must be 'system' (the lessons' second system "
                                f"message) or 'data' (a data block in a user-role message), got {self.placement!r}")
-        if self.summary_check not in CHECK_MODES:
+        if self.summary_check not in ("off", "report", "refuse"):
             raise SettingError("summary_check", self.summary_check, "summary_check must be 'off', 'report' "
                                "(findings on the fold event) or 'refuse' (a flagged summary is not stored; the "
                                f"messages stay verbatim), got {self.summary_check!r}")
@@ -88,8 +80,7 @@ class Defences:
         return redact_messages(messages) if self.redact else messages
 
     def check(self, summary: str, system_prompt: str = "", headings: Iterable[str] = ()) -> tuple[str, ...] | None:
-        """The check's findings as ``"kind: text"`` lines (None when off): orders to the assistant by the name the
-        system prompt gives it are instructions, copies of ``headings`` forged headers."""
+        """The check's findings as ``"kind: text"`` lines (None when off), the assistant named as its prompt names it."""
         if self.summary_check == "off":
             return None
         return check_summary(summary, names=assistant_names(system_prompt), headings=headings).lines()
