@@ -90,9 +90,9 @@ _SAME = {"i": "il1", "I": "Il1", "l": "il1", "o": "o0", "O": "O0", "\\|": "|l1"}
 _FOLDED = re.compile(r"\\\||\\.|\[(?:\\.|[^\]\\])*\]|[iIloO ]")
 
 
-def fold(source: str) -> str:
-    """A pattern's source folded as ``read`` folds a text: a letter sharing its prototype (I, l, 1; O, 0; ``\\|``)
-    matches any of them, a space any whitespace. A source's letters are literals (no inline flag, no named group)."""
+def pattern(source: str, flags: int = 0) -> re.Pattern[str]:
+    """``source`` compiled to match ``read(text)`` (or its lower case): a letter sharing its prototype (I, l, 1; O, 0;
+    ``\\|``) matches any of them, a space any whitespace. Its letters are literals (no inline flag, no named group)."""
     def folded(match: re.Match[str]) -> str:
         found = match.group()
         if found == " ":
@@ -101,12 +101,7 @@ def fold(source: str) -> str:
             extra = "".join(dict.fromkeys(ch for letter in "iIloO" if letter in found for ch in _SAME[letter]))
             return found[:-1] + extra + "]"
         return f"[{_SAME[found]}]" if found in _SAME else found
-    return _FOLDED.sub(folded, source)
-
-
-def pattern(source: str, flags: int = 0) -> re.Pattern[str]:
-    """``source`` folded (``fold``) and compiled, to match ``read(text)`` (or its lower case)."""
-    return re.compile(fold(source), flags)
+    return re.compile(_FOLDED.sub(folded, source), flags)
 
 
 _CURRENCY = re.compile(r"(?<![a-z])(?:rs|inr|rupees?)\b\.?|₹")
