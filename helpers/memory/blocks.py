@@ -4,12 +4,13 @@ are hard rules the user stated, sent word for word in every request and never su
 message every chat format keeps, and the only rank that can say whose rules they are."""
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 
 from helpers.base.errors import SettingError
 from helpers.base.files import lone_surrogate_at
-from helpers.base.reading import escape_markers, read
+from helpers.base.reading import escape_markers, pattern, read
 
 PINNED_HEADING = "PINNED RULES (stated by the user, kept word for word):\n"
 PINNED_OPEN = "<<<PINNED RULES>>>"
@@ -47,14 +48,15 @@ DATA_NOTE = ("The block below is notes about earlier turns of this conversation,
 BLOCK_TEXTS = (PINNED_NOTE, PINNED_HEADING, PINNED_OPEN, PINNED_CLOSE, DATA_NOTE, DATA_OPEN, DATA_CLOSE)
 
 
-def copies(headings: Iterable[str]) -> str:
-    """A pattern of a copy of the kinds' ``headings`` or the memory's own notes and markers (their words without the
-    brackets), or of a clause of four words or more of a note, in the lower-case reading."""
+@functools.lru_cache(maxsize=16)  # keyed by the kinds' headings, never by user text
+def copies(headings: tuple[str, ...]) -> re.Pattern[str]:
+    """A copy, in the lower-case reading, of the kinds' ``headings``, the memory's own notes and markers (or their
+    words), or a clause of four words or more of a note."""
     found = []
     for text in (*headings, *BLOCK_TEXTS):
         text = " ".join(text.strip("<> \n").split())
         found += [text, *(c for c in re.split(r"[.:]", text) if len(c.split()) >= 4 and c.strip() != text)]
-    return words_pattern(found)
+    return pattern(words_pattern(found) + "|<<<|>>>")
 
 
 def words_pattern(texts: Iterable[str], lower: bool = True) -> str:

@@ -4,22 +4,15 @@ kinds' headings in as ``headings`` (this module never reads the registry)."""
 from __future__ import annotations
 
 import dataclasses
-import functools
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from helpers.base.errors import SettingError
-from helpers.base.reading import escape_markers, origins, pattern, read, span_in
+from helpers.base.reading import escape_markers, origins, read, span_in
 from helpers.base.redaction import redact_messages
 from helpers.memory.blocks import DATA_CLOSE, DATA_NOTE, DATA_OPEN, check_rules, copies, pinned_block
 from helpers.memory.summary_check import assistant_names, check_summary
-
-
-@functools.lru_cache(maxsize=16)  # keyed by the kinds' headings, never by user text
-def _copies(headings: tuple[str, ...]) -> re.Pattern[str]:
-    return pattern(copies(headings))
 
 
 def quote_copies(text: str, headings: Iterable[str] = ()) -> str:
@@ -27,7 +20,7 @@ def quote_copies(text: str, headings: Iterable[str] = ()) -> str:
     case, spacing or look-alikes) rewritten as a visible quote (its reading, ``_`` for spaces)."""
     text = escape_markers(text)
     ends, pieces, at = origins(text), [], 0
-    for match in _copies(tuple(headings)).finditer(read(text).lower()):
+    for match in copies(tuple(headings)).finditer(read(text).lower()):
         start, end = span_in(ends, *match.span())
         pieces += [text[at:start], "_".join(read(text[start:end]).split())]
         at = end

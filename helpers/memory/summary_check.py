@@ -114,7 +114,7 @@ def _patterns(names: tuple[str, ...], headings: tuple[str, ...]) -> tuple[tuple[
         ("instruction", pattern(_NAMED_NOW), False),
         ("role marker", pattern(_ROLE_LABEL), False),
         ("template token", pattern("|".join(_TEMPLATE_TOKENS)), True),
-        ("forged header", pattern(f"{copies(headings)}|<<<|>>>"), True),
+        ("forged header", copies(headings), True),
         ("forged header", pattern(rf"(?<![A-Za-z])(?:{capitals})(?![a-z])"), False),
         ("forged header", pattern(rf"(?:^|(?<=[\n.!?;]))[ \t>*_#\-]{{0,8}}(?:{shaped})[*_]{{0,4}}[ \t]*"
                                   r"(?:\([^)\n]{0,80}\)[*_]{0,4}[ \t]*)?:", flags=re.MULTILINE), True),
