@@ -15,7 +15,8 @@ import unicodedata
 from helpers.base.unicode_data import ANGLE_READINGS, DEFAULT_IGNORABLE, FORMAT, LATIN_READINGS, MARKS
 
 # Unicode's look-alikes of ":" (confusables.txt, UTS #39): "SYSTEM\u2236" is a role label to a reader
-COLON_LOOKALIKES = "\u0903\u0a83\uff1a\u0589\u0703\u0704\u16ec\ufe30\u1803\u1809\u205a\u05c3\u02f8\ua789\u2236\u02d0\ua4fd"
+COLON_LOOKALIKES = ("\u0903\u0a83\uff1a\u0589\u0703\u0704\u16ec\ufe30\u1803\u1809\u205a\u05c3\u02f8\ua789\u2236"
+                    "\u02d0\ua4fd")
 LINE_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 _SMALL_CAPITALS = {chr(p): m.group(1) for p in itertools.chain(range(0x1D00, 0x1D2C), range(0x0250, 0x02AF),
                                                                  range(0xA720, 0xA7FF), range(0x1DF00, 0x1DFFF))

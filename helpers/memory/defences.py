@@ -9,9 +9,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from helpers.base.errors import SettingError
+from helpers.base.files import lone_surrogate_at
 from helpers.base.reading import escape_markers, origins, read, span_in
 from helpers.base.redaction import redact_messages
-from helpers.memory.blocks import DATA_CLOSE, DATA_NOTE, DATA_OPEN, check_rules, copies, pinned_block
+from helpers.memory.blocks import (DATA_CLOSE, DATA_NOTE, DATA_OPEN, PINNED_CLOSE, PINNED_HEADING, PINNED_NOTE,
+                                   PINNED_OPEN, copies)
 from helpers.memory.summary_check import assistant_names, check_summary
 
 
@@ -44,7 +46,18 @@ class Defences:
             raise SettingError("summary_check", self.summary_check, "summary_check must be 'off', 'report' "
                                "(findings on the fold event) or 'refuse' (a flagged summary is not stored; the "
                                f"messages stay verbatim), got {self.summary_check!r}")
-        object.__setattr__(self, "pinned_rules", check_rules(self.pinned_rules))
+        rules = self.pinned_rules
+        if not isinstance(rules, (list, tuple)):  # a lone string would be pinned one character at a time
+            raise SettingError("pinned_rules", rules, f"pinned_rules must be a list of rules (texts), got "
+                               f"{type(rules).__name__} {rules!r:.60}; e.g. pinned_rules=['Never recommend crypto.']")
+        for rule in rules:
+            if not isinstance(rule, str) or not rule.strip():
+                raise SettingError("pinned_rules", rules, f"a pinned rule must be non-empty text, got {rule!r}")
+            if (position := lone_surrogate_at(rule)) is not None:
+                raise SettingError("pinned_rules", rules, f"the pinned rule {rule[:40]!r} holds a lone surrogate at "
+                                   f"character {position} (half of a character such as an emoji), which cannot be "
+                                   "saved; fix the text and pin it again")
+        object.__setattr__(self, "pinned_rules", tuple(" ".join(rule.split()) for rule in rules))
         if not isinstance(self.redact, bool):
             raise SettingError("redact", self.redact, f"redact must be True or False, got {self.redact!r}")
 
@@ -54,8 +67,12 @@ class Defences:
         return self != Defences()
 
     def system_text(self, system_prompt: str) -> str:
-        """The first system message: the system prompt, then the pinned block if rules are pinned."""
-        return f"{system_prompt}\n\n{pinned_block(self.pinned_rules)}" if self.pinned_rules else system_prompt
+        """The first system message: the system prompt, then the pinned rules, word for word and never summarised
+        (notebook 03), in the one message every chat format keeps, whatever the placement."""
+        if not self.pinned_rules:
+            return system_prompt
+        body = escape_markers(PINNED_HEADING + "\n".join(f"- {rule}" for rule in self.pinned_rules))
+        return f"{system_prompt}\n\n{PINNED_NOTE}\n{PINNED_OPEN}\n{body}\n{PINNED_CLOSE}"
 
     def sent_text(self, content: str, headings: Iterable[str] = ()) -> str:
         """A verbatim message's text as sent (quoted where it copies a memory block, when ``quoting``)."""
@@ -73,7 +90,7 @@ class Defences:
         return redact_messages(messages) if self.redact else messages
 
     def check(self, summary: str, system_prompt: str = "", headings: Iterable[str] = ()) -> tuple[str, ...] | None:
-        """The check's findings as ``"kind: text"`` lines (None when off), the assistant named as its prompt names it."""
+        """The check's findings as ``"kind: text"`` lines (None when off); orders to the assistant by its name too."""
         if self.summary_check == "off":
             return None
         return check_summary(summary, names=assistant_names(system_prompt), headings=headings).lines()

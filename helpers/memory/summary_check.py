@@ -52,7 +52,8 @@ _INSTRUCTIONS = (
     r"\bact as (?:an? |the )?(?:unrestricted|unfiltered|uncensored|jailbroken|rogue|unlimited)\b",
     rf"\bpretend (?:to be|you are|you{_A}re|that you are)\b", r"\bdeveloper mode\b", r"\bjailbreak", r"\bdan mode\b",
     r"\bdo anything now\b", r"\b(?:remember|store|save|keep|memori[sz]e|record) (?:this|that|it|these|the following)"
-    r"(?: \w+)? (?:forever|permanently|for ever|for all future|in (?:your )?(?:permanent |long-term |persistent )?memory)",
+    r"(?: \w+)? (?:forever|permanently|for ever|for all future"
+    r"|in (?:your )?(?:permanent |long-term |persistent )?memory)",
     r"\b(?:add|write) (?:this|that|it) to your (?:\w+ )?memory\b", r"\bpermanent (?:memory|instructions?|rules?)\b",
     rf"\b(?:do not|don{_A}t) (?:tell|warn|mention|disclose|inform|alert) (?:this to )?(?:the user|anyone|them)\b",
     r"\b(?:message|note|notice|instructions?|orders?|directive|command|memo) from (?:the |your )?(?:system"
