@@ -11,6 +11,7 @@ import bisect
 import itertools
 import re
 import unicodedata
+from collections.abc import Iterable
 
 from helpers.base.unicode_data import ANGLE_READINGS, DEFAULT_IGNORABLE, FORMAT, LATIN_READINGS, MARKS
 
@@ -66,14 +67,10 @@ def read(text: str) -> str:
     return text.translate(_TABLE)
 
 
-def origins(text: str) -> list[int]:
-    """For each character of ``text``, where its reading ends in ``read(text)``: ``span_in(text, ...)`` uses it."""
-    return list(itertools.accumulate(len(_TABLE[ord(ch)]) for ch in text))
-
-
-def span_in(ends: list[int], start: int, end: int) -> tuple[int, int]:
-    """The span of the text whose reading is ``read(text)[start:end]`` (``ends``: ``origins(text)``)."""
-    return bisect.bisect_right(ends, start), bisect.bisect_right(ends, end - 1) + 1
+def spans_written(text: str, spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Where each span of ``read(text)`` is written in ``text``: the characters that read as it."""
+    ends = list(itertools.accumulate(len(_TABLE[ord(ch)]) for ch in text))
+    return [(bisect.bisect_right(ends, start), bisect.bisect_right(ends, end - 1) + 1) for start, end in spans]
 
 
 def shows_nothing(text: str) -> bool:

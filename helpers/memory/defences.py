@@ -10,7 +10,7 @@ from typing import Any
 
 from helpers.base.errors import SettingError
 from helpers.base.files import lone_surrogate_at
-from helpers.base.reading import escape_markers, origins, read, span_in
+from helpers.base.reading import escape_markers, read, spans_written
 from helpers.base.redaction import redact_messages
 from helpers.memory.blocks import (DATA_CLOSE, DATA_NOTE, DATA_OPEN, PINNED_CLOSE, PINNED_HEADING, PINNED_NOTE,
                                    PINNED_OPEN, copies)
@@ -21,9 +21,8 @@ def quote_copies(text: str, headings: Iterable[str] = ()) -> str:
     """``text`` with bracket runs spaced out and every copy of a memory block's heading, note or marker words (any
     case, spacing or look-alikes) rewritten as a visible quote (its reading, ``_`` for spaces)."""
     text = escape_markers(text)
-    ends, pieces, at = origins(text), [], 0
-    for match in copies(tuple(headings)).finditer(read(text).lower()):
-        start, end = span_in(ends, *match.span())
+    pieces, at = [], 0
+    for start, end in spans_written(text, [m.span() for m in copies(tuple(headings)).finditer(read(text).lower())]):
         pieces += [text[at:start], "_".join(read(text[start:end]).split())]
         at = end
     return "".join(pieces) + text[at:]

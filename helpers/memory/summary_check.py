@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from helpers.base.reading import drop_invisible, origins, pattern, read, span_in
+from helpers.base.reading import drop_invisible, pattern, read, spans_written
 from helpers.memory.blocks import PINNED_HEADING, copies, words_pattern
 
 _TAGS = re.compile("[\U000E0000-\U000E007F]")
@@ -155,9 +155,8 @@ def check_summary(summary: str, *, headings: Iterable[str] = (), names: Iterable
         lowered, found = seen.lower(), []
         for kind, compiled, low in patterns:
             found += [(m.start(), kind, m.end()) for m in compiled.finditer(lowered if low else seen) if m.group()]
-        ends = origins(text) if found else []
-        for start, kind, end in sorted(found):
-            first, last = span_in(ends, start, end)
+        found.sort()
+        for (_, kind, _), (first, last) in zip(found, spans_written(text, [(start, end) for start, _, end in found])):
             written = " ".join(text[first:last].split()).lstrip(">*_#-\u2022 ")
             key = (kind, written.rstrip(": ") if kind == "forged header" else written)
             counted[key] += 1 if text is summary or key not in counted else 0
