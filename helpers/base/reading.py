@@ -11,7 +11,6 @@ import bisect
 import itertools
 import re
 import unicodedata
-from collections.abc import Iterable
 
 from helpers.base.unicode_data import ANGLE_READINGS, DEFAULT_IGNORABLE, FORMAT, LATIN_READINGS, MARKS
 
@@ -67,9 +66,9 @@ def read(text: str) -> str:
     return text.translate(_TABLE)
 
 
-def spans_written(text: str, spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+def spans_written(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """Where each span of ``read(text)`` is written in ``text``: the characters that read as it."""
-    ends = list(itertools.accumulate(len(_TABLE[ord(ch)]) for ch in text))
+    ends = list(itertools.accumulate(len(_TABLE[ord(ch)]) for ch in text)) if spans else []
     return [(bisect.bisect_right(ends, start), bisect.bisect_right(ends, end - 1) + 1) for start, end in spans]
 
 
