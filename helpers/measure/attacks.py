@@ -34,24 +34,16 @@ DEFENCE_SETTINGS = (
 )
 
 
-def _filled(text: str) -> str:
-    """``text`` with the memory's own texts filled in where a payload forges them (``{{summary memory heading}}``)."""
+def corpus() -> dict[str, Any]:
+    """The payloads, the memory's own texts filled in where they forge one (``{{summary memory heading}}``), and the
+    conversation they are run in."""
     known = {**{f"{name} heading": cls.KIND.heading for name, cls in KINDS.items() if cls.KIND.heading},
              "pinned heading": PINNED_HEADING, "data open": DATA_OPEN, "data close": DATA_CLOSE,
              "pinned open": PINNED_OPEN, "pinned close": PINNED_CLOSE}
-
-    def fill(match: re.Match[str]) -> str:
-        if match.group(1) not in known:
-            raise SettingError("payload", match.group(0), f"a payload names {match.group(0)}, which is none of "
-                               f"{', '.join(known)}: name one of them in the corpus")
-        return known[match.group(1)]
-    return re.sub(r"\{\{([^{}]+)\}\}", fill, text)
-
-
-def corpus() -> dict[str, Any]:
-    """The payloads (the memory's own texts they forge filled in) and the conversation they are run in."""
     stored = data_file("security/injection_payloads.json")
-    return {**stored, "payloads": [{**item, "text": _filled(item["text"])} for item in stored["payloads"]]}
+    filled = [{**item, "text": re.sub(r"\{\{([^{}]+)\}\}", lambda m: known[m.group(1)], item["text"])}
+              for item in stored["payloads"]]
+    return {**stored, "payloads": filled}
 
 
 def payload(payload_id: str) -> dict[str, Any]:
