@@ -57,7 +57,6 @@ def payload(payload_id: str) -> dict[str, Any]:
 @dataclass(frozen=True)
 class AttackRun:  # one payload through one memory kind under one setting
     payload_id: str
-    family: str
     setting: str
     memory: str
     reached_system: bool
@@ -97,7 +96,7 @@ def run_one(item: dict[str, Any], cls: Any, setting: DefenceSetting, summarise: 
     last = any(_mentions(m["content"], canary) for m in memory.get_messages_for_api())
     flagged = any(check_summary(summary, names=assistant_names(system_prompt), headings=headings()).flagged
                   for summary in written)
-    return AttackRun(item["id"], item["family"], setting.name, cls.KIND.name, reached,
+    return AttackRun(item["id"], setting.name, cls.KIND.name, reached,
                      _mentions(memory.summary, canary), last, flagged, refused, memory.summary)
 
 
