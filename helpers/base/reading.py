@@ -146,10 +146,7 @@ def escape_markers(text: str) -> str:
     pieces, after_bracket = [], False
     for ch in text:
         reading = _TABLE[ord(ch)]
-        if reading and not reading.strip("<>"):
-            pieces += [" " if after_bracket else "", " ".join(reading)]
-            after_bracket = True
-        else:
-            pieces.append(ch)
-            after_bracket = after_bracket and not reading  # a mark drawn on the bracket
+        bracket = reading != "" and not reading.strip("<>")
+        pieces += [" " if after_bracket and bracket else "", " ".join(reading) if bracket else ch]
+        after_bracket = bracket or after_bracket and not reading  # a mark drawn on a bracket keeps it one
     return "".join(pieces)
