@@ -4,7 +4,7 @@ message does, each said by an assistant reply (advice turned into a "fact") or b
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 UNITS = {"k": 1_000, "thousand": 1_000, "l": 100_000, "lakh": 100_000, "lakhs": 100_000, "lac": 100_000,
@@ -62,9 +62,8 @@ def _stem(word: str) -> str:
     return re.sub(r"(?:ies|es|s)$", "", word.lower())
 
 
-def _said(texts: Iterable[str]) -> tuple[set[float], set[str]]:
+def _said(texts: list[str]) -> tuple[set[float], set[str]]:
     """Every value the figures in ``texts`` stand for, and the stems of what they negate."""
-    texts = list(texts)
     return ({value for text in texts for figure in figures(text) for value in figure.values},
             {_stem(m.group("what")) for text in texts for m in NEGATION.finditer(text)})
 
@@ -87,7 +86,7 @@ def audit_summary(summary: str, archive: Sequence[dict[str, str]]) -> list[Claim
     if fragment:
         summary = summary.rstrip()[:-len(fragment)]
     (user_values, user_negated), (reply_values, reply_negated) = (
-        _said(m["content"] for m in archive if m["role"] == role) for role in ("user", "assistant"))
+        _said([m["content"] for m in archive if m["role"] == role]) for role in ("user", "assistant"))
     claims = [Claim(figure.text, "figure", "assistant reply" if figure.values & reply_values else "no message")
               for figure in {figure.text: figure for figure in figures(summary)}.values()
               if not all(n in user_values or n * figure.scale in user_values for n in figure.numbers)]
