@@ -118,10 +118,9 @@ def _letters_and_digits(text: str) -> tuple[str, list[int], str]:
 
 
 def mentions(content: str, text: str) -> bool:
-    """True if ``content`` holds ``text`` whatever its spacing (a dropped space too), case, separators (hyphens,
-    dots, commas), currency sign or look-alikes: "98765 43210" finds "9876543210" and "ABCDE-1234-F" finds
-    "abcde1234f"; never inside a longer number or word ("20,000" is not in "1,20,000"). A text of no letter or
-    digit is looked for as it reads."""
+    """True if ``content`` holds ``text`` whatever its spacing (a dropped space too), case, separators, currency sign
+    or look-alikes ("98765 43210" finds "9876543210"), never inside a longer number or word ("20,000" is not in
+    "1,20,000"); a text of no letter or digit is looked for as it reads."""
     wanted, _, asked = _letters_and_digits(text)
     held, places, seen = _letters_and_digits(content)
     if not wanted:

@@ -36,5 +36,5 @@ def copies(headings: tuple[str, ...]) -> re.Pattern[str]:
 def words_pattern(texts: Iterable[str], lower: bool = True) -> str:
     """An alternation of ``texts`` (longest first) as read (and lower-cased), any spacing or none between words."""
     unique = sorted({" ".join((read(t).lower() if lower else read(t)).split()) for t in texts if t.strip()},
-                    key=len, reverse=True)
+                    key=lambda text: (-len(text), text))  # longest first, in one order every run
     return "|".join(r"\s*".join(map(re.escape, text.split())) for text in unique)

@@ -36,6 +36,7 @@ _OWN_RULES = (r"(?:instructions?|guidelines?|guidance|(?:system )?prompts?|syste
 _WHOSE = (rf"(?:(?:all|any|every|each|the|your|its|these|those|this|that|previous|prior|above|earlier|preceding"
           rf"|existing|original|current|old|former|initial|standing|system|safety|default|core|built-in|internal"
           rf"|hidden|usual|such|of|[a-z0-9-]+{_A}s?) ){{0,4}}")
+_MAKERS = r"(?:developers?|creators?|owners?|operators?|programmers?|makers?|admin|administrator)"
 _INSTRUCTIONS = (
     rf"\b(?:ignore|disregard|forget|override|overrule|bypass|discard|drop|abandon|set aside|throw out|cancel|suspend"
     rf"|circumvent|stop following|stop obeying|no longer follow|do not follow|don{_A}t follow) {_WHOSE}{_OWN_RULES}",
@@ -58,9 +59,7 @@ _INSTRUCTIONS = (
     rf"\b(?:do not|don{_A}t) (?:tell|warn|mention|disclose|inform|alert) (?:this to )?(?:the user|anyone|them)\b",
     r"\b(?:message|note|notice|instructions?|orders?|directive|command|memo) from (?:the |your )?(?:system"
     r"(?: administrator)?|developers?|operator|creators?|openai|anthropic)\b",
-    rf"\b(?:i am|i{_A}m|this is|speaking as|we are) (?:your (?:developers?|creators?|owners?|operators?|programmers?"
-    rf"|makers?|admin|administrator)\b|the (?:developers?|creators?|owners?|operators?|programmers?|makers?|admin"
-    rf"|administrator)s? (?:of|for|behind) {_YOU}\b)",
+    rf"\b(?:i am|i{_A}m|this is|speaking as|we are) (?:your {_MAKERS}\b|the {_MAKERS}s? (?:of|for|behind) {_YOU}\b)",
     r"\b(?:system|admin|administrator|developer|operator|root|sudo) (?:override|instructions?|directive|command"
     r"|policy)\b",
 )
@@ -144,9 +143,8 @@ class SummaryCheck:
 
 
 def check_summary(summary: str, *, headings: Iterable[str] = (), names: Iterable[str] = ()) -> SummaryCheck:
-    """Every order to the assistant, role marker, template token and forged header in ``summary`` (see the module's
-    docstring). ``headings``: the memory kinds' headings, caught as copies; ``names``: the assistant's
-    (``assistant_names``), so that orders to it by name are instructions."""
+    """Every order to the assistant, role marker, template token and forged header in ``summary``: copies of the kinds'
+    ``headings`` are forged headers, orders to the assistant's ``names`` (``assistant_names``) instructions."""
     patterns = _patterns(tuple(names), tuple(sorted({h.strip() for h in headings if h.strip()})))
     counted = Counter[tuple[str, str]]()
     # tag characters spell ASCII to a model and nothing to a person: a text that holds them is read both ways
