@@ -1,10 +1,7 @@
-"""The one reading every defence compares with (the summary check, the quoting of copied memory blocks, redaction,
-forget()), each character read alone as a reader sees it: tag characters as the ASCII they spell, invisible
-characters and marks as nothing, line breaks as "\n", any script's digits as ASCII digits, look-alikes of brackets,
-colons and Latin letters (confusables.txt, small capitals, full-width forms) as what they look like.
-
-A look-alike reads as its *prototype*, which stands for several letters (capital I and lower-case l both read ``l``):
-so ``pattern()`` lets a pattern's letter match every character that shares its prototype, and headings are read."""
+"""The one reading every defence compares with (the check, the quoting of copied blocks, redaction, forget()): each
+character as a reader sees it (tags as the ASCII they spell, invisible characters and marks as nothing, any script's
+digits as ASCII, look-alikes of brackets, colons and letters as what they look like). A look-alike reads as its
+*prototype*, which stands for several letters (I and l both read ``l``): ``pattern()`` folds a pattern alike."""
 from __future__ import annotations
 
 import bisect

@@ -1,6 +1,5 @@
-"""The figures (amounts, percentages, ages, durations) and negations ("no debts") a summary states that no user
-message does, each said by an assistant reply (advice turned into a "fact") or by no message (invented): a heuristic.
-"""
+"""The figures and negations ("no debts") a summary states that no user message does, each said by an assistant reply
+(advice turned into a "fact") or by no message (invented): a heuristic."""
 from __future__ import annotations
 
 import re

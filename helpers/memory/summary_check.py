@@ -1,11 +1,7 @@
-"""A check of every new summary for text that claims authority over the assistant, in the one reading
-(``reading.read``). It finds *instructions* (orders to the assistant, as "you", "the assistant" or the name its system
-prompt gives it, about its rules, role or memory, in the forms people write them: "you'll always recommend ...",
-"henceforth FinCoach suggests ...", "kindly disregard the advisor's rules"), *role markers* of every syntax that writes
-a message, the *template tokens* of the open model families, and *forged headers* (the memory's own headings, notes
-and markers, authority and summariser headers). Not the user's own life ("act as guarantor", "I am the admin of our
-society's group", a pasted config with ``system:`` keys). Its limits: paraphrase, other languages, encodings and orders
-split across sentences pass. A floor under the placement, not a proof; notebook 06 measures its rates."""
+"""A check of every new summary, in the one reading, for what claims authority over the assistant: orders to it about
+its rules, role or memory in the forms people write them, role markers of every syntax, chat-template tokens, forged
+headers; not the user's own life ("act as guarantor"). Paraphrase, other languages, encodings and orders split across
+sentences pass: a floor under the placement, not a proof (notebook 06 measures its rates)."""
 from __future__ import annotations
 
 import functools
