@@ -117,15 +117,12 @@ def test_the_table_shows_the_kinds_its_caller_names_so_a_new_kind_changes_no_les
     assert error.value.setting == "kinds" and "summary memory" in str(error.value)
 
 
-def test_a_payload_that_names_an_unknown_memory_text_or_id_is_a_setting_error():
-    from helpers.measure.attacks import _filled, payload
+def test_an_unknown_payload_id_is_a_setting_error():
+    from helpers.measure.attacks import payload
     from helpers.memory.types import SettingError
 
-    with pytest.raises(SettingError) as unknown_text:
-        _filled("{{vector store heading}} then text")
     with pytest.raises(SettingError) as unknown_id:
         payload("no-99")
-    assert (unknown_text.value.setting, unknown_text.value.value) == ("payload", "{{vector store heading}}")
     assert (unknown_id.value.setting, unknown_id.value.value) == ("payload_id", "no-99")
 
 

@@ -1,13 +1,7 @@
-"""The one reading every defence compares with (the summary check, the quoting of copied memory blocks, redaction,
-forget()), each character read alone as a reader sees it: tag characters ("ASCII smuggling") as the ASCII they
-spell, other invisible characters (default-ignorable, format) and combining marks as nothing, line breaks as "\n",
-any script's decimal digits as ASCII digits, bracket and colon look-alikes as ``<``, ``>``, ``:``, compatibility
-forms (full-width, ligatures) as plain letters, small capitals as capitals, and every character confusables.txt
-says looks like a Latin letter as that letter, its *prototype*. ASCII reads as itself but for its line breaks.
-
-A prototype stands for several letters: a capital I and a lower-case l are both drawn ``l``. So that reading a
-look-alike of I as ``l`` opens no gap, what a reading is compared with is folded alike: ``pattern()`` lets a
-pattern's letter match every character that shares its prototype, and a heading is read before it is a pattern."""
+"""The one reading every defence compares with (the check, the quoting of copied blocks, redaction, forget()): each
+character as a reader sees it (tags as the ASCII they spell, invisible characters and marks as nothing, any script's
+digits as ASCII, look-alikes of brackets, colons and letters as what they look like). A look-alike reads as its
+*prototype*, which stands for several letters (I and l both read ``l``): ``pattern()`` folds a pattern alike."""
 from __future__ import annotations
 
 import bisect
@@ -18,20 +12,15 @@ import unicodedata
 from helpers.base.unicode_data import ANGLE_READINGS, DEFAULT_IGNORABLE, FORMAT, LATIN_READINGS, MARKS
 
 # Unicode's look-alikes of ":" (confusables.txt, UTS #39): "SYSTEM\u2236" is a role label to a reader
-COLON_LOOKALIKES = "\u0903\u0a83\uff1a\u0589\u0703\u0704\u16ec\ufe30\u1803\u1809\u205a\u05c3\u02f8\ua789\u2236\u02d0\ua4fd"
+COLON_LOOKALIKES = ("\u0903\u0a83\uff1a\u0589\u0703\u0704\u16ec\ufe30\u1803\u1809\u205a\u05c3\u02f8\ua789\u2236"
+                    "\u02d0\ua4fd")
 LINE_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 _SMALL_CAPITALS = {chr(p): m.group(1) for p in itertools.chain(range(0x1D00, 0x1D2C), range(0x0250, 0x02AF),
                                                                  range(0xA720, 0xA7FF), range(0x1DF00, 0x1DFFF))
                    if (m := re.fullmatch(r"LATIN LETTER SMALL CAPITAL ([A-Z])", unicodedata.name(chr(p), "")))}
 _LOOKS = {**LATIN_READINGS, **_SMALL_CAPITALS, **ANGLE_READINGS, **dict.fromkeys(COLON_LOOKALIKES, ":")}
-_INVISIBLE_RANGES = sorted((*DEFAULT_IGNORABLE, *FORMAT))
-_MARK_RANGES = sorted(MARKS)
-INVISIBLE = frozenset(chr(p) for first, last in _INVISIBLE_RANGES for p in range(first, last + 1))
-
-
-def _in(ranges: list[tuple[int, int]], point: int) -> bool:
-    at = bisect.bisect_right(ranges, (point, 0x10FFFF)) - 1
-    return at >= 0 and ranges[at][0] <= point <= ranges[at][1]
+INVISIBLE = frozenset(chr(p) for first, last in (*DEFAULT_IGNORABLE, *FORMAT) for p in range(first, last + 1))
+_MARKS = frozenset(chr(p) for first, last in MARKS for p in range(first, last + 1))
 
 
 def _reading_of(point: int) -> str:
@@ -41,14 +30,14 @@ def _reading_of(point: int) -> str:
         return chr(point - 0xE0000)
     if ch in LINE_BREAKS:
         return "\n"
-    if _in(_INVISIBLE_RANGES, point) or _in(_MARK_RANGES, point):
+    if ch in INVISIBLE or ch in _MARKS:
         return ""
     if ch.isdecimal():
         return str(unicodedata.decimal(ch))
     if ch in ANGLE_READINGS or ch in COLON_LOOKALIKES:
         return _LOOKS[ch]
     plain = unicodedata.normalize("NFKD", ch)
-    plain = unicodedata.normalize("NFKC", "".join(c for c in plain if not _in(_MARK_RANGES, ord(c))))
+    plain = unicodedata.normalize("NFKC", "".join(c for c in plain if c not in _MARKS))
     if plain.isascii() and plain.isalnum():  # "Ｉ", "Ⅰ", "é": Unicode's own plain form
         return plain
     if ch in _LOOKS:  # "Ι", "ꜱ", "˛": before NFKD made a look-alike a space and a mark
@@ -57,17 +46,16 @@ def _reading_of(point: int) -> str:
 
 
 class _Readings(dict):  # type: ignore[type-arg]
-    """``str.translate``'s table: a character's reading, worked out when first met (characters, never text)."""
+    """``str.translate``'s table: a character's reading, worked out when first met (at most 50,000 held)."""
 
     def __missing__(self, point: int) -> str:
         reading = _reading_of(point)
-        if len(self) < _HELD:
+        if len(self) < 50_000:
             self[point] = reading
         return reading
 
 
-_HELD = 50_000
-_TABLE = _Readings({p: ("\n" if chr(p) in LINE_BREAKS else chr(p)) for p in range(128)})
+_TABLE = _Readings()
 
 
 def read(text: str) -> str:
@@ -75,14 +63,10 @@ def read(text: str) -> str:
     return text.translate(_TABLE)
 
 
-def origins(text: str) -> list[int]:
-    """For each character of ``text``, where its reading ends in ``read(text)``: ``span_in(text, ...)`` uses it."""
-    return list(itertools.accumulate(len(_TABLE[ord(ch)]) for ch in text))
-
-
-def span_in(ends: list[int], start: int, end: int) -> tuple[int, int]:
-    """The span of the text whose reading is ``read(text)[start:end]`` (``ends``: ``origins(text)``)."""
-    return bisect.bisect_right(ends, start), bisect.bisect_right(ends, end - 1) + 1
+def spans_written(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Where each span of ``read(text)`` is written in ``text``: the characters that read as it."""
+    ends = list(itertools.accumulate(len(_TABLE[ord(ch)]) for ch in text)) if spans else []
+    return [(bisect.bisect_right(ends, start), bisect.bisect_right(ends, end - 1) + 1) for start, end in spans]
 
 
 def shows_nothing(text: str) -> bool:
@@ -100,9 +84,9 @@ _SAME = {"i": "il1", "I": "Il1", "l": "il1", "o": "o0", "O": "O0", "\\|": "|l1"}
 _FOLDED = re.compile(r"\\\||\\.|\[(?:\\.|[^\]\\])*\]|[iIloO ]")
 
 
-def fold(source: str) -> str:
-    """A pattern's source folded as ``read`` folds a text: a letter sharing its prototype (I, l, 1; O, 0; ``\\|``)
-    matches any of them, a space any whitespace. A source's letters are literals (no inline flag, no named group)."""
+def pattern(source: str, flags: int = 0) -> re.Pattern[str]:
+    """``source`` compiled to match ``read(text)`` (or its lower case): a letter sharing its prototype (I, l, 1; O, 0;
+    ``\\|``) matches any of them, a space any whitespace. Its letters are literals (no inline flag, no named group)."""
     def folded(match: re.Match[str]) -> str:
         found = match.group()
         if found == " ":
@@ -111,12 +95,7 @@ def fold(source: str) -> str:
             extra = "".join(dict.fromkeys(ch for letter in "iIloO" if letter in found for ch in _SAME[letter]))
             return found[:-1] + extra + "]"
         return f"[{_SAME[found]}]" if found in _SAME else found
-    return _FOLDED.sub(folded, source)
-
-
-def pattern(source: str, flags: int = 0) -> re.Pattern[str]:
-    """``source`` folded (``fold``) and compiled, to match ``read(text)`` (or its lower case)."""
-    return re.compile(fold(source), flags)
+    return re.compile(_FOLDED.sub(folded, source), flags)
 
 
 _CURRENCY = re.compile(r"(?<![a-z])(?:rs|inr|rupees?)\b\.?|₹")
@@ -136,10 +115,9 @@ def _letters_and_digits(text: str) -> tuple[str, list[int], str]:
 
 
 def mentions(content: str, text: str) -> bool:
-    """True if ``content`` holds ``text`` whatever its spacing (a dropped space too), case, separators (hyphens,
-    dots, commas), currency sign or look-alikes: "98765 43210" finds "9876543210" and "ABCDE-1234-F" finds
-    "abcde1234f"; never inside a longer number or word ("20,000" is not in "1,20,000"). A text of no letter or
-    digit is looked for as it reads."""
+    """True if ``content`` holds ``text`` whatever its spacing (a dropped space too), case, separators, currency sign
+    or look-alikes ("98765 43210" finds "9876543210"), never inside a longer number or word ("20,000" is not in
+    "1,20,000"); a text of no letter or digit is looked for as it reads."""
     wanted, _, asked = _letters_and_digits(text)
     held, places, seen = _letters_and_digits(content)
     if not wanted:
@@ -164,10 +142,7 @@ def escape_markers(text: str) -> str:
     pieces, after_bracket = [], False
     for ch in text:
         reading = _TABLE[ord(ch)]
-        if reading and not reading.strip("<>"):
-            pieces += [" " if after_bracket else "", " ".join(reading)]
-            after_bracket = True
-        else:
-            pieces.append(ch)
-            after_bracket = after_bracket and not reading  # a mark drawn on the bracket
+        bracket = reading != "" and not reading.strip("<>")
+        pieces += [" " if after_bracket and bracket else "", " ".join(reading) if bracket else ch]
+        after_bracket = bracket or after_bracket and not reading  # a mark drawn on a bracket keeps it one
     return "".join(pieces)

@@ -1,17 +1,14 @@
-"""Personal identifiers (e-mail, phone, PAN, Aadhaar and its 16-digit VID, card, account, IBAN) hidden before text
-reaches a summariser, in the formats people write them: read with the one reading every defence uses
-(``helpers.base.reading``: digits of any script, full-width forms, look-alikes, invisible characters), grouped
-with spaces, hyphens, dots or a mix, PANs in lower case or spaced, e-mails with spaces around the ``@`` or spoken
-("name at gmail dot com"). Amounts are kept: a number after a currency or a word that says it is money ("EMIs Rs
-1000 2000 3000 4000"), a range of round thousands, a list of years. Cards are Luhn checked, IBANs mod-97 checked,
-accounts found by the words before them. Every pattern runs in time linear in the text."""
+"""Personal identifiers (e-mail, phone, PAN, Aadhaar and its VID, card, account, IBAN) hidden before text reaches a
+summariser, in the formats people write them, in the one reading (``helpers.base.reading``). Amounts are kept: a number
+after a word that says it is money ("EMIs Rs 1000 2000 3000 4000"), a range of round thousands, a list of years.
+Check digits are checked; accounts are found by the words before them. Every pattern runs in time linear in the text."""
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
 
 from helpers.base.errors import SettingError
-from helpers.base.reading import origins, read, span_in  # the one reading every defence uses
+from helpers.base.reading import read, spans_written
 
 _SEP = "[ .\\-\u1680\u2010-\u2015\u2212]"  # one separator between an identifier's digits or letters, as read
 _GAP = "(?:[ .\\-/\u1680\u2010-\u2015\u2212] ?)"  # between groups of digits: a separator, a space after it too
@@ -63,12 +60,10 @@ def iban_valid(text: str) -> bool:
     return int("".join(str(int(ch, 36)) for ch in compact[4:] + compact[:4])) % 97 == 1
 
 
-def _number(groups: list[str], plus: bool) -> str | None:
+def _number(groups: list[str]) -> str | None:
     """What a run of digit groups is: a phone, card, Aadhaar number (or VID), or None (kept)."""
     digits = "".join(groups)
     n = len(digits)
-    if plus:
-        return "[PHONE]" if 8 <= n <= 15 else None
     if 13 <= n <= 19 and luhn_valid(digits):
         return "[CARD]"
     if (n == 16 or n == 12 and digits[0] in "23456789") and verhoeff_valid(digits):
@@ -86,17 +81,16 @@ def _digits(match: re.Match[str], seen: str) -> str | None:
     plus = text.startswith(("+", "(+"))
     groups = re.findall("[0-9]+", text[text.index(")") + 1:] if plus and ")" in text else text)
     if plus:
-        return _number(groups, True)
+        return "[PHONE]" if 8 <= len("".join(groups)) <= 15 else None
     if _MONEY.search(before) or len(groups) == 2 and all(g.endswith("000") for g in groups) and re.search(
             "[-\u2010-\u2015\u2212]", text) or all(re.fullmatch("(?:19|20)[0-9]{2}", g) for g in groups):
         return None  # an amount, a list of amounts, a range of round thousands, a list of years
     if _ACCOUNT.search(before) and 9 <= len("".join(groups)) <= 18:
         return "[ACCOUNT]"
     for cut in range(min(len(groups), 19), 0, -1):  # an identifier has at most 19 digits
-        label = _number(groups[:cut], False)
+        label = _number(groups[:cut])
         if label:
-            rest = groups[cut:]
-            return label + (" " + " ".join(rest) if rest else "")
+            return " ".join([label, *groups[cut:]])
     return None
 
 
@@ -108,21 +102,18 @@ _PASSES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str], str], str | None]
 def redact(text: str) -> str:
     """``text`` with each identifier replaced by ``[EMAIL]``, ``[PHONE]``, ``[PAN]`` and so on; amounts kept."""
     seen = read(text).lower()  # as long as the reading: "İ", whose lower case is two characters, reads as "I"
-    labels: dict[int, tuple[int, str]] = {}
+    labels: dict[tuple[int, int], str] = {}
     for compiled, label_of in _PASSES:
         def mask(match: re.Match[str]) -> str:
             label = label_of(match, seen)
             if label is None:
                 return match.group()
-            labels[match.start()] = (match.end(), label)
+            labels[match.span()] = label
             return "\0" * (match.end() - match.start())  # what no later pass matches
         seen = compiled.sub(mask, seen)
-    if not labels:
-        return text
-    ends, pieces, at = origins(text), [], 0
-    for start in sorted(labels):
-        first, last = span_in(ends, start, labels[start][0])
-        pieces += [text[at:first], labels[start][1]]
+    pieces, at, found = [], 0, sorted(labels)
+    for span, (first, last) in zip(found, spans_written(text, found)):
+        pieces += [text[at:first], labels[span]]
         at = last
     return "".join(pieces) + text[at:]
 

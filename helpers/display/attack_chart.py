@@ -22,7 +22,7 @@ def attack_table_text(rates: Sequence[AttackRate], label: str) -> str:
               + " ".join(f"{short:>13}" for _, _, short in _MEASURES) + f" {'refused':>9}")
     lines = [label, header, "-" * len(header)]
     for rate in rates:
-        cells = [f"{getattr(rate, name):>2}/{rate.payloads} {rate.percent(getattr(rate, name)):3.0f}%"
+        cells = [f"{getattr(rate, name):>2}/{rate.payloads} {100 * getattr(rate, name) / rate.payloads:3.0f}%"
                  for name, _, _ in _MEASURES]
         lines.append(f"{rate.setting:<{setting_width}} {rate.memory:<{memory_width}} "
                      + " ".join(f"{cell:>13}" for cell in cells) + f" {rate.refused:>2}/{rate.payloads}".rjust(10))
@@ -36,7 +36,7 @@ def attack_chart(rates: Sequence[AttackRate], title: str) -> Figure:
     width = 0.8 / len(_MEASURES)
     ys = list(range(len(rates)))
     for k, ((name, text, _), colour) in enumerate(zip(_MEASURES, colours)):
-        values = [rate.percent(getattr(rate, name)) for rate in rates]
+        values = [100 * getattr(rate, name) / rate.payloads for rate in rates]
         ax.barh([y + (k - (len(_MEASURES) - 1) / 2) * width for y in ys], values, width, color=colour, label=text)
     ax.set_yticks(ys, [f"{rate.setting}\n({rate.memory})" for rate in rates], fontsize=MIN_TEXT_SIZE)
     ax.invert_yaxis()
@@ -52,10 +52,10 @@ def check_table_text(measures: Sequence[CheckMeasure], label: str) -> str:
     width = max(42, *(len(m.name) for m in measures))
     lines = [label, f"{'set':<{width}}  texts  flagged", "-" * (width + 32)]
     for m in measures:
-        lines.append(f"{m.name:<{width}}  {m.size:>5}  {m.flagged:>3} {m.percent(m.flagged, m.size):3.0f}%  "
+        lines.append(f"{m.name:<{width}}  {m.size:>5}  {m.flagged:>3} {100 * m.flagged / m.size:3.0f}%  "
                      + ("caught" if m.attacks else "false alarms"))
         if m.hard:
-            rest = m.size - m.hard
-            lines.append(f"{'  outside paraphrase, languages, encodings':<{width}}  {rest:>5}  {m.flagged - m.hard_flagged:>3}"
-                         f" {m.percent(m.flagged - m.hard_flagged, rest):3.0f}%  caught")
+            rest, caught = m.size - m.hard, m.flagged - m.hard_flagged
+            lines.append(f"{'  outside paraphrase, languages, encodings':<{width}}  {rest:>5}  {caught:>3}"
+                         f" {100 * caught / rest:3.0f}%  caught")
     return "\n".join(lines)

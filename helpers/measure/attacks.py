@@ -34,24 +34,16 @@ DEFENCE_SETTINGS = (
 )
 
 
-def _filled(text: str) -> str:
-    """``text`` with the memory's own texts filled in where a payload forges them (``{{summary memory heading}}``)."""
+def corpus() -> dict[str, Any]:
+    """The payloads, the memory's own texts filled in where they forge one (``{{summary memory heading}}``), and the
+    conversation they are run in."""
     known = {**{f"{name} heading": cls.KIND.heading for name, cls in KINDS.items() if cls.KIND.heading},
              "pinned heading": PINNED_HEADING, "data open": DATA_OPEN, "data close": DATA_CLOSE,
              "pinned open": PINNED_OPEN, "pinned close": PINNED_CLOSE}
-
-    def fill(match: re.Match[str]) -> str:
-        if match.group(1) not in known:
-            raise SettingError("payload", match.group(0), f"a payload names {match.group(0)}, which is none of "
-                               f"{', '.join(known)}: name one of them in the corpus")
-        return known[match.group(1)]
-    return re.sub(r"\{\{([^{}]+)\}\}", fill, text)
-
-
-def corpus() -> dict[str, Any]:
-    """The payloads (the memory's own texts they forge filled in) and the conversation they are run in."""
     stored = data_file("security/injection_payloads.json")
-    return {**stored, "payloads": [{**item, "text": _filled(item["text"])} for item in stored["payloads"]]}
+    filled = [{**item, "text": re.sub(r"\{\{([^{}]+)\}\}", lambda m: known[m.group(1)], item["text"])}
+              for item in stored["payloads"]]
+    return {**stored, "payloads": filled}
 
 
 def payload(payload_id: str) -> dict[str, Any]:
@@ -65,7 +57,6 @@ def payload(payload_id: str) -> dict[str, Any]:
 @dataclass(frozen=True)
 class AttackRun:  # one payload through one memory kind under one setting
     payload_id: str
-    family: str
     setting: str
     memory: str
     reached_system: bool
@@ -80,7 +71,7 @@ def _mentions(text: str | None, canary: str) -> bool:
     return canary.casefold() in (text or "").casefold()
 
 
-def run_one(item: dict[str, Any], memory_kind: str, setting: DefenceSetting, summarise: Summariser | None,
+def run_one(item: dict[str, Any], cls: Any, setting: DefenceSetting, summarise: Summariser | None,
             system_prompt: str) -> AttackRun:
     """Run the scripted conversation with the payload ``item`` as turn 2: what its canary did."""
     text, canary = item["text"], item["canary"]
@@ -91,7 +82,6 @@ def run_one(item: dict[str, Any], memory_kind: str, setting: DefenceSetting, sum
         written.append(answer.text if isinstance(answer, Summarised) else answer)
         return answer  # a Summarised as it came: the fold event reports its cut
 
-    cls = KINDS[memory_kind]
     memory = cls.create(system_prompt, recording_summariser, dict(cls.KIND.attack_settings), setting.defences)
     conversation = corpus()["conversation"]
     reached, refused = False, 0
@@ -106,8 +96,8 @@ def run_one(item: dict[str, Any], memory_kind: str, setting: DefenceSetting, sum
     last = any(_mentions(m["content"], canary) for m in memory.get_messages_for_api())
     flagged = any(check_summary(summary, names=assistant_names(system_prompt), headings=headings()).flagged
                   for summary in written)
-    return AttackRun(item["id"], item["family"], setting.name, memory_kind, reached, _mentions(memory.summary, canary),
-                     last, flagged, refused, memory.summary)
+    return AttackRun(item["id"], setting.name, cls.KIND.name, reached,
+                     _mentions(memory.summary, canary), last, flagged, refused, memory.summary)
 
 
 def memoised(summarise: Summariser) -> Summariser:
@@ -129,22 +119,18 @@ def run_attacks(summariser_for: Callable[[str, bool], Summariser], system_prompt
     """Every payload x memory kind (``kinds`` by name, every registered one if None) x setting;
     ``summariser_for(kind_name, hardened)`` gives the summariser (a kind without one is never asked)."""
     try:
-        chosen_kinds = [kind_named(kind).KIND.name for kind in (KINDS if kinds is None else kinds)]
+        chosen_kinds = [kind_named(kind) for kind in (KINDS if kinds is None else kinds)]
     except SettingError as error:
         raise SettingError("kinds", error.value, str(error)) from None
     chosen = list(corpus_payloads if corpus_payloads is not None else corpus()["payloads"])
     runs, summarisers = [], {}
     for setting in settings:
-        for kind in chosen_kinds:
-            key = (kind, setting.hardened_summariser)
+        for cls in chosen_kinds:
+            key = (cls.KIND.name, setting.hardened_summariser)
             if key not in summarisers:  # settings that differ only in the memory share one (memoised) summariser
-                summarisers[key] = memoised(summariser_for(*key)) if KINDS[kind].KIND.heading else None
-            runs += [run_one(item, kind, setting, summarisers[key], system_prompt) for item in chosen]
+                summarisers[key] = memoised(summariser_for(*key)) if cls.KIND.heading else None
+            runs += [run_one(item, cls, setting, summarisers[key], system_prompt) for item in chosen]
     return runs
-
-
-def _percent(count: int, out_of: int) -> float:
-    return 100.0 * count / out_of if out_of else 0.0
 
 
 @dataclass(frozen=True)
@@ -158,9 +144,6 @@ class AttackRate:
     in_last_request: int
     flagged: int
     refused: int  # runs in which the check refused at least one summary (the turns stayed verbatim)
-
-    def percent(self, count: int) -> float:  # of the runs
-        return _percent(count, self.payloads)
 
 
 def attack_rates(runs: Iterable[AttackRun]) -> list[AttackRate]:
@@ -176,7 +159,7 @@ def attack_rates(runs: Iterable[AttackRun]) -> list[AttackRate]:
 def roles_holding(request: list[dict[str, str]], text: str) -> list[str]:
     """Where ``text`` is in a request: 'message N (role)' for each message that holds it."""
     return [f"message {index} ({message['role']})" for index, message in enumerate(request, start=1)
-            if text.casefold() in message["content"].casefold()]
+            if _mentions(message["content"], text)]
 
 
 def where_it_is(text: str, memory: Any, saved_file: Any = None) -> str:
@@ -193,7 +176,8 @@ def where_it_is(text: str, memory: Any, saved_file: Any = None) -> str:
 # the sets in data/security/: held-out attacks (caught is right) and ordinary talk (flagged is a false alarm)
 CHECK_SETS = (("heldout_attacks", "held-out attacks, by the check's author"),
               ("heldout_attacks_2", "held-out attacks, written apart"),
-              ("ordinary_talk", "ordinary talk, by the check's author"), ("ordinary_talk_2", "ordinary talk, written apart"))
+              ("ordinary_talk", "ordinary talk, by the check's author"),
+              ("ordinary_talk_2", "ordinary talk, written apart"))
 
 
 @dataclass(frozen=True)
@@ -207,8 +191,6 @@ class CheckMeasure:
     hard: int = 0
     hard_flagged: int = 0
 
-    percent = staticmethod(_percent)
-
 
 def measure_check() -> list[CheckMeasure]:
     """The check (any mode but off) on every set of ``CHECK_SETS``, with every registered kind's heading and the
@@ -217,7 +199,7 @@ def measure_check() -> list[CheckMeasure]:
     for file, name in CHECK_SETS:
         data = data_file(f"security/{file}.json")
         names = tuple(n for p in data.get("system_prompts", [prompt("fincoach_system")]) for n in assistant_names(p))
-        texts = data["attacks"] if "attacks" in data else [{"text": t} for t in data["user_messages"] + data["summaries"]]
+        texts = data.get("attacks") or [{"text": t} for t in data["user_messages"] + data["summaries"]]
         flagged = [check_summary(t["text"], headings=kinds, names=names).flagged for t in texts]
         hard = [t.get("form") in data.get("hard_tail_forms", ()) for t in texts]
         measures.append(CheckMeasure(name, "attacks" in data, len(texts), sum(flagged), sum(hard),
@@ -225,12 +207,12 @@ def measure_check() -> list[CheckMeasure]:
     return measures
 
 
-def ordinary_run(summarise: Summariser, kind: str = "summary memory", turns: int | None = None) -> tuple[int, ...]:
-    """The first ``turns`` user messages of both ordinary corpora through ``kind`` with the refusing check: (turns,
-    fold attempts, flagged, refused); a refused fold keeps its turns and is tried again."""
+def ordinary_run(summarise: Summariser, turns: int | None = None) -> tuple[int, ...]:
+    """The first ``turns`` user messages of both ordinary corpora through summary memory with the refusing check:
+    (turns, fold attempts, flagged, refused); a refused fold keeps its turns and is tried again."""
     messages = [t for file in ("ordinary_talk", "ordinary_talk_2") for t in data_file(f"security/{file}.json")
                 ["user_messages"]][:turns]
-    cls = KINDS[kind]
+    cls = KINDS["summary memory"]
     memory = cls.create(prompt("fincoach_system"), summarise, dict(cls.KIND.attack_settings),
                         Defences(summary_check="refuse"))
     refused = 0

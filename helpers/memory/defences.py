@@ -1,42 +1,28 @@
-"""The defences of notebook 06 as one value: ``Defences(placement="data", pinned_rules=[...], summary_check="report",
-redact=True)``. ``Defences()``, every field at its default, sends exactly the lessons' request; each field switches
-one defence on, and with any of them on, text that copies a memory block is quoted (``quoting``). The memory calls
-only the hooks below; the registered kinds' headings come in as ``headings`` (this module never reads the registry).
-"""
+"""The defences of notebook 06 as one value, ``Defences(placement="data", pinned_rules=[...], summary_check="report",
+redact=True)``; each field switches one defence on. The memory calls only the hooks below and passes the registered
+kinds' headings in as ``headings`` (this module never reads the registry)."""
 from __future__ import annotations
 
 import dataclasses
-import functools
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from helpers.base.errors import SettingError
-from helpers.base.reading import escape_markers, origins, pattern, read, span_in
+from helpers.base.files import lone_surrogate_at
+from helpers.base.reading import escape_markers, read, spans_written
 from helpers.base.redaction import redact_messages
-from helpers.memory.blocks import (BLOCK_TEXTS, DATA_CLOSE, DATA_NOTE, DATA_OPEN, check_rules, note_clauses, pinned_block,
-                                   words_pattern)
-from helpers.memory.summary_check import CHECK_MODES, assistant_names, check_summary
-
-PLACEMENTS = ("system", "data")
-
-
-@functools.lru_cache(maxsize=16)  # keyed by the kinds' headings, never by user text
-def _copies(headings: tuple[str, ...]) -> re.Pattern[str]:
-    return pattern(words_pattern(note_clauses((*headings, *BLOCK_TEXTS))))
+from helpers.memory.blocks import (DATA_CLOSE, DATA_NOTE, DATA_OPEN, PINNED_CLOSE, PINNED_HEADING, PINNED_NOTE,
+                                   PINNED_OPEN, copies)
+from helpers.memory.summary_check import assistant_names, check_summary
 
 
 def quote_copies(text: str, headings: Iterable[str] = ()) -> str:
     """``text`` with bracket runs spaced out and every copy of a memory block's heading, note or marker words (any
     case, spacing or look-alikes) rewritten as a visible quote (its reading, ``_`` for spaces)."""
     text = escape_markers(text)
-    found = list(_copies(tuple(h for h in headings if h)).finditer(read(text).lower()))
-    if not found:
-        return text
-    ends, pieces, at = origins(text), [], 0
-    for match in found:
-        start, end = span_in(ends, *match.span())
+    pieces, at = [], 0
+    for start, end in spans_written(text, [m.span() for m in copies(tuple(headings)).finditer(read(text).lower())]):
         pieces += [text[at:start], "_".join(read(text[start:end]).split())]
         at = end
     return "".join(pieces) + text[at:]
@@ -52,14 +38,25 @@ class Defences:
     redact: bool = False
 
     def __post_init__(self) -> None:
-        if self.placement not in PLACEMENTS:
+        if self.placement not in ("system", "data"):
             raise SettingError("placement", self.placement, "placement must be 'system' (the lessons' second system "
                                f"message) or 'data' (a data block in a user-role message), got {self.placement!r}")
-        if self.summary_check not in CHECK_MODES:
+        if self.summary_check not in ("off", "report", "refuse"):
             raise SettingError("summary_check", self.summary_check, "summary_check must be 'off', 'report' "
                                "(findings on the fold event) or 'refuse' (a flagged summary is not stored; the "
                                f"messages stay verbatim), got {self.summary_check!r}")
-        object.__setattr__(self, "pinned_rules", check_rules(self.pinned_rules))
+        rules = self.pinned_rules
+        if not isinstance(rules, (list, tuple)):  # a lone string would be pinned one character at a time
+            raise SettingError("pinned_rules", rules, f"pinned_rules must be a list of rules (texts), got "
+                               f"{type(rules).__name__} {rules!r:.60}; e.g. pinned_rules=['Never recommend crypto.']")
+        for rule in rules:
+            if not isinstance(rule, str) or not rule.strip():
+                raise SettingError("pinned_rules", rules, f"a pinned rule must be non-empty text, got {rule!r}")
+            if (position := lone_surrogate_at(rule)) is not None:
+                raise SettingError("pinned_rules", rules, f"the pinned rule {rule[:40]!r} holds a lone surrogate at "
+                                   f"character {position} (half of a character such as an emoji), which cannot be "
+                                   "saved; fix the text and pin it again")
+        object.__setattr__(self, "pinned_rules", tuple(" ".join(rule.split()) for rule in rules))
         if not isinstance(self.redact, bool):
             raise SettingError("redact", self.redact, f"redact must be True or False, got {self.redact!r}")
 
@@ -69,8 +66,12 @@ class Defences:
         return self != Defences()
 
     def system_text(self, system_prompt: str) -> str:
-        """The first system message: the system prompt, then the pinned block if rules are pinned."""
-        return f"{system_prompt}\n\n{pinned_block(self.pinned_rules)}" if self.pinned_rules else system_prompt
+        """The first system message: the system prompt, then the pinned rules, word for word and never summarised
+        (notebook 03), in the one message every chat format keeps, whatever the placement."""
+        if not self.pinned_rules:
+            return system_prompt
+        body = escape_markers(PINNED_HEADING + "\n".join(f"- {rule}" for rule in self.pinned_rules))
+        return f"{system_prompt}\n\n{PINNED_NOTE}\n{PINNED_OPEN}\n{body}\n{PINNED_CLOSE}"
 
     def sent_text(self, content: str, headings: Iterable[str] = ()) -> str:
         """A verbatim message's text as sent (quoted where it copies a memory block, when ``quoting``)."""
@@ -88,8 +89,7 @@ class Defences:
         return redact_messages(messages) if self.redact else messages
 
     def check(self, summary: str, system_prompt: str = "", headings: Iterable[str] = ()) -> tuple[str, ...] | None:
-        """The check's findings as ``"kind: text"`` lines (None when off): orders to the assistant by the name the
-        system prompt gives it are instructions, copies of ``headings`` forged headers."""
+        """The check's findings as ``"kind: text"`` lines (None when off); orders to the assistant by its name too."""
         if self.summary_check == "off":
             return None
         return check_summary(summary, names=assistant_names(system_prompt), headings=headings).lines()
