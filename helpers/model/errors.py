@@ -3,6 +3,7 @@
 As ``openai.OpenAIError``s, the project's errors raised in the transport pass the SDK unchanged."""
 from __future__ import annotations
 
+import json
 import re
 import sys
 from enum import StrEnum
@@ -12,7 +13,7 @@ import openai
 
 from helpers.base.errors import Explained, short_traceback
 from helpers.base.text import duration
-from helpers.model.settings import configured_secrets, scrub_text
+from helpers.model.settings import scrub_text
 
 # What went wrong in a model call: the closed set of ``ModelAccessError.reason`` (each member equal to its text).
 Reason = StrEnum("Reason", {name.upper().replace(" ", "_"): name for name in (
@@ -24,17 +25,14 @@ Reason = StrEnum("Reason", {name.upper().replace(" ", "_"): name for name in (
 class ModelAccessError(Explained, openai.OpenAIError):
     """Base of every model-access error: ``status`` is None when no answer came, ``attempts`` counts the call's tries,
     ``setting`` names what to change, ``retry_can_help`` whether sending it again may work. The class attributes are
-    each kind's defaults; a field given (not None) replaces one, and a field no kind has is refused."""
+    each kind's defaults; a field given (not None) replaces one."""
 
     reason = Reason.FAILED
     retry_can_help, setting, status, attempts, retry_after = True, None, None, None, None
 
     def __init__(self, message: str, **fields: Any) -> None:
         super().__init__(message)
-        if unknown := [name for name in fields if not hasattr(type(self), name)]:
-            raise TypeError(f"{type(self).__name__} has no field {', '.join(unknown)}")
         vars(self).update({name: value for name, value in fields.items() if value is not None})
-        self.reason = Reason(self.reason)
 
 
 class ModelUnavailable(ModelAccessError):
@@ -91,14 +89,11 @@ _CONTEXT = (r"maximum context length is (\d+)", r"context window of (\d+)", r"co
 _PROMPT = (r"(\d+) in the messages", r"n_prompt_tokens\W+(\d+)")
 
 
-def server_said(body: Any, limit: int = 300, *, fields: bool = False) -> str:
-    """The server's own words in an error body (``{"error": {"message": ...}}``, ``{"detail": ...}``), shortened; with
-    ``fields`` (to find numbers in) its error's code, type, n_ctx and n_prompt_tokens too."""
+def server_said(body: Any) -> str:
+    """The server's own words in an error body (``{"error": {"message": ...}}``, ``{"detail": ...}``), shortened."""
     inner = body.get("error", body) if isinstance(body, dict) else body
-    codes = [f"{key} {inner[key]}" for key in ("code", "type", "n_ctx", "n_prompt_tokens")
-             if fields and isinstance(inner, dict) and key in inner]
     words = inner.get("message") or inner.get("detail") if isinstance(inner, dict) else inner
-    return " ".join([" ".join(words.split())[:limit] if isinstance(words, str) else "", *codes]).strip()
+    return " ".join(words.split())[:300] if isinstance(words, str) else ""
 
 
 def _number(patterns: tuple[str, ...], text: str) -> int | None:
@@ -188,7 +183,7 @@ def _error_for(error: BaseException, access: Any) -> ModelAccessError:
                 url_setting="LLM_BASE_URL" if access.provider == "custom" else "",
                 hint=" This endpoint may not accept reasoning_effort: set LLM_REASONING_EFFORT=off." if reasoning else
                 "", hint_setting="LLM_REASONING_EFFORT" if reasoning else "")
-    said = server_said(body, 2000, fields=True) or words
+    said = f"{words} {json.dumps(body)}"  # the whole body: a server may give its numbers as fields (n_ctx)
     _, _, reason, wording, setting, retry = next(
         case for case in _CASES if isinstance(error, case[0]) and (case[1] is None or status in case[1])
         and (case[2] is not Reason.CONTEXT_OVERFLOW or _OVERFLOW.search(said)))
@@ -202,7 +197,7 @@ def _error_for(error: BaseException, access: Any) -> ModelAccessError:
 def model_error(error: BaseException, access: Any) -> ModelAccessError:
     """The project's error for an SDK error from a call through ``access``; one already built is kept as it is."""
     built = error if isinstance(error, ModelAccessError) else _error_for(error, access)
-    built.args = (scrub_text(str(built), [*access.secrets, *configured_secrets()]),)
+    built.args = (scrub_text(str(built), access.secrets),)
     return built
 
 
@@ -210,24 +205,19 @@ def explain_error(error: BaseException, access: Any) -> str:
     """What a failed call means and what to do next, secrets scrubbed; the project's other errors (a
     ``SummariserError`` wrapping a model error, say) already say it and are shown as they are."""
     if isinstance(error, Explained) and not isinstance(error, ModelAccessError):
-        return scrub_text(str(error), [*access.secrets, *configured_secrets()])
+        return scrub_text(str(error), access.secrets)
     return str(model_error(error, access))
 
 
-_latest: list[Any] = []  # the ModelAccess of the latest connect(), which explains a notebook's own SDK errors
-
-
 def explain_in_notebooks(access: Any) -> None:
-    """In an IPython kernel, show an SDK error of a notebook's own call with ``explain_error`` first."""
-    _latest[:] = [access]
+    """In an IPython kernel, show an SDK error of a notebook's own call with ``explain_error`` first (for the latest
+    ``connect()``), then two more lines; ``%tb`` still prints the whole traceback."""
+    def show(shell: Any, etype: type[BaseException], value: BaseException, tb: Any, tb_offset: Any = None) -> list[str]:
+        shell._get_exc_info((etype, value, tb))  # sets sys.last_* so that %tb prints the whole traceback
+        lines = short_traceback(etype.__name__, explain_error(value, access), tb)
+        shell._showtraceback(etype, value, lines)
+        return lines
+
     module = sys.modules.get("IPython")  # only a running kernel has imported it; never import it here
     if (shell := module.get_ipython() if module is not None else None) is not None:
-        shell.set_custom_exc((openai.APIError,), _show)
-
-
-def _show(shell: Any, etype: type[BaseException], value: BaseException, tb: Any, tb_offset: Any = None) -> list[str]:
-    """IPython's custom exception handler: the explanation first, two more lines; ``%tb`` still works."""
-    shell._get_exc_info((etype, value, tb))  # sets sys.last_* so that %tb prints the whole traceback
-    lines = short_traceback(etype.__name__, explain_error(value, _latest[0]) if _latest else str(value), tb)
-    shell._showtraceback(etype, value, lines)
-    return lines
+        shell.set_custom_exc((openai.APIError,), show)
