@@ -151,7 +151,7 @@ class ModelAccess:
         cut at the token limit (gpt-oss reasons inside ``max_tokens``) is retried once with twice the limit."""
         for limit in (max_tokens, max_tokens * 2):
             try:
-                options = {"temperature": temperature, "reasoning_effort": reasoning_effort}  # the transport adapts them
+                options = {"temperature": temperature, "reasoning_effort": reasoning_effort}  # adapted by the transport
                 response = self.client.chat.completions.create(model=self.model, messages=messages, max_tokens=limit,
                                                                **{k: v for k, v in options.items() if v is not None})
             except openai.APIError as error:
@@ -240,7 +240,7 @@ def connect(mode: str | None = None, *, provider: str | None = None, base_url: s
         raise RecordingMissing(message) if chosen == "replay" else SettingError("recording", None, message)
     secrets = [s for s in (endpoint.key, *url_credentials(endpoint.base_url)) if s] if endpoint else []
     wire = ModelTransport(chosen, max_retries=retries, system_messages=sent_as, secrets=secrets, quiet=quiet)
-    name, label, where, url, key = OFFLINE_MODEL, _OFFLINE_LABEL, "in-process stand-in", "http://stand-in.invalid/v1", ""
+    name, label, where, url, key = OFFLINE_MODEL, _OFFLINE_LABEL, "in-process stand-in", "http://stand-in.invalid", ""
     wire.traits = Traits.of(OFFLINE_MODEL, "offline")
     if chosen == "replay":
         wire.recording, where = Recording.load(path), display_path(path)

@@ -37,12 +37,6 @@ def json_text(value: object) -> str:
     return json.dumps(value, ensure_ascii=False).translate(_LINE_BREAKS)
 
 
-def structured_turns(messages: list[dict[str, str]]) -> str:
-    """The messages as a JSON list, one ``{"role", "content"}`` object each (no line break inside a message)."""
-    return "[\n" + ",\n".join(" " + json_text({"role": m["role"], "content": m["content"]})
-                               for m in messages) + "\n]"
-
-
 def request_templates(which: str | Mapping[str, str]) -> dict[str, str]:
     """Summariser request templates (``first``, ``update``, optional ``line``): a lesson's by name, or a kind's own."""
     if isinstance(which, str):
@@ -61,9 +55,10 @@ def build_summariser_request(messages: list[dict[str, str]], existing_summary: s
                              structured: bool = False) -> list[dict[str, str]]:
     """The two messages a summariser call sends (system prompt, then the filled-in template); ``structured``
     sends the turns (and a summary to shorten) as JSON, so no message can forge another."""
-    if structured:
-        templates = STRUCTURED_TEMPLATES
-        turns, summary = structured_turns(messages), json_text(existing_summary)
+    if structured:  # a JSON list, one line a message
+        templates, summary = STRUCTURED_TEMPLATES, json_text(existing_summary)
+        turns = "[\n" + ",\n".join(f' {json_text({"role": m["role"], "content": m["content"]})}' for m in messages)
+        turns += "\n]"
     else:
         templates = {**templates, "condense": CONDENSE_TEMPLATE}
         turns, summary = turns_text(messages, templates.get("line", "{ROLE}: {content}")), existing_summary
