@@ -145,15 +145,15 @@ class ModelAccess:
     max_retries = property(attrgetter("client.max_retries"))
     timeout = property(attrgetter("client.timeout"))
 
-    def complete(self, messages: list[dict[str, Any]], *, max_tokens: int = 1024, temperature: float | None = 0,
-                 reasoning_effort: str | None = None, purpose: str = "reply") -> ChatCompletion:
-        """One chat completion with a non-empty reply, or the project's error saying what to do; an empty reply
-        cut at the token limit (gpt-oss reasons inside ``max_tokens``) is retried once with twice the limit."""
+    def complete(self, messages: list[dict[str, Any]], *, max_tokens: int = 1024, reasoning_effort: str | None = None,
+                 purpose: str = "reply") -> ChatCompletion:
+        """One chat completion (temperature 0) with a non-empty reply, or the project's error saying what to do; an
+        empty reply cut at the token limit (gpt-oss reasons inside ``max_tokens``) is retried once at twice the limit."""
         for limit in (max_tokens, max_tokens * 2):
-            try:
-                options = {"temperature": temperature, "reasoning_effort": reasoning_effort}  # adapted by the transport
+            try:  # what the endpoint does not accept, the transport leaves out
+                options = {"reasoning_effort": reasoning_effort} if reasoning_effort else {}
                 response = self.client.chat.completions.create(model=self.model, messages=messages, max_tokens=limit,
-                                                               **{k: v for k, v in options.items() if v is not None})
+                                                               temperature=0, **options)
             except openai.APIError as error:
                 raise model_error(error, self) from error
             choice = response.choices[0] if response.choices else None

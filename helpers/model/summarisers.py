@@ -96,8 +96,6 @@ class ModelSummariser:
     templates: dict[str, str]
     name: str = "custom"
     max_tokens: int = 1000
-    temperature: float | None = 0
-    reasoning_effort: str | None = "low"
     condense_words: int | None = None
     calls: list[SummariserCall] = field(default_factory=list)
     structured: bool = False  # the turns as JSON (notebook 06)
@@ -115,8 +113,7 @@ class ModelSummariser:
     def summarised(self, messages: list[dict[str, str]], existing_summary: str | None = None) -> Summarised:
         """The new summary and whether the model cut it at max_tokens (a memory reads this, to report the cut)."""
         request = self.request(messages, existing_summary)
-        response = self.access.complete(request, max_tokens=self.max_tokens, temperature=self.temperature,
-                                        reasoning_effort=self.reasoning_effort, purpose="summary")
+        response = self.access.complete(request, max_tokens=self.max_tokens, reasoning_effort="low", purpose="summary")
         not_received = tuple(describe(request, index) for index in self.access.trace.not_received)
         choice = response.choices[0]
         summary = (choice.message.content or "").strip()  # never empty: complete() refuses that, as the memory does
@@ -130,7 +127,7 @@ def make_summariser(access: ModelAccess, prompt: str = "summary_memory", *,
                     templates: str | Mapping[str, str] | None = None, **settings: Any) -> ModelSummariser:
     """A summariser for a memory: ``prompt`` is a lesson prompt's name or your own prompt text; ``templates`` the
     request wording (by default that of the kind whose prompt this is, else lesson 3's); ``settings`` go to
-    ``ModelSummariser`` (``max_tokens``, ``temperature``, ``reasoning_effort``, ``condense_words``, ``structured``)."""
+    ``ModelSummariser`` (``max_tokens``, ``condense_words``, ``structured``)."""
     if prompt in lesson_data.SUMMARISER_PROMPTS:
         name, system_prompt = prompt, lesson_data.prompt(prompt)
     elif isinstance(prompt, str) and len(prompt.split()) > 3:
