@@ -1,6 +1,5 @@
-"""``connect()``: a real ``openai.OpenAI`` client in each mode (live, record, replay, offline) over the one transport
-(``transport.ModelTransport``), named in one printed line, the mode line; keys come from the environment or ``.env``
-and are never printed or stored; a local server's model is checked against its list and named by file name."""
+"""``connect()``: a real ``openai.OpenAI`` client in each mode (live, record, replay, offline) over the one transport,
+named in one printed line, the mode line; keys come from the environment or ``.env`` and are never shown."""
 from __future__ import annotations
 
 import os

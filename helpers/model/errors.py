@@ -1,6 +1,5 @@
-"""Errors of model access, and an SDK error made one: what happened and what to do, the same facts as fields
-(``reason`` from ``Reason``), every secret scrubbed; in IPython a notebook's own SDK errors are shown the same way.
-As ``openai.OpenAIError``s, the project's errors raised in the transport pass the SDK unchanged."""
+"""Errors of model access, and an SDK error made one: what happened and what to do, the same facts as fields, every
+secret scrubbed. As ``openai.OpenAIError``s, the project's errors raised in the transport pass the SDK unchanged."""
 from __future__ import annotations
 
 import json
@@ -114,18 +113,6 @@ def _said(words: str) -> str:
     return f" The server said: {words if words.endswith(('.', '!', '?')) else words + '.'}" if words else ""
 
 
-def _fit(said: str) -> str:
-    """What the server's numbers say about a request too long for its context."""
-    context, prompt = _number(_CONTEXT, said), _number(_PROMPT, said)
-    if context is None or prompt is None:
-        return ""
-    if prompt <= context:
-        return (f" The messages ({prompt} tokens) fit its context of {context} tokens but the reply limit does not: "
-                "lower max_tokens, or")
-    return (f" The messages alone ({prompt} tokens) are longer than its context of {context} tokens, so a shorter "
-            "reply cannot help:")
-
-
 # (errors, statuses (None: any), reason, what happened and what to do, setting, whether a retry can help); the first
 # row an error matches decides (an overflow is a 400 too, so it comes first, and only when the server says so)
 _CASES: tuple[tuple[type[BaseException], Any, Reason, str, str, bool], ...] = (
@@ -187,9 +174,13 @@ def _error_for(error: BaseException, access: Any) -> ModelAccessError:
     _, _, reason, wording, setting, retry = next(
         case for case in _CASES if isinstance(error, case[0]) and (case[1] is None or status in case[1])
         and (case[2] is not Reason.CONTEXT_OVERFLOW or _OVERFLOW.search(said)))
-    if reason is Reason.CONTEXT_OVERFLOW:
-        return ContextOverflow(wording.format(**text, fit=_fit(said)), **facts,
-                               context_tokens=_number(_CONTEXT, said), prompt_tokens=_number(_PROMPT, said))
+    if reason is Reason.CONTEXT_OVERFLOW:  # what the server's numbers say, when it gives them
+        context, prompt = _number(_CONTEXT, said), _number(_PROMPT, said)
+        fit = ("" if context is None or prompt is None else f" The messages ({prompt} tokens) fit its context of "
+               f"{context} tokens but the reply limit does not: lower max_tokens, or" if prompt <= context else
+               f" The messages alone ({prompt} tokens) are longer than its context of {context} tokens, so a shorter "
+               "reply cannot help:")
+        return ContextOverflow(wording.format(**text, fit=fit), **facts, context_tokens=context, prompt_tokens=prompt)
     return ModelUnavailable(wording.format(**text), reason=reason, setting=setting.format(**text) or None,
                             retry_can_help=retry, **facts)
 

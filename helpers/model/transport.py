@@ -1,8 +1,5 @@
-"""The one transport under the SDK, for every mode. A chat request is adapted to what the endpoint takes, then
-answered by the offline stand-in, by the recording (replay) or by the network (live, record). From the network, each
-whole answer is bounded by the call's timeout, scrubbed of secrets and checked; each retry the SDK will make is said
-as it happens; system messages are sent as ``LLM_SYSTEM_MESSAGES`` says and, on a local server, probed for; a good
-exchange is recorded, and a call that failed for good is answered from the recording when it holds that request."""
+"""The one transport under the SDK, for every mode: a chat request adapted to what the endpoint takes, answered by
+the offline stand-in, the recording (replay) or the network (live, record: see docs/model_access.md for the steps)."""
 from __future__ import annotations
 
 import email.utils
