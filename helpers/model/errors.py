@@ -113,76 +113,70 @@ def _said(words: str) -> str:
     return f" The server said: {words if words.endswith(('.', '!', '?')) else words + '.'}" if words else ""
 
 
-# (errors, statuses (None: any), reason, what happened and what to do, setting, whether a retry can help); the first
-# row an error matches decides (an overflow is a 400 too, so it comes first, and only when the server says so)
-_CASES: tuple[tuple[type[BaseException], Any, Reason, str, str, bool], ...] = (
-    (openai.APITimeoutError, None, Reason.TIMEOUT,
-     "{where} sent no complete answer within LLM_TIMEOUT={timeout:g} seconds ({tries}). A slow server needs a larger "
-     "LLM_TIMEOUT (a local model on a CPU can take minutes for a long reply): set e.g. LLM_TIMEOUT=300 in .env or "
-     "your environment and restart the kernel; a slow server also keeps working on a request the client gave up "
-     "on, so set LLM_MAX_RETRIES=0 for one. If the server should be fast, check the network or the server, then "
-     "run the cell again; {fallback}.", "LLM_TIMEOUT", True),
-    (openai.APIConnectionError, None, Reason.NO_CONNECTION,
-     "Could not reach {where}{cause} after {tries}: no network, or the server is not running at that address "
-     "(check LLM_BASE_URL). Connect and run the cell again; {fallback}.", "{url_setting}", True),
-    (openai.APIStatusError, (400, 413, 422, 500), Reason.CONTEXT_OVERFLOW,
-     "{where} rejected the request as too long for the server's context ({status}).{detail}{fit} start the server "
-     "with a larger context (llama.cpp and llama-cpp-python: --n_ctx, e.g. --n_ctx 8192), or keep the requests "
-     "smaller (a smaller max_buffer_tokens or max_turns_before_summary for the memory). Sending the same request "
-     "again cannot work. Replay and offline still work: LLM_MODE=replay (recorded answers) or LLM_MODE=offline "
-     "(the stand-in).", "--n_ctx", False),
-    (openai.APIStatusError, (429,), Reason.RATE_LIMIT,
-     "{where} answered 429 Too Many Requests (rate limit) after {tries}.{detail}{asked} Free tiers limit tokens "
-     "per minute: wait {how_long} and run the cell again; {fallback}.", "", True),
-    (openai.APIStatusError, (404,), Reason.NOT_FOUND,
-     "{where} answered 404: the model or the URL does not exist there.{detail} Check LLM_MODEL and LLM_BASE_URL; "
-     "{fallback}.", "LLM_MODEL", False),
-    (openai.APIStatusError, (400,), Reason.REJECTED_REQUEST, "{where} rejected the request (400).{detail}{hint}",
-     "{hint_setting}", False),
-    (openai.APIStatusError, range(500, 1000), Reason.SERVER_ERROR,
-     "{where} answered {status} (a server error on their side) after {tries}.{detail}{asked} Wait and run the "
-     "cell again; {fallback}.", "", True),
-    (openai.APIStatusError, None, Reason.HTTP_ERROR, "{where} answered {status}.{detail} Run the cell again; "
-     "{fallback}.", "", True),
-    (BaseException, None, Reason.SDK_ERROR, "The call to {where} failed: {error_type}: {error}. Run the cell again; "
-     "{fallback}.", "", True),
-)
-
-
 def _error_for(error: BaseException, access: Any) -> ModelAccessError:
+    """The project's error for an SDK error: what happened and what to do (an overflow is a 400 too, so it is told
+    apart by the server's words first)."""
     made, wait = access.trace.attempts or 1, access.trace.retry_after
     status = error.status_code if isinstance(error, openai.APIStatusError) else None
     where, body, response = f"{access.endpoint} (model {access.model})", getattr(error, "body", None), getattr(
         error, "response", None)
     words = (server_said(body) or " ".join(response.text.split())[:300]) if response is not None else ""
-    facts = {"status": status, "attempts": made, "retry_after": wait}
-    if status in (401, 403):
-        return rejected_key(where, status, words, access.key_env, attempts=made, retry_after=wait)
+    facts, detail = {"status": status, "attempts": made, "retry_after": wait}, _said(words)
+    tries = "1 attempt" if made == 1 else f"{made} attempts, the SDK retrying with backoff"
+    said = f"{words} {json.dumps(body)}"  # the whole body: a server may give its numbers as fields (n_ctx)
     named = wait if (wait or 0) >= 1 else None  # a wait worth naming: a second or more
     asked = "" if named is None else f" It asked to wait {duration(named)} before trying again (Retry-After)" + (
         ", longer than the SDK waits, so it did not retry." if named > 120 and made == 1 else ".")
-    reasoning = "reasoning" in str(getattr(error, "message", "")).lower()
-    text = dict(where=where, status=status, timeout=access.timeout, fallback=FALLBACK, error=error,
-                error_type=type(error).__name__, detail=_said(words), asked=asked,
-                tries="1 attempt" if made == 1 else f"{made} attempts, the SDK retrying with backoff",
-                cause=f" ({type(error.__cause__).__name__})" if error.__cause__ else "",
-                how_long=duration(named) if named and named > 60 else "a minute",
-                url_setting="LLM_BASE_URL" if access.provider == "custom" else "",
-                hint=" This endpoint may not accept reasoning_effort: set LLM_REASONING_EFFORT=off." if reasoning else
-                "", hint_setting="LLM_REASONING_EFFORT" if reasoning else "")
-    said = f"{words} {json.dumps(body)}"  # the whole body: a server may give its numbers as fields (n_ctx)
-    _, _, reason, wording, setting, retry = next(
-        case for case in _CASES if isinstance(error, case[0]) and (case[1] is None or status in case[1])
-        and (case[2] is not Reason.CONTEXT_OVERFLOW or _OVERFLOW.search(said)))
-    if reason is Reason.CONTEXT_OVERFLOW:  # what the server's numbers say, when it gives them
+    if status in (401, 403):
+        return rejected_key(where, status, words, access.key_env, attempts=made, retry_after=wait)
+    if isinstance(error, openai.APITimeoutError):
+        return ModelUnavailable(
+            f"{where} sent no complete answer within LLM_TIMEOUT={access.timeout:g} seconds ({tries}). A slow server "
+            "needs a larger LLM_TIMEOUT (a local model on a CPU can take minutes for a long reply): set e.g. "
+            "LLM_TIMEOUT=300 in .env or your environment and restart the kernel; a slow server also keeps working on "
+            "a request the client gave up on, so set LLM_MAX_RETRIES=0 for one. If the server should be fast, check "
+            f"the network or the server, then run the cell again; {FALLBACK}.", reason=Reason.TIMEOUT,
+            setting="LLM_TIMEOUT", **facts)
+    if isinstance(error, openai.APIConnectionError):
+        cause = f" ({type(error.__cause__).__name__})" if error.__cause__ else ""
+        return ModelUnavailable(
+            f"Could not reach {where}{cause} after {tries}: no network, or the server is not running at that address "
+            f"(check LLM_BASE_URL). Connect and run the cell again; {FALLBACK}.", reason=Reason.NO_CONNECTION,
+            setting="LLM_BASE_URL" if access.provider == "custom" else None, **facts)
+    if status in (400, 413, 422, 500) and _OVERFLOW.search(said):  # with the server's numbers, when it gives them
         context, prompt = _number(_CONTEXT, said), _number(_PROMPT, said)
         fit = ("" if context is None or prompt is None else f" The messages ({prompt} tokens) fit its context of "
                f"{context} tokens but the reply limit does not: lower max_tokens, or" if prompt <= context else
                f" The messages alone ({prompt} tokens) are longer than its context of {context} tokens, so a shorter "
                "reply cannot help:")
-        return ContextOverflow(wording.format(**text, fit=fit), **facts, context_tokens=context, prompt_tokens=prompt)
-    return ModelUnavailable(wording.format(**text), reason=reason, setting=setting.format(**text) or None,
-                            retry_can_help=retry, **facts)
+        return ContextOverflow(
+            f"{where} rejected the request as too long for the server's context ({status}).{detail}{fit} start the "
+            "server with a larger context (llama.cpp and llama-cpp-python: --n_ctx, e.g. --n_ctx 8192), or keep the "
+            "requests smaller (a smaller max_buffer_tokens or max_turns_before_summary for the memory). Sending the "
+            "same request again cannot work. Replay and offline still work: LLM_MODE=replay (recorded answers) or "
+            "LLM_MODE=offline (the stand-in).", **facts, context_tokens=context, prompt_tokens=prompt)
+    if status == 429:
+        return ModelUnavailable(
+            f"{where} answered 429 Too Many Requests (rate limit) after {tries}.{detail}{asked} Free tiers limit "
+            f"tokens per minute: wait {duration(named) if named and named > 60 else 'a minute'} and run the cell "
+            f"again; {FALLBACK}.", reason=Reason.RATE_LIMIT, **facts)
+    if status == 404:
+        return ModelUnavailable(
+            f"{where} answered 404: the model or the URL does not exist there.{detail} Check LLM_MODEL and "
+            f"LLM_BASE_URL; {FALLBACK}.", reason=Reason.NOT_FOUND, setting="LLM_MODEL", retry_can_help=False, **facts)
+    if status == 400:
+        reasoning = "reasoning" in str(getattr(error, "message", "")).lower()
+        hint = " This endpoint may not accept reasoning_effort: set LLM_REASONING_EFFORT=off." if reasoning else ""
+        return ModelUnavailable(f"{where} rejected the request (400).{detail}{hint}", reason=Reason.REJECTED_REQUEST,
+                                setting="LLM_REASONING_EFFORT" if reasoning else None, retry_can_help=False, **facts)
+    if status is not None and status >= 500:
+        return ModelUnavailable(f"{where} answered {status} (a server error on their side) after {tries}.{detail}{asked}"
+                                f" Wait and run the cell again; {FALLBACK}.", reason=Reason.SERVER_ERROR, **facts)
+    if status is not None:
+        return ModelUnavailable(f"{where} answered {status}.{detail} Run the cell again; {FALLBACK}.",
+                                reason=Reason.HTTP_ERROR, **facts)
+    return ModelUnavailable(f"The call to {where} failed: {type(error).__name__}: {error}. Run the cell again; "
+                            f"{FALLBACK}.", reason=Reason.SDK_ERROR, **facts)
 
 
 def model_error(error: BaseException, access: Any) -> ModelAccessError:
