@@ -76,13 +76,11 @@ def build_summariser_request(messages: list[dict[str, str]], existing_summary: s
 
 @dataclass(frozen=True)
 class SummariserCall:
-    """One summariser call: what was sent, what came back, and the usage the endpoint reported."""
+    """One summariser call: what was sent, what came back, the prompt tokens the endpoint billed."""
 
     request: list[dict[str, str]]
     summary: str
     prompt_tokens: int | None
-    completion_tokens: int | None
-    model: str
     not_received: tuple[str, ...] = ()  # what a live server dropped from the request ("the summariser prompt")
 
 
@@ -117,17 +115,15 @@ class ModelSummariser:
         not_received = tuple(describe(request, index) for index in self.access.trace.not_received)
         choice = response.choices[0]
         summary = (choice.message.content or "").strip()  # never empty: complete() refuses that, as the memory does
-        usage = response.usage
-        self.calls.append(SummariserCall(request, summary, usage.prompt_tokens if usage else None,
-                                         usage.completion_tokens if usage else None, response.model, not_received))
+        billed = response.usage.prompt_tokens if response.usage else None
+        self.calls.append(SummariserCall(request, summary, billed, not_received))
         return Summarised(summary, cut=choice.finish_reason == "length")  # the fold line says SUMMARY CUT
 
 
 def make_summariser(access: ModelAccess, prompt: str = "summary_memory", *,
                     templates: str | Mapping[str, str] | None = None, **settings: Any) -> ModelSummariser:
-    """A summariser for a memory: ``prompt`` is a lesson prompt's name or your own prompt text; ``templates`` the
-    request wording (by default that of the kind whose prompt this is, else lesson 3's); ``settings`` go to
-    ``ModelSummariser`` (``max_tokens``, ``condense_words``, ``structured``)."""
+    """A summariser for a memory: ``prompt`` is a lesson prompt's name or your own prompt text, ``templates`` the
+    request wording (by default that of the kind whose prompt this is, else lesson 3's), ``settings`` its fields."""
     if prompt in lesson_data.SUMMARISER_PROMPTS:
         name, system_prompt = prompt, lesson_data.prompt(prompt)
     elif isinstance(prompt, str) and len(prompt.split()) > 3:
