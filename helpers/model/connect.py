@@ -82,29 +82,25 @@ def shown(model_id: str) -> str:
     return name if is_file_path(model_id) else model_id
 
 
-def _listed(wire: ModelTransport, endpoint: _Endpoint, seconds: float) -> tuple[str, ...] | None:
-    """The model ids a server lists at ``/models`` (None when it lists none), asked through the transport; a key it
-    rejects there is the same error as on a chat call."""
+def served_model(wire: ModelTransport, endpoint: _Endpoint, seconds: float, where: str) -> tuple[str, str, str]:
+    """The model of a server at ``LLM_BASE_URL`` as outputs and recordings name it, as the mode line names it, and as
+    the server is sent it (the path, for a model listed by its file): ``LLM_MODEL`` if the server lists it at
+    ``/models`` (Ollama's ``:latest`` and a file's name match too) or lists nothing, else its only model when none is
+    named, else ``UnknownModel``. A key the server rejects there is the same error as on a chat call."""
     headers = {"authorization": f"Bearer {endpoint.key}"} if endpoint.key else {}
     request = httpx2.Request("GET", endpoint.base_url + "/models", headers=headers,
                              extensions={"timeout": httpx2.Timeout(min(seconds, MODELS_TIMEOUT)).as_dict()})
     try:
         response = wire.handle_request(request)
         payload = response.json()
+        listed = tuple(item["id"] for item in payload["data"]) if response.status_code == 200 else ()
     except Exception:  # noqa: BLE001 - a server that cannot list its models is simply not checked
-        return None
-    if response.status_code in (401, 403):
-        raise rejected_key(public_url(endpoint.base_url), response.status_code, server_said(payload), endpoint.key_env,
+        response, listed = None, ()
+    if response is not None and response.status_code in (401, 403):
+        raise rejected_key(where, response.status_code, server_said(payload), endpoint.key_env,
                            key_set=endpoint.key is not None, attempts=1)
-    data = payload.get("data") if response.status_code == 200 and isinstance(payload, dict) else None
-    names = [item.get("id") for item in data if isinstance(item, dict)] if isinstance(data, list) else []
-    return tuple(name for name in names if isinstance(name, str)) or None
-
-
-def served_model(wanted: str | None, listed: tuple[str, ...] | None, where: str) -> tuple[str, str, str]:
-    """The model as outputs and recordings name it, as the mode line names it, and as the server is sent it (the
-    path, for a model listed by its file): ``LLM_MODEL`` if the server lists it (Ollama's ``:latest`` and a file's
-    name match too) or lists nothing, else its only model when none is named, else ``UnknownModel``."""
+    listed = tuple(name for name in listed if isinstance(name, str)) or None
+    wanted = endpoint.model
     served = next((name for name in listed or () if wanted in (name, name.removesuffix(":latest"), shown(name))), None)
     if wanted and (served or listed is None):
         return shown(wanted), shown(wanted), served if served and is_file_path(served) else wanted
@@ -256,7 +252,7 @@ def connect(mode: str | None = None, *, provider: str | None = None, base_url: s
         wire.endpoint = where = public_url(endpoint.base_url)
         name = shown_as = sent = endpoint.model or "?"
         if endpoint.provider == "custom":  # a custom server's model is known once it has listed its models
-            name, shown_as, sent = served_model(endpoint.model, _listed(wire, endpoint, seconds), where)
+            name, shown_as, sent = served_model(wire, endpoint, seconds, where)
         wire.model_file, wire.probe = (name, sent) if sent != name else None, endpoint.provider == "custom"
         wire.traits, wire.where = Traits.of(name, endpoint.provider), f"{where} (model {name})"
         label = (f"Model: {chosen} | {endpoint.name} {where} | {shown_as} | "
