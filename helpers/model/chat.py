@@ -10,6 +10,7 @@ from helpers.memory.types import SummariserError, SummaryRefused
 from helpers.model.connect import ModelAccess
 from helpers.model.responses import describe
 
+
 def _add(memory: Any, role: str, content: str, notes: list[str]) -> None:
     try:
         memory.add_message(role, content)
