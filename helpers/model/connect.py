@@ -83,10 +83,9 @@ def shown(model_id: str) -> str:
 
 
 def served_model(wire: ModelTransport, endpoint: _Endpoint, seconds: float, where: str) -> tuple[str, str, str]:
-    """The model of a server at ``LLM_BASE_URL`` as outputs and recordings name it, as the mode line names it, and as
-    the server is sent it (the path, for a model listed by its file): ``LLM_MODEL`` if the server lists it at
-    ``/models`` (Ollama's ``:latest`` and a file's name match too) or lists nothing, else its only model when none is
-    named, else ``UnknownModel``. A key the server rejects there is the same error as on a chat call."""
+    """A local server's model as outputs name it, as the mode line does, and as the server is sent it (a listed path):
+    ``LLM_MODEL`` if ``/models`` lists it (``:latest`` or a file's name match too) or lists nothing, else the only
+    model listed, else ``UnknownModel``; a key refused there is the same error as on a chat call."""
     headers = {"authorization": f"Bearer {endpoint.key}"} if endpoint.key else {}
     request = httpx2.Request("GET", endpoint.base_url + "/models", headers=headers,
                              extensions={"timeout": httpx2.Timeout(min(seconds, MODELS_TIMEOUT)).as_dict()})
@@ -143,7 +142,7 @@ class ModelAccess:
     def complete(self, messages: list[dict[str, Any]], *, max_tokens: int = 1024, reasoning_effort: str | None = None,
                  purpose: str = "reply") -> ChatCompletion:
         """One chat completion (temperature 0) with a non-empty reply, or the project's error saying what to do; an
-        empty reply cut at the token limit (gpt-oss reasons inside ``max_tokens``) is retried once at twice the limit."""
+        empty reply cut at the token limit (gpt-oss reasons inside ``max_tokens``) is retried once, at twice it."""
         for limit in (max_tokens, max_tokens * 2):
             try:  # what the endpoint does not accept, the transport leaves out
                 options = {"reasoning_effort": reasoning_effort} if reasoning_effort else {}

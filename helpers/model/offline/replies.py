@@ -1,6 +1,5 @@
-"""The stand-in's chat replies, grounded only in the request: a fact asked for is quoted with where it was found
-("From the summary: ..."), or said not to be sent; one told is named ("Noted: your salary."); the course's own
-conversations also get a reply written for this project (``data/offline_replies/``)."""
+"""The stand-in's chat replies, grounded only in the request: a fact asked for is quoted with where it was found, or
+said not to be sent; one told is named; the course's own conversations also get a reply written for them."""
 from __future__ import annotations
 
 import json
