@@ -171,7 +171,8 @@ def _error_for(error: BaseException, access: Any) -> ModelAccessError:
                                 setting="LLM_REASONING_EFFORT" if reasoning else None, retry_can_help=False, **facts)
     if status is not None and status >= 500:
         return ModelUnavailable(f"{where} answered {status} (a server error on their side) after {tries}.{detail}"
-                                f"{asked} Wait and run the cell again; {FALLBACK}.", reason=Reason.SERVER_ERROR, **facts)
+                                f"{asked} Wait and run the cell again; {FALLBACK}.", reason=Reason.SERVER_ERROR,
+                                **facts)
     if status is not None:
         return ModelUnavailable(f"{where} answered {status}.{detail} Run the cell again; {FALLBACK}.",
                                 reason=Reason.HTTP_ERROR, **facts)
