@@ -16,7 +16,8 @@ from helpers.memory.state import to_dict
 from helpers.memory.summary import SummaryMemory
 from helpers.memory.summary_buffer import SummaryBufferMemory
 from helpers.model.chat import chat
-from helpers.model.connect import EmptyReply, ModelUnavailable, RecordingMissing, connect
+from helpers.model.connect import connect
+from helpers.model.errors import EmptyReply, ModelUnavailable, RecordingMissing
 from helpers.model.offline.markers import MARKER, SUMMARY_MARKER
 from helpers.model.offline.server import respond
 from helpers.model.offline.summariser import is_summariser_request

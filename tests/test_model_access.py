@@ -9,8 +9,8 @@ import pytest
 from helpers.base.errors import SettingError, short_traceback
 from helpers.memory.types import SummariserError
 from helpers.model import connect as llm
-from helpers.model.connect import MissingKey, RecordingMissing, UnknownModel, connect
-from helpers.model.errors import ContextOverflow, explain_error
+from helpers.model.connect import connect
+from helpers.model.errors import ContextOverflow, MissingKey, RecordingMissing, UnknownModel, explain_error
 from helpers.model.offline.markers import MARKER, MODEL_NAME
 from tests.support.mock_api import assert_fields, Scripted, ok, status
 

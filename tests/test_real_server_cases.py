@@ -15,7 +15,8 @@ from helpers.lessons.data import lesson3, prompt
 from helpers.memory.state import save, to_dict
 from helpers.memory.summary import SummaryMemory
 from helpers.model.chat import chat
-from helpers.model.connect import ContextOverflow, connect
+from helpers.model.connect import connect
+from helpers.model.errors import ContextOverflow
 from helpers.model.recordings import recording_path
 from helpers.model.summarisers import make_summariser
 from tests.support.mock_api import assert_fields

@@ -9,7 +9,8 @@ import pytest
 from helpers.base import signing
 from helpers.base.errors import SettingError
 from helpers.model import recordings
-from helpers.model.connect import ModelUnavailable, RecordingMissing, connect
+from helpers.model.connect import connect
+from helpers.model.errors import ModelUnavailable, RecordingMissing
 from helpers.model.recordings import BadRecording, Recording, recording_path, request_key
 from tests.support.mock_api import assert_fields, Scripted, ok, status
 

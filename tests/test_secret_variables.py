@@ -17,7 +17,8 @@ from helpers.memory.stubs import turn_range_stub
 from helpers.memory.summary import SummaryMemory
 from helpers.model import settings
 from helpers.model.chat import chat
-from helpers.model.connect import MissingKey, ModelUnavailable, UnknownModel, connect
+from helpers.model.connect import connect
+from helpers.model.errors import MissingKey, ModelUnavailable, UnknownModel
 from helpers.model.recordings import recording_path
 from helpers.model.settings import Provider, configured_secrets, public_url, scrub_text, url_credentials
 from tests.support.mock_api import assert_fields, Scripted, ok, status

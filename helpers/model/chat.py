@@ -10,6 +10,7 @@ from helpers.memory.types import SummariserError, SummaryRefused
 from helpers.model.connect import ModelAccess
 from helpers.model.responses import describe
 
+
 def _add(memory: Any, role: str, content: str, notes: list[str]) -> None:
     try:
         memory.add_message(role, content)
@@ -20,9 +21,8 @@ def _add(memory: Any, role: str, content: str, notes: list[str]) -> None:
         notes.append(f"summariser failed while storing the {role} message; kept verbatim, {later}: {error}")
 
 
-def chat(memory: Any, user_message: str, access: ModelAccess, *, max_tokens: int = 1024,
-         temperature: float | None = 0, watch: str | None = None, watch_label: str | None = None,
-         show: bool = False) -> TurnRecord:
+def chat(memory: Any, user_message: str, access: ModelAccess, *, max_tokens: int = 1024, watch: str | None = None,
+         watch_label: str | None = None, show: bool = False) -> TurnRecord:
     """Run one turn (store the question, send the memory's request, store the reply) and return its record; a failed
     call leaves the memory as before. ``watch`` is a text looked for in the verbatim turns (named ``watch_label`` on
     the turn line); ``show=True`` prints the record's lines, as the lessons do."""
@@ -31,7 +31,7 @@ def chat(memory: Any, user_message: str, access: ModelAccess, *, max_tokens: int
         _add(memory, "user", user_message, notes)
         events_mid = len(memory.fold_events)
         request, verbatim, snapshot = memory.get_messages_for_api(), memory.verbatim, memory.snapshot()
-        response = access.complete(request, max_tokens=max_tokens, temperature=temperature, purpose="reply")
+        response = access.complete(request, max_tokens=max_tokens, purpose="reply")
         not_received = tuple(describe(request, index) for index in access.trace.not_received)
         choice = response.choices[0]
         reply = choice.message.content or ""

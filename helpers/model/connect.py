@@ -1,11 +1,10 @@
-"""``connect()``: a real ``openai.OpenAI`` client in each mode (live, record, replay, offline) over the one transport
-(``transport.ModelTransport``), named in one printed line, the mode line; keys come from the environment or ``.env``
-and are never printed or stored; a local server's model is checked against its list and named by file name."""
+"""``connect()``: a real ``openai.OpenAI`` client in each mode (live, record, replay, offline) over the one transport,
+named in one printed line, the mode line; keys come from the environment or ``.env`` and are never shown."""
 from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from operator import attrgetter
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -18,8 +17,7 @@ from openai.types.chat import ChatCompletion
 
 from helpers.base.errors import SettingError
 from helpers.base.paths import REPO_ROOT
-from helpers.model.errors import (BadResponse, ContextOverflow, EmptyReply, MissingKey, ModelAccessError,  # noqa: F401
-                                  ModelUnavailable, Reason, RecordingMissing, UnknownModel, explain_in_notebooks,
+from helpers.model.errors import (EmptyReply, MissingKey, Reason, RecordingMissing, UnknownModel, explain_in_notebooks,
                                   model_error, rejected_key, server_said)
 from helpers.model.offline.markers import MODEL_NAME as OFFLINE_MODEL
 from helpers.model.recordings import Recording, display_path, recording_path
@@ -84,29 +82,24 @@ def shown(model_id: str) -> str:
     return name if is_file_path(model_id) else model_id
 
 
-def _listed(wire: ModelTransport, endpoint: _Endpoint, seconds: float) -> tuple[str, ...] | None:
-    """The model ids a server lists at ``/models`` (None when it lists none), asked through the transport; a key it
-    rejects there is the same error as on a chat call."""
+def served_model(wire: ModelTransport, endpoint: _Endpoint, seconds: float, where: str) -> tuple[str, str, str]:
+    """A local server's model as outputs name it, as the mode line does, and as the server is sent it (a listed path):
+    ``LLM_MODEL`` if ``/models`` lists it (``:latest`` or a file's name match too) or lists nothing, else the only
+    model listed, else ``UnknownModel``; a key refused there is the same error as on a chat call."""
     headers = {"authorization": f"Bearer {endpoint.key}"} if endpoint.key else {}
     request = httpx2.Request("GET", endpoint.base_url + "/models", headers=headers,
                              extensions={"timeout": httpx2.Timeout(min(seconds, MODELS_TIMEOUT)).as_dict()})
     try:
         response = wire.handle_request(request)
         payload = response.json()
+        listed = tuple(item["id"] for item in payload["data"]) if response.status_code == 200 else ()
     except Exception:  # noqa: BLE001 - a server that cannot list its models is simply not checked
-        return None
-    if response.status_code in (401, 403):
-        raise rejected_key(public_url(endpoint.base_url), response.status_code, server_said(payload), endpoint.key_env,
+        response, listed = None, ()
+    if response is not None and response.status_code in (401, 403):
+        raise rejected_key(where, response.status_code, server_said(payload), endpoint.key_env,
                            key_set=endpoint.key is not None, attempts=1)
-    data = payload.get("data") if response.status_code == 200 and isinstance(payload, dict) else None
-    names = [item.get("id") for item in data if isinstance(item, dict)] if isinstance(data, list) else []
-    return tuple(name for name in names if isinstance(name, str)) or None
-
-
-def served_model(wanted: str | None, listed: tuple[str, ...] | None, where: str) -> tuple[str, str, str]:
-    """The model as outputs and recordings name it, as the mode line names it, and as the server is sent it (the
-    path, for a model listed by its file): ``LLM_MODEL`` if the server lists it (Ollama's ``:latest`` and a file's
-    name match too) or lists nothing, else its only model when none is named, else ``UnknownModel``."""
+    listed = tuple(name for name in listed if isinstance(name, str)) or None
+    wanted = endpoint.model
     served = next((name for name in listed or () if wanted in (name, name.removesuffix(":latest"), shown(name))), None)
     if wanted and (served or listed is None):
         return shown(wanted), shown(wanted), served if served and is_file_path(served) else wanted
@@ -136,33 +129,25 @@ class ModelAccess:
     label: str
     endpoint: str
     provider: str
-    transport: ModelTransport = field(default_factory=lambda: ModelTransport("offline"))
-    traits: Traits = Traits()
-    recording_path: Path | None = None
-    key_env: str = DEFAULT_KEY_ENV
-    quiet: bool = False
-    notices: list[str] = field(default_factory=list)
+    transport: ModelTransport
+    key_env: str
 
     trace = property(attrgetter("transport.trace"))  # what the transport saw of the last call
     secrets = property(attrgetter("transport.secrets"))
+    traits = property(attrgetter("transport.traits"))
+    notices = property(attrgetter("transport.notices"))  # what model access had to say (printed unless quiet)
     max_retries = property(attrgetter("client.max_retries"))
     timeout = property(attrgetter("client.timeout"))
 
-    def notify(self, line: str) -> None:
-        """Print (unless quiet) and keep in ``notices`` what model access has to say."""
-        self.notices.append(line)
-        if not self.quiet:
-            print(line, flush=True)
-
-    def complete(self, messages: list[dict[str, Any]], *, max_tokens: int = 1024, temperature: float | None = 0,
-                 reasoning_effort: str | None = None, purpose: str = "reply") -> ChatCompletion:
-        """One chat completion with a non-empty reply, or the project's error saying what to do; an empty reply
-        cut at the token limit (gpt-oss reasons inside ``max_tokens``) is retried once with twice the limit."""
+    def complete(self, messages: list[dict[str, Any]], *, max_tokens: int = 1024, reasoning_effort: str | None = None,
+                 purpose: str = "reply") -> ChatCompletion:
+        """One chat completion (temperature 0) with a non-empty reply, or the project's error saying what to do; an
+        empty reply cut at the token limit (gpt-oss reasons inside ``max_tokens``) is retried once, at twice it."""
         for limit in (max_tokens, max_tokens * 2):
-            try:
-                options = {"temperature": temperature, "reasoning_effort": reasoning_effort}  # the transport adapts them
+            try:  # what the endpoint does not accept, the transport leaves out
+                options = {"reasoning_effort": reasoning_effort} if reasoning_effort else {}
                 response = self.client.chat.completions.create(model=self.model, messages=messages, max_tokens=limit,
-                                                               **{k: v for k, v in options.items() if v is not None})
+                                                               temperature=0, **options)
             except openai.APIError as error:
                 raise model_error(error, self) from error
             choice = response.choices[0] if response.choices else None
@@ -172,8 +157,8 @@ class ModelAccess:
                 raise EmptyReply(f"The model returned an empty {purpose} (finish_reason={finish!r}). Run the cell "
                                  "again, or switch to LLM_MODE=replay / LLM_MODE=offline.")
             if limit == max_tokens:
-                self.notify(f"empty {purpose} (finish_reason='length': the model spent {self.traits.limit}="
-                            f"{max_tokens} before writing); retrying once with {max_tokens * 2}")
+                self.transport.notify(f"empty {purpose} (finish_reason='length': the model spent {self.traits.limit}="
+                                      f"{max_tokens} before writing); retrying once with {max_tokens * 2}")
         raise EmptyReply(
             f"The model returned an empty {purpose} twice (finish_reason='length' at {self.traits.limit}={max_tokens} "
             f"and {max_tokens * 2}): a reasoning model such as gpt-oss spent the whole limit on hidden reasoning. "
@@ -218,15 +203,14 @@ def _chosen_mode(mode: str | None, endpoint: _Endpoint | None, path: Path | None
 
 def connect(mode: str | None = None, *, provider: str | None = None, base_url: str | None = None,
             model: str | None = None, api_key: str | None = None, recording: str | None = None,
-            recordings_dir: str | Path | None = None, max_retries: int | None = None,
-            timeout: float | None = None, system_messages: str | None = None,
+            max_retries: int | None = None, timeout: float | None = None, system_messages: str | None = None,
             transport: httpx2.BaseTransport | None = None, load_env: bool | str | Path = True,
             quiet: bool = False) -> ModelAccess:
     """A real ``openai.OpenAI`` client for the chosen mode, and the mode line saying what it talks to; ``recording``
     names the notebook's recording, ``transport`` replaces the network (tests), the rest default to ``LLM_*``."""
     if load_env:
         load_env_file(None if load_env is True else load_env)
-    path = recording_path(recording, recordings_dir) if recording else None
+    path = recording_path(recording) if recording else None
     try:
         endpoint: _Endpoint | None = _endpoint(provider, base_url, model, api_key)
     except SettingError as error:  # a bad live setting matters only if we go live
@@ -249,44 +233,42 @@ def connect(mode: str | None = None, *, provider: str | None = None, base_url: s
                    f"run') {'reads' if chosen == 'replay' else 'writes'} data/recordings/02_summary_memory_run.json")
         raise RecordingMissing(message) if chosen == "replay" else SettingError("recording", None, message)
     secrets = [s for s in (endpoint.key, *url_credentials(endpoint.base_url)) if s] if endpoint else []
-    wire = ModelTransport(chosen, max_retries=retries, system_messages=sent_as, secrets=secrets)
-    access = ModelAccess(None, OFFLINE_MODEL, chosen, _OFFLINE_LABEL, "in-process stand-in", "offline", wire,
-                         Traits.of(OFFLINE_MODEL, "offline"), path, endpoint.key_env if endpoint else DEFAULT_KEY_ENV,
-                         quiet)
-    wire.notify, url, key = access.notify, "http://offline-stand-in.invalid/v1", "offline-stand-in"
+    wire = ModelTransport(chosen, max_retries=retries, system_messages=sent_as, secrets=secrets, quiet=quiet)
+    name, label, where, url, key = OFFLINE_MODEL, _OFFLINE_LABEL, "in-process stand-in", "http://stand-in.invalid", ""
+    wire.traits = Traits.of(OFFLINE_MODEL, "offline")
     if chosen == "replay":
-        wire.recording, access.endpoint, access.provider = Recording.load(path), display_path(path), "replay"
+        wire.recording, where = Recording.load(path), display_path(path)
         # the recorded model wins over LLM_MODEL (which may name a local server's model)
-        access.model = model or (wire.recording.models or [PROVIDERS[DEFAULT_PROVIDER].default_model])[0]
+        name = model or (wire.recording.models or [PROVIDERS[DEFAULT_PROVIDER].default_model])[0]
         origin = (wire.recording.endpoint or "").rstrip("/")
-        recorded = next((name for name, p in PROVIDERS.items() if origin == p.base_url), "custom" if origin else
+        recorded = next((known for known, p in PROVIDERS.items() if origin == p.base_url), "custom" if origin else
                         DEFAULT_PROVIDER)  # the endpoint recorded from decides what the requests carried
-        wire.traits = access.traits = Traits.of(access.model, recorded)
-        access.label = (f"Model: replay | {access.endpoint} ({len(wire.recording.exchanges)} exchanges"
-                        f"{f', recorded from {origin}' if origin else ''}) | {access.model} | no network")
-        url, key = "http://replay.invalid/v1", "replay"
+        wire.traits = Traits.of(name, recorded)
+        label = (f"Model: replay | {where} ({len(wire.recording.exchanges)} exchanges"
+                 f"{f', recorded from {origin}' if origin else ''}) | {name} | no network")
     elif chosen in ("live", "record"):
         wire.network = transport or httpx2.HTTPTransport(proxy=_proxy_for(endpoint.base_url))
-        wire.endpoint = access.endpoint = public_url(endpoint.base_url)
-        name = label = sent = endpoint.model or "?"
+        wire.endpoint = where = public_url(endpoint.base_url)
+        name = shown_as = sent = endpoint.model or "?"
         if endpoint.provider == "custom":  # a custom server's model is known once it has listed its models
-            name, label, sent = served_model(endpoint.model, _listed(wire, endpoint, seconds), access.endpoint)
+            name, shown_as, sent = served_model(wire, endpoint, seconds, where)
         wire.model_file, wire.probe = (name, sent) if sent != name else None, endpoint.provider == "custom"
-        wire.traits = access.traits = Traits.of(name, endpoint.provider)
-        wire.where, access.model, access.provider = f"{access.endpoint} (model {name})", name, endpoint.provider
-        access.label = (f"Model: {chosen} | {endpoint.name} {access.endpoint} | {label} | "
-                        + (f"key from {endpoint.key_source}" if endpoint.key_source else "no key"))
+        wire.traits, wire.where = Traits.of(name, endpoint.provider), f"{where} (model {name})"
+        label = (f"Model: {chosen} | {endpoint.name} {where} | {shown_as} | "
+                 + (f"key from {endpoint.key_source}" if endpoint.key_source else "no key"))
         if sent_as in ADAPTED:
-            access.label += f" | system messages {ADAPTED[sent_as]} (LLM_SYSTEM_MESSAGES={sent_as})"
+            label += f" | system messages {ADAPTED[sent_as]} (LLM_SYSTEM_MESSAGES={sent_as})"
         if path is not None and (chosen == "record" or path.exists()):
             wire.recording = Recording.load(path, missing_ok=chosen == "record")
-            access.label += (f" | saving exchanges to {display_path(path)}" if chosen == "record" else
-                             f" | a failed call is answered from {display_path(path)}")
-        url, key = endpoint.base_url, endpoint.key or "no-key-needed"  # the SDK insists on a key; servers ignore it
-    access.label += (access.traits.said() if chosen != "offline" else "") + why
-    access.client = openai.OpenAI(api_key=key, base_url=url, http_client=openai.DefaultHttpxClient(transport=wire),
-                                  max_retries=retries, timeout=seconds)
+            label += (f" | saving exchanges to {display_path(path)}" if chosen == "record" else
+                      f" | a failed call is answered from {display_path(path)}")
+        url, key = endpoint.base_url, endpoint.key
+    label += (wire.traits.said() if chosen != "offline" else "") + why
+    client = openai.OpenAI(api_key=key or "no-key-needed", base_url=url, max_retries=retries, timeout=seconds,
+                           http_client=openai.DefaultHttpxClient(transport=wire))  # the SDK insists on some key
+    access = ModelAccess(client, name, chosen, label, where, endpoint.provider if chosen in ("live", "record") else
+                         chosen, wire, endpoint.key_env if endpoint else DEFAULT_KEY_ENV)
     explain_in_notebooks(access)  # a notebook's own SDK calls
     if not quiet:
-        print(access.label, flush=True)
+        print(label, flush=True)
     return access

@@ -1,8 +1,8 @@
-"""Errors of model access, and an SDK error made one: what happened and what to do, the same facts as fields
-(``reason`` from ``Reason``), every secret scrubbed; in IPython a notebook's own SDK errors are shown the same way.
-As ``openai.OpenAIError``s, the project's errors raised in the transport pass the SDK unchanged."""
+"""Errors of model access, and an SDK error made one: what happened and what to do, the same facts as fields, every
+secret scrubbed. As ``openai.OpenAIError``s, the project's errors raised in the transport pass the SDK unchanged."""
 from __future__ import annotations
 
+import json
 import re
 import sys
 from enum import StrEnum
@@ -12,7 +12,7 @@ import openai
 
 from helpers.base.errors import Explained, short_traceback
 from helpers.base.text import duration
-from helpers.model.settings import configured_secrets, scrub_text
+from helpers.model.settings import scrub_text
 
 # What went wrong in a model call: the closed set of ``ModelAccessError.reason`` (each member equal to its text).
 Reason = StrEnum("Reason", {name.upper().replace(" ", "_"): name for name in (
@@ -24,17 +24,14 @@ Reason = StrEnum("Reason", {name.upper().replace(" ", "_"): name for name in (
 class ModelAccessError(Explained, openai.OpenAIError):
     """Base of every model-access error: ``status`` is None when no answer came, ``attempts`` counts the call's tries,
     ``setting`` names what to change, ``retry_can_help`` whether sending it again may work. The class attributes are
-    each kind's defaults; a field given (not None) replaces one, and a field no kind has is refused."""
+    each kind's defaults; a field given (not None) replaces one."""
 
     reason = Reason.FAILED
     retry_can_help, setting, status, attempts, retry_after = True, None, None, None, None
 
     def __init__(self, message: str, **fields: Any) -> None:
         super().__init__(message)
-        if unknown := [name for name in fields if not hasattr(type(self), name)]:
-            raise TypeError(f"{type(self).__name__} has no field {', '.join(unknown)}")
         vars(self).update({name: value for name, value in fields.items() if value is not None})
-        self.reason = Reason(self.reason)
 
 
 class ModelUnavailable(ModelAccessError):
@@ -91,14 +88,11 @@ _CONTEXT = (r"maximum context length is (\d+)", r"context window of (\d+)", r"co
 _PROMPT = (r"(\d+) in the messages", r"n_prompt_tokens\W+(\d+)")
 
 
-def server_said(body: Any, limit: int = 300, *, fields: bool = False) -> str:
-    """The server's own words in an error body (``{"error": {"message": ...}}``, ``{"detail": ...}``), shortened; with
-    ``fields`` (to find numbers in) its error's code, type, n_ctx and n_prompt_tokens too."""
+def server_said(body: Any) -> str:
+    """The server's own words in an error body (``{"error": {"message": ...}}``, ``{"detail": ...}``), shortened."""
     inner = body.get("error", body) if isinstance(body, dict) else body
-    codes = [f"{key} {inner[key]}" for key in ("code", "type", "n_ctx", "n_prompt_tokens")
-             if fields and isinstance(inner, dict) and key in inner]
     words = inner.get("message") or inner.get("detail") if isinstance(inner, dict) else inner
-    return " ".join([" ".join(words.split())[:limit] if isinstance(words, str) else "", *codes]).strip()
+    return " ".join(words.split())[:300] if isinstance(words, str) else ""
 
 
 def _number(patterns: tuple[str, ...], text: str) -> int | None:
@@ -119,90 +113,77 @@ def _said(words: str) -> str:
     return f" The server said: {words if words.endswith(('.', '!', '?')) else words + '.'}" if words else ""
 
 
-def _fit(said: str) -> str:
-    """What the server's numbers say about a request too long for its context."""
-    context, prompt = _number(_CONTEXT, said), _number(_PROMPT, said)
-    if context is None or prompt is None:
-        return ""
-    if prompt <= context:
-        return (f" The messages ({prompt} tokens) fit its context of {context} tokens but the reply limit does not: "
-                "lower max_tokens, or")
-    return (f" The messages alone ({prompt} tokens) are longer than its context of {context} tokens, so a shorter "
-            "reply cannot help:")
-
-
-# (errors, statuses (None: any), reason, what happened and what to do, setting, whether a retry can help); the first
-# row an error matches decides (an overflow is a 400 too, so it comes first, and only when the server says so)
-_CASES: tuple[tuple[type[BaseException], Any, Reason, str, str, bool], ...] = (
-    (openai.APITimeoutError, None, Reason.TIMEOUT,
-     "{where} sent no complete answer within LLM_TIMEOUT={timeout:g} seconds ({tries}). A slow server needs a larger "
-     "LLM_TIMEOUT (a local model on a CPU can take minutes for a long reply): set e.g. LLM_TIMEOUT=300 in .env or "
-     "your environment and restart the kernel; a slow server also keeps working on a request the client gave up "
-     "on, so set LLM_MAX_RETRIES=0 for one. If the server should be fast, check the network or the server, then "
-     "run the cell again; {fallback}.", "LLM_TIMEOUT", True),
-    (openai.APIConnectionError, None, Reason.NO_CONNECTION,
-     "Could not reach {where}{cause} after {tries}: no network, or the server is not running at that address "
-     "(check LLM_BASE_URL). Connect and run the cell again; {fallback}.", "{url_setting}", True),
-    (openai.APIStatusError, (400, 413, 422, 500), Reason.CONTEXT_OVERFLOW,
-     "{where} rejected the request as too long for the server's context ({status}).{detail}{fit} start the server "
-     "with a larger context (llama.cpp and llama-cpp-python: --n_ctx, e.g. --n_ctx 8192), or keep the requests "
-     "smaller (a smaller max_buffer_tokens or max_turns_before_summary for the memory). Sending the same request "
-     "again cannot work. Replay and offline still work: LLM_MODE=replay (recorded answers) or LLM_MODE=offline "
-     "(the stand-in).", "--n_ctx", False),
-    (openai.APIStatusError, (429,), Reason.RATE_LIMIT,
-     "{where} answered 429 Too Many Requests (rate limit) after {tries}.{detail}{asked} Free tiers limit tokens "
-     "per minute: wait {how_long} and run the cell again; {fallback}.", "", True),
-    (openai.APIStatusError, (404,), Reason.NOT_FOUND,
-     "{where} answered 404: the model or the URL does not exist there.{detail} Check LLM_MODEL and LLM_BASE_URL; "
-     "{fallback}.", "LLM_MODEL", False),
-    (openai.APIStatusError, (400,), Reason.REJECTED_REQUEST, "{where} rejected the request (400).{detail}{hint}",
-     "{hint_setting}", False),
-    (openai.APIStatusError, range(500, 1000), Reason.SERVER_ERROR,
-     "{where} answered {status} (a server error on their side) after {tries}.{detail}{asked} Wait and run the "
-     "cell again; {fallback}.", "", True),
-    (openai.APIStatusError, None, Reason.HTTP_ERROR, "{where} answered {status}.{detail} Run the cell again; "
-     "{fallback}.", "", True),
-    (BaseException, None, Reason.SDK_ERROR, "The call to {where} failed: {error_type}: {error}. Run the cell again; "
-     "{fallback}.", "", True),
-)
-
-
 def _error_for(error: BaseException, access: Any) -> ModelAccessError:
+    """The project's error for an SDK error: what happened and what to do (an overflow is a 400 too, so it is told
+    apart by the server's words first)."""
     made, wait = access.trace.attempts or 1, access.trace.retry_after
     status = error.status_code if isinstance(error, openai.APIStatusError) else None
     where, body, response = f"{access.endpoint} (model {access.model})", getattr(error, "body", None), getattr(
         error, "response", None)
     words = (server_said(body) or " ".join(response.text.split())[:300]) if response is not None else ""
-    facts = {"status": status, "attempts": made, "retry_after": wait}
-    if status in (401, 403):
-        return rejected_key(where, status, words, access.key_env, attempts=made, retry_after=wait)
+    facts, detail = {"status": status, "attempts": made, "retry_after": wait}, _said(words)
+    tries = "1 attempt" if made == 1 else f"{made} attempts, the SDK retrying with backoff"
+    said = f"{words} {json.dumps(body)}"  # the whole body: a server may give its numbers as fields (n_ctx)
     named = wait if (wait or 0) >= 1 else None  # a wait worth naming: a second or more
     asked = "" if named is None else f" It asked to wait {duration(named)} before trying again (Retry-After)" + (
         ", longer than the SDK waits, so it did not retry." if named > 120 and made == 1 else ".")
-    reasoning = "reasoning" in str(getattr(error, "message", "")).lower()
-    text = dict(where=where, status=status, timeout=access.timeout, fallback=FALLBACK, error=error,
-                error_type=type(error).__name__, detail=_said(words), asked=asked,
-                tries="1 attempt" if made == 1 else f"{made} attempts, the SDK retrying with backoff",
-                cause=f" ({type(error.__cause__).__name__})" if error.__cause__ else "",
-                how_long=duration(named) if named and named > 60 else "a minute",
-                url_setting="LLM_BASE_URL" if access.provider == "custom" else "",
-                hint=" This endpoint may not accept reasoning_effort: set LLM_REASONING_EFFORT=off." if reasoning else
-                "", hint_setting="LLM_REASONING_EFFORT" if reasoning else "")
-    said = server_said(body, 2000, fields=True) or words
-    _, _, reason, wording, setting, retry = next(
-        case for case in _CASES if isinstance(error, case[0]) and (case[1] is None or status in case[1])
-        and (case[2] is not Reason.CONTEXT_OVERFLOW or _OVERFLOW.search(said)))
-    if reason is Reason.CONTEXT_OVERFLOW:
-        return ContextOverflow(wording.format(**text, fit=_fit(said)), **facts,
-                               context_tokens=_number(_CONTEXT, said), prompt_tokens=_number(_PROMPT, said))
-    return ModelUnavailable(wording.format(**text), reason=reason, setting=setting.format(**text) or None,
-                            retry_can_help=retry, **facts)
+    if status in (401, 403):
+        return rejected_key(where, status, words, access.key_env, attempts=made, retry_after=wait)
+    if isinstance(error, openai.APITimeoutError):
+        return ModelUnavailable(
+            f"{where} sent no complete answer within LLM_TIMEOUT={access.timeout:g} seconds ({tries}). A slow server "
+            "needs a larger LLM_TIMEOUT (a local model on a CPU can take minutes for a long reply): set e.g. "
+            "LLM_TIMEOUT=300 in .env or your environment and restart the kernel; a slow server also keeps working on "
+            "a request the client gave up on, so set LLM_MAX_RETRIES=0 for one. If the server should be fast, check "
+            f"the network or the server, then run the cell again; {FALLBACK}.", reason=Reason.TIMEOUT,
+            setting="LLM_TIMEOUT", **facts)
+    if isinstance(error, openai.APIConnectionError):
+        cause = f" ({type(error.__cause__).__name__})" if error.__cause__ else ""
+        return ModelUnavailable(
+            f"Could not reach {where}{cause} after {tries}: no network, or the server is not running at that address "
+            f"(check LLM_BASE_URL). Connect and run the cell again; {FALLBACK}.", reason=Reason.NO_CONNECTION,
+            setting="LLM_BASE_URL" if access.provider == "custom" else None, **facts)
+    if status in (400, 413, 422, 500) and _OVERFLOW.search(said):  # with the server's numbers, when it gives them
+        context, prompt = _number(_CONTEXT, said), _number(_PROMPT, said)
+        fit = ("" if context is None or prompt is None else f" The messages ({prompt} tokens) fit its context of "
+               f"{context} tokens but the reply limit does not: lower max_tokens, or" if prompt <= context else
+               f" The messages alone ({prompt} tokens) are longer than its context of {context} tokens, so a shorter "
+               "reply cannot help:")
+        return ContextOverflow(
+            f"{where} rejected the request as too long for the server's context ({status}).{detail}{fit} start the "
+            "server with a larger context (llama.cpp and llama-cpp-python: --n_ctx, e.g. --n_ctx 8192), or keep the "
+            "requests smaller (a smaller max_buffer_tokens or max_turns_before_summary for the memory). Sending the "
+            "same request again cannot work. Replay and offline still work: LLM_MODE=replay (recorded answers) or "
+            "LLM_MODE=offline (the stand-in).", **facts, context_tokens=context, prompt_tokens=prompt)
+    if status == 429:
+        return ModelUnavailable(
+            f"{where} answered 429 Too Many Requests (rate limit) after {tries}.{detail}{asked} Free tiers limit "
+            f"tokens per minute: wait {duration(named) if named and named > 60 else 'a minute'} and run the cell "
+            f"again; {FALLBACK}.", reason=Reason.RATE_LIMIT, **facts)
+    if status == 404:
+        return ModelUnavailable(
+            f"{where} answered 404: the model or the URL does not exist there.{detail} Check LLM_MODEL and "
+            f"LLM_BASE_URL; {FALLBACK}.", reason=Reason.NOT_FOUND, setting="LLM_MODEL", retry_can_help=False, **facts)
+    if status == 400:
+        reasoning = "reasoning" in str(getattr(error, "message", "")).lower()
+        hint = " This endpoint may not accept reasoning_effort: set LLM_REASONING_EFFORT=off." if reasoning else ""
+        return ModelUnavailable(f"{where} rejected the request (400).{detail}{hint}", reason=Reason.REJECTED_REQUEST,
+                                setting="LLM_REASONING_EFFORT" if reasoning else None, retry_can_help=False, **facts)
+    if status is not None and status >= 500:
+        return ModelUnavailable(f"{where} answered {status} (a server error on their side) after {tries}.{detail}"
+                                f"{asked} Wait and run the cell again; {FALLBACK}.", reason=Reason.SERVER_ERROR,
+                                **facts)
+    if status is not None:
+        return ModelUnavailable(f"{where} answered {status}.{detail} Run the cell again; {FALLBACK}.",
+                                reason=Reason.HTTP_ERROR, **facts)
+    return ModelUnavailable(f"The call to {where} failed: {type(error).__name__}: {error}. Run the cell again; "
+                            f"{FALLBACK}.", reason=Reason.SDK_ERROR, **facts)
 
 
 def model_error(error: BaseException, access: Any) -> ModelAccessError:
     """The project's error for an SDK error from a call through ``access``; one already built is kept as it is."""
     built = error if isinstance(error, ModelAccessError) else _error_for(error, access)
-    built.args = (scrub_text(str(built), [*access.secrets, *configured_secrets()]),)
+    built.args = (scrub_text(str(built), access.secrets),)
     return built
 
 
@@ -210,24 +191,19 @@ def explain_error(error: BaseException, access: Any) -> str:
     """What a failed call means and what to do next, secrets scrubbed; the project's other errors (a
     ``SummariserError`` wrapping a model error, say) already say it and are shown as they are."""
     if isinstance(error, Explained) and not isinstance(error, ModelAccessError):
-        return scrub_text(str(error), [*access.secrets, *configured_secrets()])
+        return scrub_text(str(error), access.secrets)
     return str(model_error(error, access))
 
 
-_latest: list[Any] = []  # the ModelAccess of the latest connect(), which explains a notebook's own SDK errors
-
-
 def explain_in_notebooks(access: Any) -> None:
-    """In an IPython kernel, show an SDK error of a notebook's own call with ``explain_error`` first."""
-    _latest[:] = [access]
+    """In an IPython kernel, show an SDK error of a notebook's own call with ``explain_error`` first (for the latest
+    ``connect()``), then two more lines; ``%tb`` still prints the whole traceback."""
+    def show(shell: Any, etype: type[BaseException], value: BaseException, tb: Any, tb_offset: Any = None) -> list[str]:
+        shell._get_exc_info((etype, value, tb))  # sets sys.last_* so that %tb prints the whole traceback
+        lines = short_traceback(etype.__name__, explain_error(value, access), tb)
+        shell._showtraceback(etype, value, lines)
+        return lines
+
     module = sys.modules.get("IPython")  # only a running kernel has imported it; never import it here
     if (shell := module.get_ipython() if module is not None else None) is not None:
-        shell.set_custom_exc((openai.APIError,), _show)
-
-
-def _show(shell: Any, etype: type[BaseException], value: BaseException, tb: Any, tb_offset: Any = None) -> list[str]:
-    """IPython's custom exception handler: the explanation first, two more lines; ``%tb`` still works."""
-    shell._get_exc_info((etype, value, tb))  # sets sys.last_* so that %tb prints the whole traceback
-    lines = short_traceback(etype.__name__, explain_error(value, _latest[0]) if _latest else str(value), tb)
-    shell._showtraceback(etype, value, lines)
-    return lines
+        shell.set_custom_exc((openai.APIError,), show)

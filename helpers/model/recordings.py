@@ -3,7 +3,6 @@ answered by exact request; a file larger than its stated maximum is refused from
 from __future__ import annotations
 
 import json
-import os
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -14,7 +13,7 @@ from helpers.base.files import lone_surrogate_at
 from helpers.base.json_limits import JSONRefused, load_limited
 from helpers.base.paths import DATA_DIR, REPO_ROOT
 from helpers.model.errors import RecordingMissing
-from helpers.model.settings import public_url, scrub_text
+from helpers.model.settings import env, public_url, scrub_text
 
 FORMAT_VERSION = 1
 MAX_RECORDING_BYTES = 64 * 2**20  # a notebook's recording is some hundred kilobytes
@@ -29,18 +28,17 @@ class BadRecording(RecordingMissing):
         self.field = field
 
 
-def recordings_dir(override: str | Path | None = None) -> Path:
-    """Where recordings live: the argument, else env ``LLM_RECORDINGS_DIR``, else ``data/recordings``."""
-    configured = override or os.environ.get("LLM_RECORDINGS_DIR", "").strip()
-    return Path(configured) if configured else DATA_DIR / "recordings"
+def recordings_dir() -> Path:
+    """Where recordings live: env ``LLM_RECORDINGS_DIR``, else ``data/recordings``."""
+    return Path(env("LLM_RECORDINGS_DIR") or DATA_DIR / "recordings")
 
 
-def recording_path(name: str, directory: str | Path | None = None) -> Path:
+def recording_path(name: str) -> Path:
     """``NAME`` -> ``<recordings dir>/NAME.json`` (a name may already end in ``.json``)."""
     if not name or "/" in name or "\\" in name or name.startswith("."):
         raise SettingError("recording", name, "a recording name is a plain file name such as "
                            f"'02_summary_memory_run', got {name!r}")
-    return recordings_dir(directory) / (name if name.endswith(".json") else f"{name}.json")
+    return recordings_dir() / (name if name.endswith(".json") else f"{name}.json")
 
 
 def display_path(path: Path) -> str:
@@ -56,15 +54,12 @@ def request_key(path: str, body: dict[str, Any]) -> str:
 
 
 def scrub(value: Any, secrets: list[str]) -> Any:
-    """A copy of JSON data with every secret (and anything shaped like a key) replaced, key fields dropped."""
+    """A copy of JSON data with every secret (and anything shaped like a key) replaced in its texts."""
     if isinstance(value, str):
         return scrub_text(value, secrets)
     if isinstance(value, list):
         return [scrub(item, secrets) for item in value]
-    if isinstance(value, dict):
-        return {key: scrub(item, secrets) for key, item in value.items()
-                if key.lower() not in ("authorization", "api_key", "api-key", "x-api-key")}
-    return value
+    return {key: scrub(item, secrets) for key, item in value.items()} if isinstance(value, dict) else value
 
 
 def _problem(exchange: Any) -> str | None:

@@ -49,13 +49,6 @@ def adapt(messages: list[dict[str, Any]], mode: str) -> tuple[list[dict[str, Any
     return sent, carries
 
 
-def shape(messages: list[dict[str, Any]]) -> tuple[bool, ...]:
-    """For each system message, whether only system messages come before it: what decides, in a chat format,
-    whether it is kept (the first, the leading ones, or none)."""
-    roles = [message.get("role") for message in messages]
-    return tuple(all(role == "system" for role in roles[:i]) for i, role in enumerate(roles) if role == "system")
-
-
 def describe(messages: list[dict[str, Any]], index: int) -> str:
     """What to call a written message in a warning: the summary, the system or summariser prompt, else its place
     and first words."""
@@ -81,8 +74,10 @@ class Delivery:
     def dropped(self, wire: dict[str, Any], written: list[dict[str, Any]], carries: list[tuple[int, ...]],
                 send: Callable[[dict[str, Any]], httpx2.Response], limit: str) -> tuple[int, ...]:
         """The indices of the written messages the server dropped from this request (sent as ``wire``)."""
-        systems = [i for i, m in enumerate(wire["messages"]) if m.get("role") == "system"]
-        key = (wire.get("model"), shape(wire["messages"]))
+        roles = [m.get("role") for m in wire["messages"]]
+        systems = [i for i, role in enumerate(roles) if role == "system"]
+        # the shape a chat format's rule sees: for each system message, whether only system messages come before it
+        key = (wire.get("model"), tuple(all(role == "system" for role in roles[:i]) for i in systems))
         if key not in self.verdicts:
             self.verdicts[key] = tuple(self._arrives(wire, index, send, limit) for index in systems)
         verdict = self.verdicts[key]
@@ -115,16 +110,14 @@ class Delivery:
                  limit: str) -> bool | None:
         """Whether the system message at ``index`` reaches the model: True, False, or None if the probes cannot tell."""
         billed = []
-        for text in (SHORT_TEXT, LONG_TEXT):
-            messages = [{"role": m.get("role"), "content": text if i == index else FILLER}
-                        for i, m in enumerate(body["messages"])]
-            probe = {**{k: v for k, v in body.items() if k not in ("max_tokens", "max_completion_tokens")},
-                     "messages": messages, limit: 1}
-            try:
-                billed.append(json.loads(send(probe).content)["usage"]["prompt_tokens"])
-            except Exception:  # noqa: BLE001 - a probe that fails tells nothing; the call itself went through
-                return None
-        if not all(isinstance(b, int) and not isinstance(b, bool) for b in billed):
+        try:  # the body as sent carries its token limit under the endpoint's name for it, ``limit``
+            for text in (SHORT_TEXT, LONG_TEXT):
+                messages = [{"role": m.get("role"), "content": text if i == index else FILLER}
+                            for i, m in enumerate(body["messages"])]
+                billed.append(json.loads(send({**body, "messages": messages, limit: 1}).content)["usage"][
+                    "prompt_tokens"])
+            difference = billed[1] - billed[0]
+        except Exception:  # noqa: BLE001 - a probe that fails tells nothing; the call itself went through
             return None
-        expected, difference = count_tokens(LONG_TEXT) - count_tokens(SHORT_TEXT), billed[1] - billed[0]
+        expected = count_tokens(LONG_TEXT) - count_tokens(SHORT_TEXT)
         return True if difference >= 0.3 * expected else False if difference <= 0.1 * expected else None

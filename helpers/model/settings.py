@@ -117,9 +117,9 @@ KEY_SHAPES = re.compile(r"\b(?:gsk_[A-Za-z0-9]{20,}|sk-(?:proj-|svcacct-)?[A-Za-
 ANY_CASE_LENGTH = 8  # shorter secrets (a password "Pune") are found only as written, or every "pune" would go
 
 
-def configured_secrets(*extra: str | None) -> list[str]:
-    """The secrets this process knows: the given ones, every secret variable's value, LLM_BASE_URL's credentials."""
-    found = [*extra, *(os.environ.get(name, "").strip() for name in secret_variables())]
+def configured_secrets() -> list[str]:
+    """The secrets this process knows: every secret variable's value and LLM_BASE_URL's credentials."""
+    found = [os.environ.get(name, "").strip() for name in secret_variables()]
     return [secret for secret in dict.fromkeys(found + url_credentials(os.environ.get("LLM_BASE_URL", ""))) if secret]
 
 
@@ -136,26 +136,24 @@ def _forms(secret: str) -> str:
     return "".join(pattern)
 
 
-def _base64_forms(secret: str) -> set[str]:
-    """The secret base64- and base64url-encoded, with and without padding; from 8 characters on also what it alone
-    decides of a longer encoded text, at each of the 3 byte alignments it can start at."""
-    raw, shifts = secret.encode(), range(3) if len(secret) >= ANY_CASE_LENGTH else ()
-    forms = {base64.b64encode(raw).decode()} | {base64.b64encode(b"\0" * shift + raw).decode()[
-        -(-8 * shift // 6):8 * (shift + len(raw)) // 6] for shift in shifts}  # the characters the secret decides
-    forms |= {form.rstrip("=") for form in forms}
-    return forms | {form.translate(str.maketrans("+/", "-_")) for form in forms}
-
-
 @functools.lru_cache(maxsize=64)
 def _secret_pattern(secrets: tuple[str, ...]) -> re.Pattern[str]:
-    encoded = sorted({form for secret in secrets for form in _base64_forms(secret)}, key=len, reverse=True)
-    return re.compile("|".join([*map(re.escape, encoded), *map(_forms, secrets)]))
+    """Every secret written out (``_forms``), and base64- and base64url-encoded, with and without padding; from 8
+    characters on also what it alone decides of a longer encoded text, at each of the 3 byte alignments."""
+    encoded = set()
+    for raw in map(str.encode, secrets):
+        shifts = range(3) if len(raw) >= ANY_CASE_LENGTH else ()
+        forms = {base64.b64encode(raw).decode()} | {base64.b64encode(b"\0" * shift + raw).decode()[
+            -(-8 * shift // 6):8 * (shift + len(raw)) // 6] for shift in shifts}  # the characters the secret decides
+        forms |= {form.rstrip("=") for form in forms}
+        encoded |= forms | {form.translate(str.maketrans("+/", "-_")) for form in forms}
+    return re.compile("|".join([*map(re.escape, sorted(encoded, key=len, reverse=True)), *map(_forms, secrets)]))
 
 
-def scrub_text(text: str, secrets: Any) -> str:
-    """``text`` with every secret, as written, escaped or base64-encoded, and anything shaped like a key replaced by
-    ``[REDACTED]``: the one scrubber for what is shown, stored in a memory or a state, or recorded."""
-    known = tuple(sorted({s for s in secrets if s}, key=len, reverse=True))
+def scrub_text(text: str, secrets: Any = ()) -> str:
+    """``text`` with every secret (these and ``configured_secrets()``), as written, escaped or base64-encoded, and
+    anything shaped like a key replaced by ``[REDACTED]``: the one scrubber for what is shown, stored or recorded."""
+    known = tuple(sorted({s for s in [*secrets, *configured_secrets()] if s}, key=len, reverse=True))
     return KEY_SHAPES.sub(REDACTED, _secret_pattern(known).sub(REDACTED, text) if known else text)
 
 

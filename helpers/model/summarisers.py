@@ -37,12 +37,6 @@ def json_text(value: object) -> str:
     return json.dumps(value, ensure_ascii=False).translate(_LINE_BREAKS)
 
 
-def structured_turns(messages: list[dict[str, str]]) -> str:
-    """The messages as a JSON list, one ``{"role", "content"}`` object each (no line break inside a message)."""
-    return "[\n" + ",\n".join(" " + json_text({"role": m["role"], "content": m["content"]})
-                               for m in messages) + "\n]"
-
-
 def request_templates(which: str | Mapping[str, str]) -> dict[str, str]:
     """Summariser request templates (``first``, ``update``, optional ``line``): a lesson's by name, or a kind's own."""
     if isinstance(which, str):
@@ -61,9 +55,10 @@ def build_summariser_request(messages: list[dict[str, str]], existing_summary: s
                              structured: bool = False) -> list[dict[str, str]]:
     """The two messages a summariser call sends (system prompt, then the filled-in template); ``structured``
     sends the turns (and a summary to shorten) as JSON, so no message can forge another."""
-    if structured:
-        templates = STRUCTURED_TEMPLATES
-        turns, summary = structured_turns(messages), json_text(existing_summary)
+    if structured:  # a JSON list, one line a message
+        templates, summary = STRUCTURED_TEMPLATES, json_text(existing_summary)
+        turns = "[\n" + ",\n".join(f' {json_text({"role": m["role"], "content": m["content"]})}' for m in messages)
+        turns += "\n]"
     else:
         templates = {**templates, "condense": CONDENSE_TEMPLATE}
         turns, summary = turns_text(messages, templates.get("line", "{ROLE}: {content}")), existing_summary
@@ -81,13 +76,11 @@ def build_summariser_request(messages: list[dict[str, str]], existing_summary: s
 
 @dataclass(frozen=True)
 class SummariserCall:
-    """One summariser call: what was sent, what came back, and the usage the endpoint reported."""
+    """One summariser call: what was sent, what came back, the prompt tokens the endpoint billed."""
 
     request: list[dict[str, str]]
     summary: str
     prompt_tokens: int | None
-    completion_tokens: int | None
-    model: str
     not_received: tuple[str, ...] = ()  # what a live server dropped from the request ("the summariser prompt")
 
 
@@ -101,8 +94,6 @@ class ModelSummariser:
     templates: dict[str, str]
     name: str = "custom"
     max_tokens: int = 1000
-    temperature: float | None = 0
-    reasoning_effort: str | None = "low"
     condense_words: int | None = None
     calls: list[SummariserCall] = field(default_factory=list)
     structured: bool = False  # the turns as JSON (notebook 06)
@@ -120,22 +111,19 @@ class ModelSummariser:
     def summarised(self, messages: list[dict[str, str]], existing_summary: str | None = None) -> Summarised:
         """The new summary and whether the model cut it at max_tokens (a memory reads this, to report the cut)."""
         request = self.request(messages, existing_summary)
-        response = self.access.complete(request, max_tokens=self.max_tokens, temperature=self.temperature,
-                                        reasoning_effort=self.reasoning_effort, purpose="summary")
+        response = self.access.complete(request, max_tokens=self.max_tokens, reasoning_effort="low", purpose="summary")
         not_received = tuple(describe(request, index) for index in self.access.trace.not_received)
         choice = response.choices[0]
         summary = (choice.message.content or "").strip()  # never empty: complete() refuses that, as the memory does
-        usage = response.usage
-        self.calls.append(SummariserCall(request, summary, usage.prompt_tokens if usage else None,
-                                         usage.completion_tokens if usage else None, response.model, not_received))
+        billed = response.usage.prompt_tokens if response.usage else None
+        self.calls.append(SummariserCall(request, summary, billed, not_received))
         return Summarised(summary, cut=choice.finish_reason == "length")  # the fold line says SUMMARY CUT
 
 
 def make_summariser(access: ModelAccess, prompt: str = "summary_memory", *,
                     templates: str | Mapping[str, str] | None = None, **settings: Any) -> ModelSummariser:
-    """A summariser for a memory: ``prompt`` is a lesson prompt's name or your own prompt text; ``templates`` the
-    request wording (by default that of the kind whose prompt this is, else lesson 3's); ``settings`` go to
-    ``ModelSummariser`` (``max_tokens``, ``temperature``, ``reasoning_effort``, ``condense_words``, ``structured``)."""
+    """A summariser for a memory: ``prompt`` is a lesson prompt's name or your own prompt text, ``templates`` the
+    request wording (by default that of the kind whose prompt this is, else lesson 3's), ``settings`` its fields."""
     if prompt in lesson_data.SUMMARISER_PROMPTS:
         name, system_prompt = prompt, lesson_data.prompt(prompt)
     elif isinstance(prompt, str) and len(prompt.split()) > 3:

@@ -1,8 +1,5 @@
-"""The one transport under the SDK, for every mode. A chat request is adapted to what the endpoint takes, then
-answered by the offline stand-in, by the recording (replay) or by the network (live, record). From the network, each
-whole answer is bounded by the call's timeout, scrubbed of secrets and checked; each retry the SDK will make is said
-as it happens; system messages are sent as ``LLM_SYSTEM_MESSAGES`` says and, on a local server, probed for; a good
-exchange is recorded, and a call that failed for good is answered from the recording when it holds that request."""
+"""The one transport under the SDK, for every mode: a chat request adapted to what the endpoint takes, answered by
+the offline stand-in, the recording (replay) or the network (live, record: see docs/model_access.md for the steps)."""
 from __future__ import annotations
 
 import email.utils
@@ -10,7 +7,6 @@ import json
 import math
 import threading
 import time
-from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
@@ -23,7 +19,7 @@ from helpers.model.errors import BadResponse
 from helpers.model.offline.server import answer
 from helpers.model.recordings import Recording, display_path
 from helpers.model.responses import ADAPTED, Delivery, adapt
-from helpers.model.settings import Traits, configured_secrets, scrub_text
+from helpers.model.settings import Traits, scrub_text
 
 RETRIED = frozenset({408, 409, 429, *range(500, 600)})  # what the SDK retries
 MAX_WAIT = 120  # the SDK waits at most this long before a retry; asked to wait longer, it does not retry
@@ -86,40 +82,34 @@ def completion_problem(content: bytes) -> str | None:
     return None
 
 
-def _chat_body(request: httpx2.Request) -> dict[str, Any] | None:
-    """The JSON body of a chat completion request with a list of messages (not streamed), else None."""
-    try:
-        body = json.loads(request.read() or b"{}") if request.url.path.rstrip("/").endswith("chat/completions") else {}
-    except ValueError:
-        return None
-    messages = body.get("messages") if isinstance(body, dict) else None
-    chat = isinstance(messages, list) and all(isinstance(m, dict) for m in messages) and not body.get("stream")
-    return body if chat and request.method == "POST" else None
-
-
-def _retries_taken(request: httpx2.Request) -> int | None:
-    """How often the SDK has already tried this call (0 on its first attempt); None if the request does not say."""
-    return int(taken) if (taken := request.headers.get("x-stainless-retry-count", "")).isdigit() else None
-
-
 class ModelTransport(httpx2.BaseTransport):
-    """The one transport under the SDK (see the module's docstring); ``mode`` is live, record, replay or offline."""
+    """The one transport under the SDK (see the module's docstring); ``mode`` is live, record, replay or offline.
+    ``connect()`` sets what it talks to; what it has to say is kept in ``notices`` and printed unless ``quiet``."""
 
-    def __init__(self, mode: str, *, network: httpx2.BaseTransport | None = None, recording: Recording | None = None,
-                 traits: Traits = Traits(), system_messages: str = "as-written", probe: bool = False,
-                 max_retries: int = 0, secrets: list[str] | None = None,
-                 notify: Callable[[str], None] = print) -> None:
-        self.mode, self.network, self.recording, self.traits = mode, network, recording, traits
-        self.system_messages, self.probe, self.max_retries, self.notify = system_messages, probe, max_retries, notify
-        self.secrets, self.endpoint, self.where = secrets or [], "", ""
+    def __init__(self, mode: str, *, system_messages: str = "as-written", max_retries: int = 0,
+                 secrets: list[str] | None = None, quiet: bool = False) -> None:
+        self.mode, self.system_messages, self.max_retries, self.quiet = mode, system_messages, max_retries, quiet
+        self.network: httpx2.BaseTransport | None = None
+        self.recording: Recording | None = None
         self.model_file: tuple[str, str] | None = None  # (the name shown, the path a server listed and is sent)
-        self.trace, self.delivery = CallTrace(), Delivery(lambda line: self.notify(line))
+        self.secrets, self.traits, self.probe, self.endpoint, self.where = secrets or [], Traits(), False, "", ""
+        self.notices: list[str] = []
+        self.trace, self.delivery = CallTrace(), Delivery(self.notify)
+
+    def notify(self, line: str) -> None:
+        self.notices.append(line)
+        if not self.quiet:
+            print(line, flush=True)
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
-        taken = _retries_taken(request) or 0
+        taken = int(request.headers.get("x-stainless-retry-count") or 0)  # the SDK's count of this call's retries
         self.trace = CallTrace(taken + 1)
-        if (body := _chat_body(request)) is None:  # the server's list of models
-            return self._send(request) if self.network else httpx2.Response(404, request=request, json={
+        try:
+            body = json.loads(request.read() or b"{}") if request.url.path.endswith("/chat/completions") else None
+        except ValueError:
+            body = None
+        if not isinstance(body, dict) or not isinstance(body.get("messages"), list) or body.get("stream"):
+            return self._send(request, quiet=True) if self.network else httpx2.Response(404, request=request, json={
                 "error": {"message": f"{self.mode} mode serves only POST .../chat/completions"}})
         body = self.traits.adapt(body)
         if self.mode in ("offline", "replay"):  # the stand-in takes every argument; a recording, what it holds
@@ -148,7 +138,7 @@ class ModelTransport(httpx2.BaseTransport):
             return self._fall_back(request, body, response, str(response.status_code), final)
         if response.status_code == 200 and self.mode == "record":
             self.recording.add(request.url.path, body, json.loads(response.content), status=200,
-                               endpoint=self.endpoint, secrets=[*self.secrets, *configured_secrets()])
+                               endpoint=self.endpoint, secrets=self.secrets)
         if response.status_code == 200 and self.probe:
             self.trace.not_received = self.delivery.dropped(wire, written, carries, lambda probe: self._send(
                 request, probe, quiet=True), self.traits.limit)
@@ -184,7 +174,7 @@ class ModelTransport(httpx2.BaseTransport):
         except (TimeoutError, httpx2.TransportError) as error:
             late = isinstance(error, (TimeoutError, httpx2.TimeoutException))
             if not quiet:
-                self._report(request, f"sent no complete answer within LLM_TIMEOUT={seconds:g} seconds (a server "
+                self._report(f"sent no complete answer within LLM_TIMEOUT={seconds:g} seconds (a server "
                              "keeps working on a request the client gave up on, so the retry waits behind it: for a "
                              "slow server raise LLM_TIMEOUT, or set LLM_MAX_RETRIES=0)" if late else
                              f"could not be reached ({type(error).__name__})")
@@ -195,11 +185,11 @@ class ModelTransport(httpx2.BaseTransport):
             name, path = (json.dumps(text)[1:-1].encode() for text in self.model_file)
             content = content.replace(path, name)
         text = content.decode("utf-8", "surrogateescape")  # bytes that are not UTF-8 kept as they are
-        content = scrub_text(text, [*self.secrets, *configured_secrets()]).encode("utf-8", "surrogateescape")
+        content = scrub_text(text, self.secrets).encode("utf-8", "surrogateescape")
         if not 200 <= response.status_code < 300 and not quiet:
             self.trace.retry_after = retry_after(response.headers)
             if sdk_retries(response):
-                self._report(request, f"answered {response.status_code}", self.trace.retry_after)
+                self._report(f"answered {response.status_code}", self.trace.retry_after)
         elif body is not None and "event-stream" not in response.headers.get("content-type", "") and (
                 problem := completion_problem(content)):
             raise BadResponse(scrub_text(
@@ -227,9 +217,9 @@ class ModelTransport(httpx2.BaseTransport):
         except BaseException as error:  # noqa: BLE001 - handed to the caller's thread as it is
             reply.set_exception(error)
 
-    def _report(self, request: httpx2.Request, what: str, asked: float | None = None) -> None:
+    def _report(self, what: str, asked: float | None = None) -> None:
         """Say that an attempt failed and when the SDK tries again (nothing on the last attempt: the error says it)."""
-        if (taken := _retries_taken(request)) is None or taken >= self.max_retries:
+        if (taken := self.trace.attempts - 1) >= self.max_retries:
             return
         wait = (f"{duration(asked)}, as the server asked (Retry-After)" if asked is not None and 0 < asked <= MAX_WAIT
                 else f"about {duration(min(0.5 * 2 ** taken, 8.0))}")  # the SDK's backoff, less up to a quarter

@@ -1,12 +1,10 @@
-"""The stand-in's chat replies, grounded only in the request: a fact asked for is quoted with where it was found
-("From the summary: ..."), or said not to be sent; one told is named ("Noted: your salary."); the course's own
-conversations also get a reply written for this project (``data/offline_replies/``)."""
+"""The stand-in's chat replies, grounded only in the request: a fact asked for is quoted with where it was found, or
+said not to be sent; one told is named; the course's own conversations also get a reply written for them."""
 from __future__ import annotations
 
 import json
 import re
 from functools import lru_cache
-from pathlib import Path
 from typing import Any, NamedTuple
 
 from helpers.base.paths import DATA_DIR
@@ -72,13 +70,6 @@ class RequestFact(NamedTuple):
     topics: tuple[str, ...]
 
 
-def merged_memory(text: str) -> str | None:
-    """The memory part of a system prompt that ``LLM_SYSTEM_MESSAGES=merge`` merged into it: the text from the first
-    memory heading (a kind's summary heading, the pinned rules') on, or None when there is none."""
-    found = [text.find(heading) for heading in (*headings(), PINNED_HEADING) if heading in text]
-    return text[min(found):] if found else None
-
-
 def drop_heading(text: str) -> str:
     """A memory message without the heading its memory kind (or the pinned rules) gives it."""
     return next((text[len(heading):] for heading in (*headings(), PINNED_HEADING) if text.startswith(heading)), text)
@@ -91,9 +82,11 @@ def request_facts(messages: list[dict[str, Any]]) -> list[RequestFact]:
     facts: list[RequestFact] = []
     for index, message in enumerate(messages):
         role, text = message.get("role"), content_text(message.get("content"))
-        memory = text if index > 0 else merged_memory(text)
-        if role == "system" and memory is not None:
-            sentences = [sentence for part in memory.split("\n\n") for label, sentence in
+        if role == "system" and index == 0:  # only the memory LLM_SYSTEM_MESSAGES=merge put in it, from its heading on
+            found = [text.find(heading) for heading in (*headings(), PINNED_HEADING) if heading in text]
+            text = text[min(found):] if found else None
+        if role == "system" and text is not None:
+            sentences = [sentence for part in text.split("\n\n") for label, sentence in
                          summary_sentences(drop_heading(part)) if label in (None, "User")]
             where = SUMMARY
         elif role == "user":
@@ -151,13 +144,13 @@ def grounded_reply(messages: list[dict[str, Any]]) -> str:
 
 
 @lru_cache(maxsize=None)
-def _written(folder: Path) -> dict[str, str]:
-    """Every written reply in ``folder`` (``{"source": ..., "replies": [{"user", "reply"}]}`` files), by its user
-    message with whitespace runs made one space."""
-    return {" ".join(entry["user"].split()): entry["reply"].strip() for path in sorted(folder.glob("*.json"))
+def _written() -> dict[str, str]:
+    """Every written reply (``{"source": ..., "replies": [{"user", "reply"}]}`` files), by its user message with
+    whitespace runs made one space."""
+    return {" ".join(entry["user"].split()): entry["reply"].strip() for path in sorted(REPLIES_DIR.glob("*.json"))
             for entry in json.loads(path.read_text(encoding="utf-8"))["replies"]}
 
 
-def written_reply(user_message: str, folder: Path | None = None) -> str | None:
+def written_reply(user_message: str) -> str | None:
     """The reply written for this exact user message (after whitespace normalisation), or None."""
-    return _written(Path(folder or REPLIES_DIR)).get(" ".join((user_message or "").split()))
+    return _written().get(" ".join((user_message or "").split()))

@@ -8,7 +8,7 @@ from typing import Any, NamedTuple
 
 from helpers.base.text import stated_word_limit, word_count
 from helpers.model.offline.facts import content_text, fact_score, split_sentences
-from helpers.model.offline.markers import SUMMARY_MARKER, is_stand_in_text, strip_marker
+from helpers.model.offline.markers import MARKER, SUMMARY_MARKER
 
 # A section heading of the summariser's user message: "MESSAGES TO SUMMARISE:",
 # "EXISTING SUMMARY (from previous turns):", "SUMMARY TO SHORTEN:" (two or more capitalised words).
@@ -26,48 +26,6 @@ def is_summariser_request(messages: list[dict[str, Any]]) -> bool:
         _HEADING.search(content_text(messages[-1].get("content"))))
 
 
-class SummariserInput(NamedTuple):
-    """What a summariser request holds: the existing summary, the messages to fold, the limit."""
-
-    existing_summary: str | None
-    messages: list[tuple[str, str]]  # (role, content)
-    word_limit: int | None
-    names_hard_rules: bool
-
-
-def parse_summariser_request(messages: list[dict[str, Any]]) -> SummariserInput:
-    """Split a summariser request into its sections (both lessons' templates, and the structured JSON input)."""
-    system, user = content_text(messages[0].get("content")), content_text(messages[-1].get("content"))
-    limits = [limit for limit in (stated_word_limit(system), stated_word_limit(user)) if limit is not None]
-    headings = list(_HEADING.finditer(user))
-    existing: list[str] = []
-    turns: list[tuple[str, str]] = []
-    for heading, following in zip(headings, [*headings[1:], None]):
-        body = _INSTRUCTION.split(user[heading.end():following.start() if following else len(user)], 1)[0].strip("\n")
-        try:  # structured input (notebook 06): a JSON string or list
-            structured = json.loads(body.strip()) if body.strip().startswith(("[", '"')) else None
-        except ValueError:
-            structured = None
-        name = heading.group(1)
-        if name.startswith("EXISTING") or "SHORTEN" in name or name.startswith("CURRENT SUMMARY"):
-            existing.append(structured.strip() if isinstance(structured, str) else body.strip())
-        elif isinstance(structured, list):
-            turns += [(str(m.get("role", "user")), str(m.get("content", ""))) for m in structured
-                      if isinstance(m, dict)]
-        else:
-            lines: list[tuple[str, str]] = []
-            for line in body.splitlines():
-                if match := _ROLE_LINE.match(line):
-                    lines.append((match.group(1).lower(), match.group(2)))
-                elif lines:
-                    lines[-1] = (lines[-1][0], f"{lines[-1][1]}\n{line}")
-                elif line.strip():
-                    lines.append(("user", line))
-            turns += [(role, content.strip()) for role, content in lines]
-    return SummariserInput("\n".join(part for part in existing if part) or None, turns,
-                           min(limits) if limits else None, bool(re.search(r"hard rules?", system, re.IGNORECASE)))
-
-
 class _Sentence(NamedTuple):
     label: str | None  # "User", "Assistant", or None (a summary sentence with no speaker)
     text: str
@@ -77,7 +35,9 @@ class _Sentence(NamedTuple):
 
 def summary_sentences(summary: str) -> list[tuple[str | None, str]]:
     """Sentences of an existing summary with their speaker labels ("User: ...", "Assistant: ...")."""
-    parts = _LABELLED.split(strip_marker(summary))  # the text before any label, then label and text by turns
+    text = (summary or "").strip()  # without the stand-in's marker, so markers never pile up in a summary
+    text = next((text[len(marker):].strip() for marker in (SUMMARY_MARKER, MARKER) if text.startswith(marker)), text)
+    parts = _LABELLED.split(text)  # the text before any label, then label and text by turns
     return [(label, sentence) for label, text in [(None, parts[0]), *zip(parts[1::2], parts[2::2])]
             for sentence in split_sentences(text)]
 
@@ -109,7 +69,7 @@ def extractive_summary(existing_summary: str | None, messages: list[tuple[str, s
     for label, text in summary_sentences(existing_summary or ""):
         add(label, text, floor=1)  # already chosen once: keep unless the limit needs the room
     for role, content in messages:
-        if not (role == "assistant" and is_stand_in_text(content)):
+        if not (role == "assistant" and content.lstrip().startswith((MARKER, SUMMARY_MARKER))):  # its own words
             for text in split_sentences(content):
                 add(role.title(), text)  # "User", "Assistant", "System"
     while word_limit is not None and len(kept) > 1 and word_count(_render(kept)) > word_limit:
@@ -121,7 +81,35 @@ def extractive_summary(existing_summary: str | None, messages: list[tuple[str, s
 
 
 def summary_reply(messages: list[dict[str, Any]]) -> str:
-    """The stand-in's answer to a summariser request: the extractive summary of what it holds."""
-    parsed = parse_summariser_request(messages)
-    return extractive_summary(parsed.existing_summary, parsed.messages, word_limit=parsed.word_limit,
-                              rules_first=parsed.names_hard_rules)
+    """The stand-in's answer to a summariser request (both lessons' templates, and the structured JSON input): the
+    extractive summary of what its sections hold, within the word limit either message states."""
+    system, user = content_text(messages[0].get("content")), content_text(messages[-1].get("content"))
+    limits = [limit for limit in (stated_word_limit(system), stated_word_limit(user)) if limit is not None]
+    headings = list(_HEADING.finditer(user))
+    existing: list[str] = []
+    turns: list[tuple[str, str]] = []
+    for heading, following in zip(headings, [*headings[1:], None]):
+        body = _INSTRUCTION.split(user[heading.end():following.start() if following else len(user)], 1)[0].strip("\n")
+        try:  # structured input (notebook 06): a JSON string or list
+            structured = json.loads(body.strip()) if body.strip().startswith(("[", '"')) else None
+        except ValueError:
+            structured = None
+        name = heading.group(1)
+        if name.startswith("EXISTING") or "SHORTEN" in name or name.startswith("CURRENT SUMMARY"):
+            existing.append(structured.strip() if isinstance(structured, str) else body.strip())
+        elif isinstance(structured, list):
+            turns += [(str(m.get("role", "user")), str(m.get("content", ""))) for m in structured
+                      if isinstance(m, dict)]
+        else:
+            lines: list[tuple[str, str]] = []
+            for line in body.splitlines():
+                if match := _ROLE_LINE.match(line):
+                    lines.append((match.group(1).lower(), match.group(2)))
+                elif lines:
+                    lines[-1] = (lines[-1][0], f"{lines[-1][1]}\n{line}")
+                elif line.strip():
+                    lines.append(("user", line))
+            turns += [(role, content.strip()) for role, content in lines]
+    return extractive_summary("\n".join(part for part in existing if part) or None, turns,
+                              word_limit=min(limits) if limits else None,
+                              rules_first=bool(re.search(r"hard rules?", system, re.IGNORECASE)))
