@@ -39,17 +39,21 @@ OTHER_RULES = ("He will never touch his emergency fund.", "His one rule for spen
 OTHER_FACTS = ("Chiru earns ₹1,20,000 a month.", "He is 32 and wants to retire by 55.",
                "He holds an FD of ₹50,000 maturing in three months.", "He will open a PPF account this month.")
 
+
 def sentences(summary: str) -> list[str]:
     """The sentences of a summary (split after . ! or ?)."""
     return [part for part in _SENTENCE.split(summary.strip()) if part]
+
 
 def _rule_in(summary: str, split: Callable = sentences, has: Callable = str.__contains__,
              about: Callable = lambda sentence: "equit" in sentence, fold: Callable = str.lower) -> bool:
     return any(has(fold(s), word) for s in split(summary) if about(fold(s)) for word in RULE_WORDS)
 
+
 def states_rule(summary: str) -> bool:
     """The exercise's answer: a sentence that mentions equity holds one of ``RULE_WORDS``."""
     return _rule_in(summary)
+
 
 def cases(count: int = 200, seed: int = 7) -> list[str]:
     """The lesson's three summaries, hand-written cases, and ``count`` random summaries from the pools above."""
@@ -71,14 +75,18 @@ def cases(count: int = 200, seed: int = 7) -> list[str]:
         generated.append(" ".join(p[:-1] + "!" if p.endswith(".") and rng.random() < 0.15 else p for p in parts))
     return [*lesson, *fixed, *generated]
 
+
 CASES = tuple(cases())
 _WORDS = "print RULE_WORDS and compare with the words your check looks for"
+
 
 def _tokens(sentence: str, word: str) -> bool:
     return word in sentence.split()
 
+
 def _m(name: str, rule: Callable[[str], bool], says: str, hint: str, strict: bool = False) -> Mistake:
     return Mistake(name, rule, says, hint, strict)
+
 
 MISTAKES = (  # each rule takes the summary; never the code of the right answer
     _m("the keyword check", lambda s: "equit" in s.lower(), "that is the lesson's keyword check: it says True for "
@@ -115,6 +123,7 @@ MISTAKES = (  # each rule takes the summary; never the code of the right answer
        "your list, or your check reads 'no', 'not' or another word as a rule", _WORDS),
 )
 
+
 def _why(summary: str) -> str:
     about = [sentence for sentence in sentences(summary) if "equit" in sentence.lower()]
     holding = [(sentence, word) for sentence in about for word in RULE_WORDS if word in sentence.lower()]
@@ -122,6 +131,7 @@ def _why(summary: str) -> str:
         return f"its sentence {holding[0][0]!r} holds {holding[0][1]!r}"
     return f"its sentence about equity, {about[0]!r}, holds none of the rule words" if about else \
         "no sentence of it mentions equity"
+
 
 CHECK = Exercise(
     "3.1", CASES, lambda summary: (summary,), (states_rule,), "write the body of rule_kept", "split the summary into "
@@ -132,8 +142,10 @@ CHECK = Exercise(
     correct=lambda _: f"all {len(CASES)} summaries right, the lesson's among them: True for cycles 1 and 2, False "
     "for cycle 3 ('avoids ... preferring'). Your check sees the drift the keyword check misses.")
 
+
 def grade_rule_check(rule_kept: Callable[[str], bool]) -> Feedback:
     """Exercise 3.1: ``rule_kept(summary)`` is True only where a sentence about equity still states the rule."""
     return CHECK.grade(rule_kept, lambda summary: repr(summary))
 
-check_rule_check = checker(grade_rule_check, "check_rule_check", "rule_kept")
+
+check_rule_check = checker(grade_rule_check, "rule_kept")
