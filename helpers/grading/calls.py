@@ -2,7 +2,6 @@
 named mistake is a formula a student writes by mistake. Any whole number passes (a NumPy integer too)."""
 from __future__ import annotations
 
-import functools
 import math
 import numbers
 import random
@@ -25,7 +24,6 @@ CASES = drawn(_LESSON + [(t, n, k) for t in range(1, 9) for n in range(2, 6) for
                          if (t, n, k) not in _LESSON], 60, 3, _draw)
 
 
-@functools.lru_cache(maxsize=512)
 def memory_calls(case: Setting) -> int:
     """The summariser calls ``SummaryMemory`` makes in ``case``'s turns (its schedule runs the class itself)."""
     return summary_schedule(*case).calls

@@ -73,16 +73,6 @@ def search(make: MemoryFactory, transcript: Transcript, ledger: Ledger) -> tuple
     return min((value for value in costs.values() if value is not None), default=0), len(costs)
 
 
-def _pair(answer: Any) -> Spec | None:
-    """(kind, settings) from a pair written in either order, as a tuple or a list (None if it is no such pair)."""
-    if isinstance(answer, (tuple, list)) and len(answer) == 2:
-        kinds = [item for item in answer if isinstance(item, str)]
-        settings = [item for item in answer if isinstance(item, dict)]
-        if len(kinds) == len(settings) == 1:
-            return kinds[0].strip().lower().replace("_", " "), settings[0]
-    return None
-
-
 def _wrong(message: str, hint: str) -> Feedback:
     return Feedback("7.1", WRONG, message, hint)
 
@@ -92,11 +82,13 @@ def judge_cheapest(answer: Any, make: MemoryFactory, transcript: Transcript, led
     buffer, saving at least ``MARGIN`` of what the cheapest setting the check's search finds saves."""
     if answer is Ellipsis or answer is None:
         return Feedback("7.1", NOT_DONE, "replace the ... with (kind, settings), then run this cell again.")
-    if (pair := _pair(answer)) is None:
+    pair = answer if isinstance(answer, (tuple, list)) and len(answer) == 2 else ()
+    kinds, settings = ([item for item in pair if isinstance(item, cls)] for cls in (str, dict))
+    if len(kinds) != 1 or len(settings) != 1:  # a pair in either order, as a tuple or a list
         return _wrong("the answer is a pair (kind, settings), such as ('summary memory', {'max_turns_before_summary': "
                       f"8, 'turns_to_keep_verbatim': 4}}); got {answer!r}", "a kind's name in quotes, then a dict of "
                       "its settings by name, in brackets")
-    kind, settings = pair
+    kind, settings = kinds[0].strip().lower().replace("_", " "), settings[0]
     if kind not in KINDS:
         return _wrong(f"{kind!r} is not a memory kind; the kinds are {', '.join(map(repr, KINDS))} (the full buffer "
                       "is a sliding window as long as the conversation)", "copy a kind's name from the table above")
