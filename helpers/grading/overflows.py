@@ -1,8 +1,7 @@
 """Exercise 4.1 (notebook 04): at which messages does the buffer overflow? Three rules are right: the notebook's
-(``simulate``: what ``SummaryBufferMemory`` does, a test holds them equal: more whole turns fold while the message
-does not fit, a fold of nothing is no overflow), the page's ``analyse()`` (one fold, an overflow counted even when
-nothing folds) and the page's class (one fold, no overflow when nothing folds). A named mistake is ``simulate``
-with one thing changed."""
+(``simulate``, held to ``SummaryBufferMemory`` by a test: whole turns fold until the message fits, a fold of nothing
+is no overflow), the page's ``analyse()`` (one fold, an overflow counted even when nothing folds) and the page's
+class (one fold, no overflow when nothing folds). A named mistake is ``simulate`` with one thing changed."""
 from __future__ import annotations
 
 import functools
@@ -35,8 +34,7 @@ def simulate(case: OverflowCase, until_fit: bool = True, count_empty: bool = Fal
              remove: bool = True, compress: int | None = None, steps: list | None = None) -> list[int]:
     """The overflows of a buffer kept as a list of sizes: the notebook's rule at the defaults, each argument changing
     one thing; ``steps`` collects (buffer before, messages folded)."""
-    buffer: list[int] = []
-    found = []
+    buffer, found = [], []
     for number, size in enumerate(case.sizes, start=1):
         held, coming, folded = sum(buffer), size * (incoming and not store_first), 0
         buffer += [size] * store_first
