@@ -29,10 +29,16 @@ def missing_facts(run: StrategyRun) -> list[str]:
 
 
 @functools.lru_cache(maxsize=8)
+def full_buffer(make: MemoryFactory, transcript: Transcript, ledger: Ledger) -> StrategyRun:
+    """The run of the full buffer (a sliding window as long as the conversation), replayed once a kernel."""
+    return replay(make("sliding window", {"window_turns": len(transcript)}), transcript, ledger, FULL_BUFFER)
+
+
+@functools.lru_cache(maxsize=8)
 def search(make: MemoryFactory, transcript: Transcript, ledger: Ledger) -> tuple[int, int]:
     """(the cheapest bill of a setting that keeps every fact, settings tried), as the module says; once a kernel."""
     ends, n = time.monotonic() + SEARCH_SECONDS, len(transcript)
-    full = replay(make("sliding window", {"window_turns": n}), transcript, ledger)
+    full = full_buffer(make, transcript, ledger)
     costs = {repr(("sliding window", {"window_turns": n})): None if missing_facts(full) else full.bill.total}
 
     def cost(kind: str, **settings: Any) -> int | None:
@@ -103,7 +109,7 @@ def judge_cheapest(answer: Any, make: MemoryFactory, transcript: Transcript, led
         return _wrong(f"at turn {mine.last.turn} the request does not carry {', '.join(lost)}; look at where that "
                       "fact was stated and what the memory kept of that turn by then", "the ledger table shows each "
                       "fact's turn: which turns must still be sent word for word, or fit in the summary?")
-    full = replay(make("sliding window", {"window_turns": len(transcript)}), transcript, ledger, FULL_BUFFER)
+    full = full_buffer(make, transcript, ledger)
     cost, whole = mine.bill.total, full.bill.total
     if cost >= whole:
         return _wrong(f"every fact survives, but for {cost:,} tokens, no less than the {FULL_BUFFER}'s {whole:,}: "
