@@ -90,7 +90,7 @@ def test_each_way_of_failing_becomes_a_verdict(capsys):
     assert out[:2] == ["working", "A SUMMARY"] and out[2].startswith("loops: loops was still running after 0.1")
 
 
-def test_exercise_7_1_on_a_three_turn_conversation(monkeypatch):
+def test_exercise_7_1_on_a_three_turn_conversation():
     from helpers.measure.ledger import Fact, Ledger
     from helpers.measure.transcript import Transcript
     from helpers.memory.registry import kind_named
@@ -100,7 +100,7 @@ def test_exercise_7_1_on_a_three_turn_conversation(monkeypatch):
         return cls.create("S", (lambda messages, old: "User ASHA.") if cls.KIND.heading else None, settings)
     SMALL = Transcript(("I'm ASHA.", "hi", "ok"), ("fine", "yes", "done"))
     SMALL_LEDGER = Ledger((Fact("name", "name", 1, ("ASHA",)), Fact("greeting", "name", 2, ("hi",))))
-    monkeypatch.setattr(capstone, "_searched", {})
+    capstone.search.cache_clear()
     assert judge_cheapest(..., make, SMALL, SMALL_LEDGER).status == NOT_DONE
     assert "not a memory kind" in judge_cheapest(("buffer", {}), make, SMALL, SMALL_LEDGER).message
     assert "refused" in judge_cheapest(["sliding window", {"window_turns": 0}], make, SMALL, SMALL_LEDGER).message

@@ -11,11 +11,12 @@ from unittest import mock
 import numpy as np
 import pytest
 
-from helpers.base.tokens import count_tokens, encoding
+from helpers.base.tokens import count_tokens, encoding, filler_text
 from helpers.grading import calls, overflows, rule_check, runner, summary_cap
 from helpers.grading.runner import CORRECT, NOT_DONE, WRONG, forget_failures
 from helpers.grading.window import grade_window_memory
 from helpers.measure.drift import rule_strength
+from helpers.memory.stubs import turn_range_stub
 from helpers.memory.summary_buffer import SummaryBufferMemory
 from tests.notebook_core_support import load_core
 
@@ -252,9 +253,21 @@ def test_overflow_check():
     assert "the page's class" in verdict.message and "On the pasted bank statement" in verdict.message
 
 
+def memory_overflows_at(case):
+    """The messages whose storing made ``SummaryBufferMemory`` overflow (messages of the case's sizes)."""
+    memory = SummaryBufferMemory("s", turn_range_stub, max_buffer_tokens=case.budget,
+                                 messages_to_compress_on_overflow=case.compress)
+    found = []
+    for number, size in enumerate(case.sizes, start=1):
+        before = memory.overflow_count
+        memory.add_message("user" if number % 2 else "assistant", filler_text(size))
+        found += [number] * (memory.overflow_count > before)
+    return found
+
+
 def test_the_overflow_rules_are_the_memorys_and_the_pages():
     """The notebook's rule is the memory's on every case; the page's analyse() gives the lesson's figures."""
-    assert all(overflows.simulate(case) == overflows.memory_overflows_at(case) for case in overflows.CASES)
+    assert all(overflows.simulate(case) == memory_overflows_at(case) for case in overflows.CASES)
     by_about = {case.about: case for case in overflows.CASES if case.about}
     page = {about: len(overflows.PAGE_ANALYSE(case)) for about, case in by_about.items()}
     assert [page[a] for a in list(by_about)[:4]] == [3, 0, 9, 5]  # the lesson's table, both try-its

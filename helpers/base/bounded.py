@@ -1,16 +1,8 @@
-"""A student's code run with a bound on time (``run_bounded``) and on calls (``limit_calls``), so a loop that never
-ends comes back as a message, not a kernel to interrupt; the stops are ``BaseException``s, which an ``except
-Exception:`` in the student's code cannot swallow.
-
-One implementation everywhere: a trace function (``sys.settrace``) that checks a deadline on every instruction of
-the student's own code. A watchdog thread cannot work where threads cannot start (JupyterLite's Pyodide raises
-"can't start new thread"), and where it can, its asynchronous stop may arrive after the call has returned; a trace
-function needs no thread and stops the code at the instruction that ran past the deadline, never later. Every
-instruction, not every line: a loop written on one line emits no new line. The cost falls on the student's code
-alone (frames of ``helpers``, the standard library and installed packages are not traced inside, only at their
-calls): a tight loop runs some 25 times slower, a check's right answers still take well under a second. Neither
-way stops one call into C that never returns (``time.sleep(10**9)``). A debugger's trace function is set aside
-for the call and put back after it."""
+"""A student's code run with a bound on time (``run_bounded``) and on calls (``limit_calls``): a loop that never ends
+comes back as a message, not a kernel to interrupt. The stops are ``BaseException``s, which the student's ``except
+Exception:`` cannot swallow. The bound is a trace function (``sys.settrace``) checking a deadline at every
+instruction of the student's own code, not a watchdog thread: JupyterLite cannot start threads, and a thread's
+stop may arrive after the call has returned. A call into C that never returns is not stopped."""
 from __future__ import annotations
 
 import sys
@@ -23,25 +15,30 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 _LIBRARIES = (str(Path(__file__).parents[1]), *{sysconfig.get_paths()[key] for key in ("stdlib", "purelib", "platlib")})
 
+
 class TimedOut(BaseException):
     """It was still running after ``seconds``."""
-    def __init__(self, seconds: float = 0.0) -> None:
+    def __init__(self, seconds: float) -> None:
         super().__init__(f"still running after {seconds:g} seconds")
         self.seconds = seconds
 
+
 class TooManyCalls(BaseException):
-    """It called a function more often than the limit allows."""
-    def __init__(self, what: str = "", limit: int = 0) -> None:
+    """It called ``what`` more often than ``limit`` allows."""
+    def __init__(self, what: str, limit: int) -> None:
         super().__init__(f"called {what} more than {limit} times")
         self.what, self.limit = what, limit
 
-def run_bounded(function: Callable[..., T], *args: Any, seconds: float = 2.0, **kwargs: Any) -> T:
-    """``function(*args, **kwargs)``, or ``TimedOut`` once it runs an instruction after ``seconds``."""
+
+def run_bounded(function: Callable[..., T], *args: Any, seconds: float = 2.0) -> T:
+    """``function(*args)``, or ``TimedOut`` at its first instruction after ``seconds``. Every instruction, not every
+    line (a loop on one line emits no new line); frames of helpers, the standard library and installed packages
+    are traced at their calls only, so the cost falls on the student's code; a debugger's tracer is put back."""
     deadline = time.monotonic() + seconds
 
     def on_step(frame: Any, event: str, arg: Any) -> Any:
         if time.monotonic() > deadline:
-            raise TimedOut(seconds)  # raised in the student's code, at that instruction (and tracing ends)
+            raise TimedOut(seconds)
         return on_step
 
     def on_call(frame: Any, event: str, arg: Any) -> Any:
@@ -53,9 +50,10 @@ def run_bounded(function: Callable[..., T], *args: Any, seconds: float = 2.0, **
     previous = sys.gettrace()
     sys.settrace(on_call)
     try:
-        return function(*args, **kwargs)
+        return function(*args)
     finally:
         sys.settrace(previous)
+
 
 def limit_calls(function: Callable[..., T], limit: int, what: str) -> Callable[..., T]:
     """``function`` that raises ``TooManyCalls`` on call number ``limit + 1``; ``.calls`` counts the calls made."""

@@ -6,6 +6,7 @@ messages, and the sliding window: the smallest budget (to 100 tokens) or window 
 An answer must save at least ``MARGIN`` of what the best setting found saves against the full buffer."""
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from typing import Any
@@ -19,33 +20,37 @@ from helpers.memory.types import SettingError
 
 MARGIN = 0.5  # the share of the best saving an answer must reach
 SEARCH_SECONDS = 60.0  # offline the search takes a few seconds; with a model, each replay calls it
-Spec = tuple[str, dict[str, Any]]
-_searched: dict[tuple, tuple[int, int]] = {}  # (make, transcript, ledger) -> (best cost, settings tried)
+
 
 def missing_facts(run: StrategyRun) -> list[str]:
     """The wanted facts the last request does not carry, each with how it was sent ("absent", "contradicted")."""
     return [f"{fact.id} ({run.last.statuses.get(fact.id)})" for fact in run.ledger.wanted(run.last.turn)
             if run.last.statuses.get(fact.id) not in ("verbatim", "summary")]
 
-def search(make: MemoryFactory, transcript: Transcript, ledger: Ledger, full: StrategyRun,
-           seconds: float = SEARCH_SECONDS) -> tuple[int, int]:
-    """(the cheapest bill of a setting that keeps every fact, settings tried), as the module says, given the full
-    buffer's run; once a kernel."""
-    key = (make, transcript, ledger)
-    if key in _searched:
-        return _searched[key]
-    ends, n = time.monotonic() + seconds, len(transcript)
+
+@functools.lru_cache(maxsize=8)
+def full_buffer(make: MemoryFactory, transcript: Transcript, ledger: Ledger) -> StrategyRun:
+    """The run of the full buffer (a sliding window as long as the conversation), replayed once a kernel."""
+    return replay(make("sliding window", {"window_turns": len(transcript)}), transcript, ledger, FULL_BUFFER)
+
+
+@functools.lru_cache(maxsize=8)
+def search(make: MemoryFactory, transcript: Transcript, ledger: Ledger) -> tuple[int, int]:
+    """(the cheapest bill of a setting that keeps every fact, settings tried), as the module says; once a kernel."""
+    ends, n = time.monotonic() + SEARCH_SECONDS, len(transcript)
+    full = full_buffer(make, transcript, ledger)
     costs = {repr(("sliding window", {"window_turns": n})): None if missing_facts(full) else full.bill.total}
 
     def cost(kind: str, **settings: Any) -> int | None:
         """The bill of a setting's run if it keeps every fact (None: it loses one, is refused or runs out of time)."""
-        if repr((kind, settings)) not in costs and time.monotonic() < ends and kind in KINDS:
+        key = repr((kind, settings))
+        if key not in costs and time.monotonic() < ends:
             try:
                 run = run_bounded(replay, make(kind, settings), transcript, ledger, seconds=ends - time.monotonic())
-                costs[repr((kind, settings))] = None if missing_facts(run) else run.bill.total
+                costs[key] = None if missing_facts(run) else run.bill.total
             except (SettingError, TypeError, TimedOut):
-                costs[repr((kind, settings))] = None
-        return costs.get(repr((kind, settings)))
+                costs[key] = None
+        return costs.get(key)
 
     def smallest(keeps: Callable[[int], int | None], low: int, high: int) -> None:
         while low < high:  # the smallest value that keeps every fact, by halving (``high`` keeps them)
@@ -71,32 +76,25 @@ def search(make: MemoryFactory, transcript: Transcript, ledger: Ledger, full: St
         dry = 0 if kept else dry + 1
         if dry == 2 or time.monotonic() > ends:
             break
-    found = [value for value in costs.values() if value is not None]
-    _searched[key] = (min(found), len(costs)) if found else (0, len(costs))
-    return _searched[key]
+    return min((value for value in costs.values() if value is not None), default=0), len(costs)
 
-def _pair(answer: Any) -> Spec | None:
-    """(kind, settings) from a pair written in either order, as a tuple or a list (None if it is no such pair)."""
-    if isinstance(answer, (tuple, list)) and len(answer) == 2:
-        kinds = [item for item in answer if isinstance(item, str)]
-        settings = [item for item in answer if isinstance(item, dict)]
-        if len(kinds) == len(settings) == 1:
-            return kinds[0].strip().lower().replace("_", " "), settings[0]
-    return None
 
 def _wrong(message: str, hint: str) -> Feedback:
     return Feedback("7.1", WRONG, message, hint)
+
 
 def judge_cheapest(answer: Any, make: MemoryFactory, transcript: Transcript, ledger: Ledger) -> Feedback:
     """The verdict on ``answer = (kind, settings)``: every wanted fact sent at the last turn, for less than the full
     buffer, saving at least ``MARGIN`` of what the cheapest setting the check's search finds saves."""
     if answer is Ellipsis or answer is None:
         return Feedback("7.1", NOT_DONE, "replace the ... with (kind, settings), then run this cell again.")
-    if (pair := _pair(answer)) is None:
+    pair = answer if isinstance(answer, (tuple, list)) and len(answer) == 2 else ()
+    kinds, settings = ([item for item in pair if isinstance(item, cls)] for cls in (str, dict))
+    if len(kinds) != 1 or len(settings) != 1:  # a pair in either order, as a tuple or a list
         return _wrong("the answer is a pair (kind, settings), such as ('summary memory', {'max_turns_before_summary': "
                       f"8, 'turns_to_keep_verbatim': 4}}); got {answer!r}", "a kind's name in quotes, then a dict of "
                       "its settings by name, in brackets")
-    kind, settings = pair
+    kind, settings = kinds[0].strip().lower().replace("_", " "), settings[0]
     if kind not in KINDS:
         return _wrong(f"{kind!r} is not a memory kind; the kinds are {', '.join(map(repr, KINDS))} (the full buffer "
                       "is a sliding window as long as the conversation)", "copy a kind's name from the table above")
@@ -111,14 +109,14 @@ def judge_cheapest(answer: Any, make: MemoryFactory, transcript: Transcript, led
         return _wrong(f"at turn {mine.last.turn} the request does not carry {', '.join(lost)}; look at where that "
                       "fact was stated and what the memory kept of that turn by then", "the ledger table shows each "
                       "fact's turn: which turns must still be sent word for word, or fit in the summary?")
-    full = replay(make("sliding window", {"window_turns": len(transcript)}), transcript, ledger, FULL_BUFFER)
+    full = full_buffer(make, transcript, ledger)
     cost, whole = mine.bill.total, full.bill.total
     if cost >= whole:
         return _wrong(f"every fact survives, but for {cost:,} tokens, no less than the {FULL_BUFFER}'s {whole:,}: "
                       "which turns can leave the request without taking a fact with them, and when?",
                       "a fold late in the conversation, of the turns whose facts fit in the summary, saves tokens on "
                       "every request after it")
-    best, tried = search(make, transcript, ledger, full)
+    best, tried = search(make, transcript, ledger)
     saved, most = whole - cost, whole - min(best or cost, cost)
     said = (f"{mine.label()} keeps every planted fact to turn {mine.last.turn} for {cost:,} tokens "
             f"({mine.bill.summariser_calls} summariser calls), {saved:,} fewer than the {FULL_BUFFER} "
@@ -130,6 +128,7 @@ def judge_cheapest(answer: Any, make: MemoryFactory, transcript: Transcript, led
                       "that fold come and still save?")
     return Feedback("7.1", CORRECT, f"{said}: within the margin (at least {MARGIN:.0%} of it). Compare that saving "
                     "with what the lessons' settings save by losing facts.")
+
 
 def check_cheapest(answer: Any, make: MemoryFactory, transcript: Transcript, ledger: Ledger, *,
                    hint: bool | None = None) -> Feedback:

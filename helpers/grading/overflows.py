@@ -1,25 +1,22 @@
 """Exercise 4.1 (notebook 04): at which messages does the buffer overflow? Three rules are right: the notebook's
-(what ``SummaryBufferMemory`` does: more whole turns fold while the message does not fit, a fold of nothing is no
-overflow), the page's ``analyse()`` (one fold, an overflow counted even when nothing folds) and the page's class
-(one fold, no overflow when nothing folds). A named mistake is ``simulate`` with one thing changed."""
+(``simulate``, held to ``SummaryBufferMemory`` by a test: whole turns fold until the message fits, a fold of nothing
+is no overflow), the page's ``analyse()`` (one fold, an overflow counted even when nothing folds) and the page's
+class (one fold, no overflow when nothing folds). A named mistake is ``simulate`` with one thing changed."""
 from __future__ import annotations
 
 import functools
 import numbers
 import operator
 import random
-from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
-from helpers.base.tokens import count_tokens, filler_text
+from helpers.base.tokens import count_tokens
 from helpers.display.lines import lesson4_run_sizes
-from helpers.grading.runner import WRONG, Exercise, Feedback, Mistake, checker, name_of
+from helpers.grading.runner import WRONG, Exercise, Feedback, Mistake, checker, drawn
 from helpers.lessons.data import lesson4
-from helpers.memory.stubs import turn_range_stub
-from helpers.memory.summary_buffer import SummaryBufferMemory
 
-@dataclass(frozen=True)
-class OverflowCase:
+
+class OverflowCase(NamedTuple):
     """Messages of these token sizes (user, reply, user, ...), a budget, messages compressed per overflow."""
     sizes: tuple[int, ...]
     budget: int
@@ -31,25 +28,13 @@ class OverflowCase:
         setting = f"sizes {shown}, budget {self.budget}, messages_to_compress {self.compress}"
         return f"{self.about}: {setting}" if self.about else setting
 
-@functools.lru_cache(maxsize=1024)
-def memory_overflows_at(case: OverflowCase) -> list[int]:
-    """The messages whose storing made ``SummaryBufferMemory`` overflow (messages of the case's sizes)."""
-    memory = SummaryBufferMemory("s", turn_range_stub, max_buffer_tokens=case.budget,
-                                 messages_to_compress_on_overflow=case.compress)
-    found = []
-    for number, size in enumerate(case.sizes, start=1):
-        before = memory.overflow_count
-        memory.add_message("user" if number % 2 else "assistant", filler_text(size))
-        found += [number] * (memory.overflow_count > before)
-    return found
 
 def simulate(case: OverflowCase, until_fit: bool = True, count_empty: bool = False, over: Any = operator.gt,
              unit: int = 2, store_first: bool = False, incoming: bool = True, fold_all: bool = False,
              remove: bool = True, compress: int | None = None, steps: list | None = None) -> list[int]:
-    """The overflows of a buffer kept as a list of sizes: the notebook's rule at the defaults (a test holds it to the
-    memory's), each argument changing one thing; ``steps`` collects (buffer before, messages folded)."""
-    buffer: list[int] = []
-    found = []
+    """The overflows of a buffer kept as a list of sizes: the notebook's rule at the defaults, each argument changing
+    one thing; ``steps`` collects (buffer before, messages folded)."""
+    buffer, found = [], []
     for number, size in enumerate(case.sizes, start=1):
         held, coming, folded = sum(buffer), size * (incoming and not store_first), 0
         buffer += [size] * store_first
@@ -65,10 +50,10 @@ def simulate(case: OverflowCase, until_fit: bool = True, count_empty: bool = Fal
         buffer += [size] * (not store_first)
     return found
 
+
 PAGE_ANALYSE = functools.partial(simulate, until_fit=False, count_empty=True)
 PAGE_CLASS = functools.partial(simulate, until_fit=False)
 
-_WHOLE = "when a reply arrives, its question is the last message in the buffer: can a fold take it without its reply?"
 _SIM = functools.partial
 MISTAKES = tuple(Mistake(name, rule, says, hint) for name, rule, says, hint in (
     ("counts a fold of nothing", _SIM(simulate, count_empty=True), "you fold more whole turns until the message fits "
@@ -82,58 +67,61 @@ MISTAKES = tuple(Mistake(name, rule, says, hint) for name, rule, says, hint in (
     ("tests without the message", _SIM(simulate, incoming=False), "you test the buffer alone; the message about to be "
      "stored counts too", "a long message arriving at a buffer still under the budget: does it fit?"),
     ("folds a waiting question", _SIM(simulate, unit=1), "you fold messages one by one, so a question can leave the "
-     "buffer without its reply", _WHOLE),
+     "buffer without its reply", "when a reply arrives, its question is the last message in the buffer: can a fold "
+     "take it without its reply?"),
     ("folds every whole turn", _SIM(simulate, fold_all=True), "an overflow of yours folds every whole turn; the memory "
      "folds fewer and keeps the recent ones word for word", "how many messages must leave?"),
     ("the folded messages stay", _SIM(simulate, remove=False), "you count the overflows but keep the folded messages "
      "in the buffer; folded messages leave it for the summary", "after an overflow, how many tokens are left?"),
     ("messages_to_compress ignored", _SIM(simulate, compress=4), "you always fold as if messages_to_compress were 4",
      "the page's second try-it sets it to 2: where does your function read it?"),
-    ("numbered from 0", lambda case: [n - 1 for n in memory_overflows_at(case)], "your numbers are one lower than the "
+    ("numbered from 0", lambda case: [n - 1 for n in simulate(case)], "your numbers are one lower than the "
      "memory's: the first user message is message 1", "what number does your function give the first message?"),
-    ("turn numbers", lambda case: [(n + 1) // 2 for n in memory_overflows_at(case)], "you give turn numbers; the "
+    ("turn numbers", lambda case: [(n + 1) // 2 for n in simulate(case)], "you give turn numbers; the "
      "exercise asks for message numbers (reply 3 is message 6)", "each turn is two messages"),
 ))
 
 STATEMENT = "a pasted 480-token bank statement as turn 6, at 600 tokens"  # notebook 04's statement, by o200k_base
 
-def _cases(count: int = 300, seed: int = 41) -> tuple[OverflowCase, ...]:
-    """The lesson's figures and the edges, the smallest cases where the mistakes part from the rules (found by an
-    exhaustive search over short conversations), and ``count`` random ones of three scales and budgets."""
-    texts = lesson4()["budget_analysis"]["user_messages"]
-    lesson, wide = (tuple(t for text in texts for t in (count_tokens(text), reply)) for reply in (100, 150))
-    fixed = [(lesson, 600, 4, "the lesson's table at 600 tokens (replies of 100)"),
-             (lesson, 1500, 4, "the lesson's table at 1,500 tokens: nothing overflows"),
-             (wide, 300, 4, "the page's first try-it (replies of 150, 300 tokens)"),
-             (lesson, 600, 2, "the page's second try-it (compress 2, 600 tokens)"),
-             (tuple(lesson4_run_sizes()), 600, 4, "the lesson's run in notebook 05, at 600 tokens"),
-             ((*lesson[:10], 480, 100, *lesson[10:]), 600, 4, STATEMENT),
-             ((50,) * 6, 200, 2, "a message that brings the buffer exactly to the budget"),
-             ((20, 150, 20, 30, 20, 30), 100, 2, "a reply bigger than the budget with its own question"),
-             ((10,) * 6 + (75,) + (10,) * 5, 100, 2, "a long question after short turns"),
-             ((10, 60, 10, 20, 10, 60, 10), 100, 4, "an overflow right after an exact fit"),
-             ((3,), 2, 2), ((1, 2), 2, 2), ((1, 1, 1), 2, 2), ((1, 1, 1), 3, 2), ((1, 1, 1, 1), 2, 2),
-             ((1, 1, 1, 1, 3), 4, 2), ((1, 1, 1, 1, 3, 1), 4, 2), ((1, 1, 1, 1, 2, 1), 4, 2), ((1,) * 5 + (2,), 4, 2),
-             ((1,) * 8 + (6, 2), 9, 4)]
-    rng = random.Random(seed)
-    for index in range(count):
-        scale = rng.choice((5, 30, 150))
-        sizes = [rng.choice((rng.randint(1, scale), rng.randint(scale, 3 * scale), rng.randint(3 * scale, 8 * scale)))
-                 for _ in range(rng.randint(2, 20))]
-        if index % 4 == 3:  # short turns, then a long message
-            sizes = [rng.randint(1, 6) for _ in range(rng.randint(6, 16))]
-            sizes += [rng.randint(sum(sizes) // 3, sum(sizes))] + [rng.randint(1, 6) for _ in range(rng.randint(0, 5))]
-        budget = (sum(sizes[:rng.randint(1, len(sizes))]) if index % 4 in (0, 3) else
-                  rng.randint(2, 4 * scale) if index % 4 == 1 else rng.randint(4 * scale, 16 * scale))
-        fixed.append((tuple(sizes), max(2, budget), rng.choice((2, 4, 4, 6))))
-    return tuple(OverflowCase(*case) for case in fixed)
 
-CASES = _cases()
+def _draw(rng: random.Random, index: int) -> OverflowCase:
+    """A random conversation of one of three scales and budgets; every fourth one short turns, then a long message."""
+    scale = rng.choice((5, 30, 150))
+    sizes = [rng.choice((rng.randint(1, scale), rng.randint(scale, 3 * scale), rng.randint(3 * scale, 8 * scale)))
+             for _ in range(rng.randint(2, 20))]
+    if index % 4 == 3:
+        sizes = [rng.randint(1, 6) for _ in range(rng.randint(6, 16))]
+        sizes += [rng.randint(sum(sizes) // 3, sum(sizes))] + [rng.randint(1, 6) for _ in range(rng.randint(0, 5))]
+    budget = (sum(sizes[:rng.randint(1, len(sizes))]) if index % 4 in (0, 3) else
+              rng.randint(2, 4 * scale) if index % 4 == 1 else rng.randint(4 * scale, 16 * scale))
+    return OverflowCase(tuple(sizes), max(2, budget), rng.choice((2, 4, 4, 6)))
+
+
+_TEXTS = lesson4()["budget_analysis"]["user_messages"]
+_LESSON, _WIDE = (tuple(t for text in _TEXTS for t in (count_tokens(text), reply)) for reply in (100, 150))
+# the lesson's figures and the edges, the smallest cases where the mistakes part from the rules (found by an
+# exhaustive search over short conversations), and 300 random ones
+CASES = drawn([OverflowCase(*case) for case in (
+    (_LESSON, 600, 4, "the lesson's table at 600 tokens (replies of 100)"),
+    (_LESSON, 1500, 4, "the lesson's table at 1,500 tokens: nothing overflows"),
+    (_WIDE, 300, 4, "the page's first try-it (replies of 150, 300 tokens)"),
+    (_LESSON, 600, 2, "the page's second try-it (compress 2, 600 tokens)"),
+    (tuple(lesson4_run_sizes()), 600, 4, "the lesson's run in notebook 05, at 600 tokens"),
+    ((*_LESSON[:10], 480, 100, *_LESSON[10:]), 600, 4, STATEMENT),
+    ((50,) * 6, 200, 2, "a message that brings the buffer exactly to the budget"),
+    ((20, 150, 20, 30, 20, 30), 100, 2, "a reply bigger than the budget with its own question"),
+    ((10,) * 6 + (75,) + (10,) * 5, 100, 2, "a long question after short turns"),
+    ((10, 60, 10, 20, 10, 60, 10), 100, 4, "an overflow right after an exact fit"),
+    ((3,), 2, 2), ((1, 2), 2, 2), ((1, 1, 1), 2, 2), ((1, 1, 1), 3, 2), ((1, 1, 1, 1), 2, 2),
+    ((1, 1, 1, 1, 3), 4, 2), ((1, 1, 1, 1, 3, 1), 4, 2), ((1, 1, 1, 1, 2, 1), 4, 2), ((1,) * 5 + (2,), 4, 2),
+    ((1,) * 8 + (6, 2), 9, 4))], 300, 41, _draw)
+
 
 def _read(result: Any) -> Any:
     """A sequence or a generator of numbers as a list (inside the time bound); anything else as it is."""
     unordered = isinstance(result, (str, bytes, dict, set, frozenset)) or not hasattr(result, "__iter__")
     return result if unordered else list(result)
+
 
 def _refuse(name: str, case: OverflowCase, args: tuple, answer: Any) -> Feedback | None:
     """The verdict on an answer (of function ``name``) that changed the list it was given."""
@@ -144,13 +132,15 @@ def _refuse(name: str, case: OverflowCase, args: tuple, answer: Any) -> Feedback
                         "changes the caller's list")
     return None
 
+
 def _tokens(n: int) -> str:
     return f"{n} token{'s' * (n != 1)}"
 
+
 def _example(case: OverflowCase, mine: list[int]) -> str:
     """The case, both answers, and what the memory does at the first message where they part."""
-    right, steps = memory_overflows_at(case), []
-    simulate(case, steps=steps)
+    steps: list[tuple[int, int]] = []
+    right = simulate(case, steps=steps)
     where = "each message that overflows appears once, in order"
     if (differ := set(mine) ^ set(right)) and not 1 <= (number := min(differ)) <= len(case.sizes):
         where = f"there is no message {number}: the messages are numbered 1 to {len(case.sizes)}"
@@ -164,6 +154,7 @@ def _example(case: OverflowCase, mine: list[int]) -> str:
                  + f"; your answer has {'an overflow there' if number in mine else 'none there'}")
     return f"{case.describe()}; the memory overflows at {right}, yours at {mine}. Where it starts: {where}."
 
+
 def _correct(rule: int) -> str:
     statement = next(case for case in CASES if case.about == STATEMENT)
     whose = ("the memory's overflows", "the overflows of the page's analyse()", "the overflows of the page's class")
@@ -171,23 +162,26 @@ def _correct(rule: int) -> str:
             "6, 8 and 10), a pasted document, the exact fit, a reply too big to fit, and random conversations.")
     return said + ("" if rule == 0 else " The notebook's analyse asks for more than the page: it folds more whole "
                    "turns while the message does not fit, and counts no overflow when nothing can fold. On the pasted "
-                   f"bank statement it gives {memory_overflows_at(statement)}, yours "
+                   f"bank statement it gives {simulate(statement)}, yours "
                    f"{(PAGE_ANALYSE, PAGE_CLASS)[rule - 1](statement)}.")
+
 
 CHECK = Exercise(
     "4.1", CASES, lambda case: (list(case.sizes), case.budget, case.compress),
-    (memory_overflows_at, PAGE_ANALYSE, PAGE_CLASS), "write the body of overflows_at", "go through the messages one "
+    (simulate, PAGE_ANALYSE, PAGE_CLASS), "write the body of overflows_at", "go through the messages one "
     "by one, as the memory does, with a list of the sizes the buffer holds; print it at each step of the lesson's run",
     MISTAKES, "play the smallest case by hand, message by message, writing down the buffer's tokens before each one "
-    "and what the memory does; then print what your function holds at the message named above", read=_read, wanted=(
+    "and what the memory does; then print what your function holds at the message named above", refuse=_refuse,
+    read=_read, wanted=(
         lambda answer: isinstance(answer, list) and all(isinstance(n, numbers.Integral) and not isinstance(n, bool)
                                                         for n in answer), "the message numbers in order, [6, 8, 10]"),
     example=_example, key=lambda case: (len(case.sizes), sum(case.sizes), case.budget), correct=_correct)
 
+
 def grade_overflows_at(overflows_at: Any) -> Feedback:
     """Exercise 4.1: ``overflows_at(sizes, budget, messages_to_compress)`` must give the numbers of the messages
     (1 = the first) whose storing makes the buffer overflow, by the notebook's rule or the page's."""
-    return replace(CHECK, refuse=functools.partial(_refuse, name_of(overflows_at))).grade(overflows_at,
-                                                                                         OverflowCase.describe)
+    return CHECK.grade(overflows_at, OverflowCase.describe)
 
-check_overflows_at = checker(grade_overflows_at, "check_overflows_at", "overflows_at")
+
+check_overflows_at = checker(grade_overflows_at, "overflows_at")

@@ -11,7 +11,6 @@ from helpers.grading.runner import Exercise, Feedback, Mistake, checker
 from helpers.lessons.data import published_run
 
 RULE_WORDS = ("never", "rule", "allergic", "must not", "no equity")  # what the exercise counts as a rule
-_SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
 # Sentences the random summaries are made of: rules about equity, other sentences about equity (with words a
 # student may wrongly count as rule words), rules about something else, other facts. The tests check each pool
@@ -39,17 +38,18 @@ OTHER_RULES = ("He will never touch his emergency fund.", "His one rule for spen
 OTHER_FACTS = ("Chiru earns ₹1,20,000 a month.", "He is 32 and wants to retire by 55.",
                "He holds an FD of ₹50,000 maturing in three months.", "He will open a PPF account this month.")
 
+
 def sentences(summary: str) -> list[str]:
     """The sentences of a summary (split after . ! or ?)."""
-    return [part for part in _SENTENCE.split(summary.strip()) if part]
+    return [part for part in re.split(r"(?<=[.!?])\s+", summary.strip()) if part]
 
-def _rule_in(summary: str, split: Callable = sentences, has: Callable = str.__contains__,
-             about: Callable = lambda sentence: "equit" in sentence, fold: Callable = str.lower) -> bool:
+
+def states_rule(summary: str, split: Callable = sentences, has: Callable = str.__contains__,
+                about: Callable = lambda sentence: "equit" in sentence, fold: Callable = str.lower) -> bool:
+    """The exercise's answer at the defaults (a sentence that mentions equity holds one of ``RULE_WORDS``); each
+    argument changes one thing."""
     return any(has(fold(s), word) for s in split(summary) if about(fold(s)) for word in RULE_WORDS)
 
-def states_rule(summary: str) -> bool:
-    """The exercise's answer: a sentence that mentions equity holds one of ``RULE_WORDS``."""
-    return _rule_in(summary)
 
 def cases(count: int = 200, seed: int = 7) -> list[str]:
     """The lesson's three summaries, hand-written cases, and ``count`` random summaries from the pools above."""
@@ -71,39 +71,42 @@ def cases(count: int = 200, seed: int = 7) -> list[str]:
         generated.append(" ".join(p[:-1] + "!" if p.endswith(".") and rng.random() < 0.15 else p for p in parts))
     return [*lesson, *fixed, *generated]
 
+
 CASES = tuple(cases())
-_WORDS = "print RULE_WORDS and compare with the words your check looks for"
+
 
 def _tokens(sentence: str, word: str) -> bool:
     return word in sentence.split()
 
+
 def _m(name: str, rule: Callable[[str], bool], says: str, hint: str, strict: bool = False) -> Mistake:
     return Mistake(name, rule, says, hint, strict)
+
 
 MISTAKES = (  # each rule takes the summary; never the code of the right answer
     _m("the keyword check", lambda s: "equit" in s.lower(), "that is the lesson's keyword check: it says True for "
        "\"He avoids equities, preferring fixed-income.\", where the rule has become a preference", "what must a "
        "sentence about equity hold to still be a rule?", strict=True),
-    _m("only '.' ends a sentence", lambda s: _rule_in(s, lambda text: text.split(".")), "you split only at '.': a "
+    _m("only '.' ends a sentence", lambda s: states_rule(s, lambda text: text.split(".")), "you split only at '.': a "
        "sentence ending in '!' or '?' runs into the next, and its neighbour's rule word counts for it",
        "which marks end a sentence?"),
-    _m("the first sentence about equity only", lambda s: next((_rule_in(x) for x in sentences(s) if "equit" in
-                                                               x.lower()), False),
+    _m("the first sentence about equity only",
+       lambda s: next((states_rule(x) for x in sentences(s) if "equit" in x.lower()), False),
        "you read only the first sentence about equity; the rule can be stated in a later one",
        "what does your check do after the first sentence that mentions equity?"),
     _m("every sentence about equity", lambda s: bool(xs := [x for x in sentences(s) if "equit" in x.lower()])
-       and all(_rule_in(x) for x in xs), "you want every sentence about equity to hold a rule word; one is enough",
+       and all(states_rule(x) for x in xs), "you want every sentence about equity to hold a rule word; one is enough",
        "one sentence states the rule, another mentions equity in passing: is the rule still kept?"),
-    _m("'equity' misses 'equities'", lambda s: _rule_in(s, about=lambda x: "equity" in x), "\"Never suggest "
+    _m("'equity' misses 'equities'", lambda s: states_rule(s, about=lambda x: "equity" in x), "\"Never suggest "
        "equities\" does not contain 'equity': the word changes in the plural", "which letters do 'equity' and "
        "'equities' share?"),
-    _m("equity only as a whole word", lambda s: _rule_in(s, about=lambda x: _tokens(x, "equity")), "you find "
+    _m("equity only as a whole word", lambda s: states_rule(s, about=lambda x: _tokens(x, "equity")), "you find "
        "equity only as a word on its own between spaces: in 'equity,' or 'equity-linked' or 'equities' the letters "
        "touch other characters", "is 'equity,' (with its comma) a word of the split?"),
-    _m("rule words only as whole words", lambda s: _rule_in(s, has=_tokens), "you find the rule words only as "
+    _m("rule words only as whole words", lambda s: states_rule(s, has=_tokens), "you find the rule words only as "
        "whole words: 'rules' holds 'rule', and 'must not' is two words", "does 'Equity funds are against his rules.' "
        "hold a rule word? Look for the letters, not for a word"),
-    _m("upper and lower case", lambda s: _rule_in(s, fold=str), "your check misses words written with capitals: "
+    _m("upper and lower case", lambda s: states_rule(s, fold=str), "your check misses words written with capitals: "
        "'Never' starts a sentence with a capital N, and 'Equity' can too", "how do you compare texts whatever their "
        "case?"),
     _m("rule words anywhere", lambda s: "equit" in s.lower() and any(word in s.lower() for word in RULE_WORDS),
@@ -112,8 +115,10 @@ MISTAKES = (  # each rule takes the summary; never the code of the right answer
        "the rule word?"),
     _m("a word that is not a rule word", lambda s: any("equit" in x.lower() for x in sentences(s)), "your check "
        "counts a sentence about equity as a rule although it holds none of RULE_WORDS: a word of your own is in "
-       "your list, or your check reads 'no', 'not' or another word as a rule", _WORDS),
+       "your list, or your check reads 'no', 'not' or another word as a rule", "print RULE_WORDS and compare with "
+       "the words your check looks for"),
 )
+
 
 def _why(summary: str) -> str:
     about = [sentence for sentence in sentences(summary) if "equit" in sentence.lower()]
@@ -122,6 +127,7 @@ def _why(summary: str) -> str:
         return f"its sentence {holding[0][0]!r} holds {holding[0][1]!r}"
     return f"its sentence about equity, {about[0]!r}, holds none of the rule words" if about else \
         "no sentence of it mentions equity"
+
 
 CHECK = Exercise(
     "3.1", CASES, lambda summary: (summary,), (states_rule,), "write the body of rule_kept", "split the summary into "
@@ -132,8 +138,10 @@ CHECK = Exercise(
     correct=lambda _: f"all {len(CASES)} summaries right, the lesson's among them: True for cycles 1 and 2, False "
     "for cycle 3 ('avoids ... preferring'). Your check sees the drift the keyword check misses.")
 
+
 def grade_rule_check(rule_kept: Callable[[str], bool]) -> Feedback:
     """Exercise 3.1: ``rule_kept(summary)`` is True only where a sentence about equity still states the rule."""
-    return CHECK.grade(rule_kept, lambda summary: repr(summary))
+    return CHECK.grade(rule_kept, repr)
 
-check_rule_check = checker(grade_rule_check, "check_rule_check", "rule_kept")
+
+check_rule_check = checker(grade_rule_check, "rule_kept")

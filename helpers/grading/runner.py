@@ -1,5 +1,5 @@
-"""What an exercise check says and how it runs a student's answer, bounded in time and calls (``run_answer``); the
-check loop, written once (``Exercise.grade``); the hint on a second failure (``show``); ``try_it`` for a cell.
+"""What an exercise check says (``Feedback``, printed by ``show``, the hint on a second failure) and how it runs the
+student's answer, bounded in time and calls (``run_answer``), on every case of one check loop (``Exercise.grade``).
 Under nbgrader's autograder (``NBGRADER_EXECUTION`` set) a verdict other than correct raises an ``AssertionError``
 holding the printed feedback, so the graded cell scores nothing; elsewhere the verdict is only printed."""
 from __future__ import annotations
@@ -9,10 +9,11 @@ import dataclasses
 import functools
 import io
 import os
+import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from helpers.base.bounded import TimedOut, TooManyCalls, run_bounded
 
@@ -20,6 +21,7 @@ NOT_DONE, CORRECT, WRONG = "not done yet", "correct", "not yet"
 SECONDS, TOTAL_SECONDS = 2.0, 8.0  # per call of the student's function, and for all the calls of one check
 _failures: dict[str, int] = {}  # failed checks per exercise in this kernel: the second one brings the hint
 forget_failures = _failures.clear  # every exercise afresh, as in a new kernel (for tests)
+
 
 @dataclass(frozen=True)
 class Feedback:
@@ -36,16 +38,16 @@ class Feedback:
     def on(self, where: str) -> Feedback:
         return dataclasses.replace(self, message=f"{self.message.rstrip('.')} (on {where}).")
 
-@dataclass(frozen=True)
-class Mistake:
-    """A wrong answer a check knows: its name, its rule (case -> what it answers), what is wrong (said at once), a
-    hint (held back). A ``strict`` one is named when the answer is its rule on every case; another one when its rule
-    gives every answer that is wrong."""
+
+class Mistake(NamedTuple):
+    """A wrong answer a check knows: its name, its rule (case -> answer), what is wrong (said at once) and a hint. A
+    ``strict`` one is named when the answer is its rule on every case; another when on every case the answer misses."""
     name: str
     rule: Callable[[Any], Any]
     says: str
     hint: str
     strict: bool = True
+
 
 def show(verdict: Feedback, hint: bool | None = None, check: str = "", answer: str = "") -> Feedback:
     """Print ``verdict`` and return it, with the hint if ``hint`` or (``None``) on a second failure in this kernel."""
@@ -63,10 +65,12 @@ def show(verdict: Feedback, hint: bool | None = None, check: str = "", answer: s
         raise AssertionError(text)
     return verdict
 
+
 def name_of(function: Any, default: str = "function") -> str:
     """The name a verdict calls the student's function by (``default`` for a lambda or a thing with no name)."""
     name = getattr(function, "__name__", "")
     return name if isinstance(name, str) and name.isidentifier() else default
+
 
 class Misuse(Exception):
     """Raised by what a check hands the student's code (a summariser) when it is called wrongly: a verdict."""
@@ -74,11 +78,12 @@ class Misuse(Exception):
         super().__init__(message)
         self.hint, self.mistake = hint, mistake
 
+
 def run_answer(exercise: str, function: Callable[..., Any], *args: Any, ends: float | None = None, todo: str =
                "write the body of the function", start: str = "", read: Callable = lambda result: result,
                quiet: bool = True) -> Any:
-    """``read(function(*args))`` within ``SECONDS`` and before ``ends`` (a check's ``TOTAL_SECONDS``), its printing
-    swallowed if ``quiet``, or the ``Feedback`` that replaces it; ``start`` is the hint for an answer not written."""
+    """``read(function(*args))`` within ``SECONDS`` and before ``ends``, its printing swallowed if ``quiet``, or the
+    ``Feedback`` that replaces it; ``start`` is the hint for an answer not written."""
     name, ends = name_of(function), ends or time.monotonic() + TOTAL_SECONDS
     not_done = Feedback(exercise, NOT_DONE, f"{todo}, then run this cell again.", start)
     slow = Feedback(exercise, WRONG, f"{name} took more than {TOTAL_SECONDS:g} seconds for the cases so far, so the "
@@ -110,9 +115,20 @@ def run_answer(exercise: str, function: Callable[..., Any], *args: Any, ends: fl
                         "case above in a cell of its own and read the traceback: it names the line", "raises")
     return not_done if result is Ellipsis else result
 
+
+def drawn(fixed: list, count: int, seed: int, draw: Callable[[random.Random, int], Any]) -> tuple:
+    """The ``fixed`` cases, then ``count`` more that ``draw(rng, index)`` makes, each new one (``rng`` seeded)."""
+    found, rng = list(fixed), random.Random(seed)
+    while len(found) < len(fixed) + count:
+        if (case := draw(rng, len(found) - len(fixed))) not in found:
+            found.append(case)
+    return tuple(found)
+
+
 @functools.lru_cache(maxsize=1 << 16)
 def _gives(rule: Callable[[Any], Any], case: Any) -> Any:
     return rule(case)  # a right rule or a mistake on one case, worked out once a kernel
+
 
 @dataclass(frozen=True)
 class Exercise:
@@ -127,7 +143,7 @@ class Exercise:
     mistakes: tuple[Mistake, ...] = ()
     hint: str = ""
     noun: str = "cases"
-    refuse: Callable[[Any, tuple, Any], Feedback | None] = lambda case, args, result: None  # a result not to compare
+    refuse: Callable[..., Feedback | None] = lambda name, case, args, result: None  # a result not to compare
     wanted: tuple[Callable[[Any], bool], str] | None = None  # what a result must be, and how the verdict says it
     read: Callable[[Any], Any] = lambda result: result  # the result as compared, made inside the time bound
     example: Callable[[Any, Any], str] = lambda case, mine: f"for {case!r} you say {mine!r}."
@@ -135,7 +151,7 @@ class Exercise:
     correct: Callable[[int], str] = lambda rule: "every case right."  # what to say for right rule number ``rule``
 
     def grade(self, function: Callable[..., Any], where: Callable[[Any], str] | None = None) -> Feedback:
-        """A failed run or a ``refuse``d result ends the check; then CORRECT if the answers are one right rule's on
+        """A failed run or a ``refuse``d one ends the check; then CORRECT if the answers are one right rule's on
         every case, else the smallest case that differs from the first rule's, with the mistake it shows."""
         answers, ends = [], time.monotonic() + TOTAL_SECONDS
         for case in self.cases:
@@ -144,7 +160,7 @@ class Exercise:
                                 read=self.read)
             if isinstance(result, Feedback):
                 return result.on(where(case)) if where and result.status == WRONG else result
-            if refused := self.refuse(case, args, result):
+            if refused := self.refuse(name_of(function), case, args, result):
                 return refused
             if self.wanted and not self.wanted[0](result):
                 return Feedback(self.number, WRONG, f"{name_of(function)} returned {result!r:.80}, not "
@@ -159,18 +175,22 @@ class Exercise:
         index = min(wrong, key=lambda i: self.key(self.cases[i]))
         said = (f"{len(wrong)} of {len(self.cases)} {self.noun} differ. The smallest: "
                 f"{self.example(self.cases[index], answers[index])}")
-        for m in [m for m in self.mistakes if m.strict] + [m for m in self.mistakes if not m.strict]:
+        for m in sorted(self.mistakes, key=lambda m: not m.strict):
             if all(_gives(m.rule, self.cases[i]) == answers[i] for i in (range(len(answers)) if m.strict else wrong)):
                 return Feedback(self.number, WRONG, f"{said} {m.says[0].upper()}{m.says[1:]}.", m.hint, m.name)
         return Feedback(self.number, WRONG, said, self.hint)
 
-def checker(grade: Callable[[Any], Feedback], check: str, answer: str) -> Callable[..., Feedback]:
-    """The check a notebook calls: ``grade``'s verdict, printed and returned (``answer``: the function's name)."""
+
+def checker(grade: Callable[[Any], Feedback], answer: str) -> Callable[..., Feedback]:
+    """The check a notebook calls (``grade_x`` gives ``check_x``): the verdict, printed and returned."""
+    check = grade.__name__.replace("grade_", "check_")
+
     def check_answer(function: Any, *, hint: bool | None = None) -> Feedback:
         return show(grade(function), hint, check, name_of(function, answer))
     check_answer.__name__ = check_answer.__qualname__ = check
     check_answer.__doc__ = f"{grade.__doc__} Prints the verdict and returns it."
     return check_answer
+
 
 def try_it(function: Callable[..., Any], *args: Any) -> None:
     """Run the student's ``function(*args)`` once, bounded, and print what it returned or what went wrong."""

@@ -8,12 +8,11 @@ import functools
 import random
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from helpers.base.bounded import limit_calls
 from helpers.base.tokens import count_tokens
-from helpers.grading.runner import WRONG, Exercise, Feedback, Mistake, Misuse, checker, name_of
+from helpers.grading.runner import WRONG, Exercise, Feedback, Mistake, Misuse, checker, drawn, name_of
 
 FACTS = ("Chiru earns ₹1,20,000 a month and spends ₹60,000.", "He is 32 and risk-averse.",
          "He holds an FD of ₹50,000 maturing in 3 months.", "His goal is to retire by 55 with a comfortable corpus.",
@@ -26,6 +25,7 @@ HINDI_SUMMARY = ("चिरु की मासिक आय ₹1,20,000 और 
                  "की FD तीन महीने में परिपक्व होगी। लक्ष्य: 55 तक सेवानिवृत्ति।")
 _CALLED = ("look at how the memory calls its summariser in the class above: which two things does it hand over?",
            "calls the summariser wrongly")
+
 
 def _shortener(name: str, shorten: Callable[[str], str]) -> Callable[..., str]:
     """A summariser for the check: shortens ``existing_summary`` when called as ``summarise([], summary)``."""
@@ -43,6 +43,7 @@ def _shortener(name: str, shorten: Callable[[str], str]) -> Callable[..., str]:
     summarise.__name__ = name
     return summarise
 
+
 SUMMARISERS = (
     *(_shortener(f"keeps the first {n} words", lambda text, n=n: " ".join(text.split()[:n])) for n in (4, 12, 30)),
     _shortener("drops the last sentence", lambda text: " ".join(re.findall(r"[^.!?]+[.!?]", text)[:-1]) or text),
@@ -52,8 +53,8 @@ SUMMARISERS = (
 
 Kept = NamedTuple("Kept", [("text", str), ("calls", int)])  # a str the answer kept, and its summariser calls
 
-@dataclass(frozen=True)
-class CapCase:
+
+class CapCase(NamedTuple):
     """A summary, the summariser the check hands over, and the cap."""
     summary: str
     summarise: Callable[..., str]
@@ -64,6 +65,7 @@ class CapCase:
         return (f"{self.about + ': ' if self.about else ''}a {count_tokens(self.summary)}-token summary of "
                 f"{len(self.summary.split())} words, max_summary_tokens={self.cap}, a summariser that "
                 f"{self.summarise.__name__}")
+
 
 def cap(case: CapCase, size: Callable[[str], int] = count_tokens, over: Any = int.__gt__, cap_zero: bool = True,
         check: bool = True, keep_empty: bool = False, compare: Any = count_tokens, keep_new: bool = True,
@@ -77,35 +79,37 @@ def cap(case: CapCase, size: Callable[[str], int] = count_tokens, over: Any = in
         return summary, 1
     return new, 1
 
-def _cases(count: int = 60, seed: int = 51) -> tuple[CapCase, ...]:
-    """Hand-made cases, each at one edge, then ``count`` random ones (some summaries with a model's spacing)."""
-    tokens, words = count_tokens(LONG_SUMMARY), len(LONG_SUMMARY.split())
-    twelve, drops, longer, hindi, empty = SUMMARISERS[1], *SUMMARISERS[3:]
-    fixed = ((twelve, tokens + 20, "a summary under the cap"), (twelve, words - 4, "a summary over the cap"),
-             (twelve, tokens, "a summary of exactly max_summary_tokens tokens"),
-             (twelve, (words + tokens) // 2, "under the cap in words but over it in tokens (a ₹ amount is several)"),
-             (longer, words - 4, "a 'shorter' summary that came back longer"), (empty, words - 4, "an empty answer"),
-             (hindi, words - 4, "a 'shorter' summary in fewer words and characters, but more tokens"),
-             (drops, None, "no cap at all"), (drops, 10, "a cap even the shorter summary cannot meet"),
-             (twelve, 0, "a cap of 0 tokens, which every summary is over"))
-    rng, spaced = random.Random(seed), []
-    for index in range(count):
-        summary = " ".join(rng.sample(FACTS, rng.randint(2, len(FACTS))))
-        summary = rng.choice((summary, summary, summary + "\n", " " + summary, summary.replace(". ", ".  ", 1)))
-        n = count_tokens(summary)
-        limit = rng.choice((None, 0, n, rng.randint(5, n - 1), rng.randint(n + 1, n + 60)))
-        spaced.append(CapCase(summary, rng.choice(SUMMARISERS), limit, f"random case {index + 1}"))
-    return (*(CapCase(LONG_SUMMARY, *case) for case in fixed), CapCase(FACTS[1], SUMMARISERS[0], 0, "a short summary "
-            "and a cap of 0"), CapCase(LONG_SUMMARY + "\n", twelve, None, "a model's summary, its line break kept"),
-            CapCase(" " + FACTS[0] + "  " + FACTS[1], drops, 200, "a summary within the cap, spaced as it came"),
-            *spaced)
 
-CASES = _cases()
+def _draw(rng: random.Random, index: int) -> CapCase:
+    """A random summary, some with a model's spacing, a random cap and summariser."""
+    summary = " ".join(rng.sample(FACTS, rng.randint(2, len(FACTS))))
+    summary = rng.choice((summary, summary, summary + "\n", " " + summary, summary.replace(". ", ".  ", 1)))
+    n = count_tokens(summary)
+    limit = rng.choice((None, 0, n, rng.randint(5, n - 1), rng.randint(n + 1, n + 60)))
+    return CapCase(summary, rng.choice(SUMMARISERS), limit, f"random case {index + 1}")
+
+
+_TOKENS, _WORDS = count_tokens(LONG_SUMMARY), len(LONG_SUMMARY.split())
+_TWELVE, _DROPS, _LONGER, _HINDI, _EMPTY = SUMMARISERS[1], *SUMMARISERS[3:]
+CASES = drawn([  # hand-made cases, each at one edge, then 60 random ones
+    *(CapCase(LONG_SUMMARY, *case) for case in (
+        (_TWELVE, _TOKENS + 20, "a summary under the cap"), (_TWELVE, _WORDS - 4, "a summary over the cap"),
+        (_TWELVE, _TOKENS, "a summary of exactly max_summary_tokens tokens"),
+        (_TWELVE, (_WORDS + _TOKENS) // 2, "under the cap in words but over it in tokens (a ₹ amount is several)"),
+        (_LONGER, _WORDS - 4, "a 'shorter' summary that came back longer"), (_EMPTY, _WORDS - 4, "an empty answer"),
+        (_HINDI, _WORDS - 4, "a 'shorter' summary in fewer words and characters, but more tokens"),
+        (_DROPS, None, "no cap at all"), (_DROPS, 10, "a cap even the shorter summary cannot meet"),
+        (_TWELVE, 0, "a cap of 0 tokens, which every summary is over"))),
+    CapCase(FACTS[1], SUMMARISERS[0], 0, "a short summary and a cap of 0"),
+    CapCase(LONG_SUMMARY + "\n", _TWELVE, None, "a model's summary, its line break kept"),
+    CapCase(" " + FACTS[0] + "  " + FACTS[1], _DROPS, 200, "a summary within the cap, spaced as it came"),
+], 60, 51, _draw)
+
 
 def _m(name: str, says: str, hint: str, **changed: Any) -> Mistake:
     return Mistake(name, functools.partial(cap, **changed), says, hint, strict=False)
 
-_WITHIN = "a summary within the cap costs no model call: when do you need one?"
+
 MISTAKES = (
     _m("changes the summary", "a summary within the cap (or with no cap, or kept because the new one is no shorter) "
        "comes back unchanged, character for character: yours changed its spaces or line breaks", "what does "
@@ -119,7 +123,8 @@ MISTAKES = (
        "how does the notebook count tokens?", size=lambda text: len(text.split())),
     _m("counts characters", "the cap is in tokens, and your test counts characters", "how does the notebook count "
        "tokens?", size=len),
-    _m("calls within the cap", "summarise was called for a summary within the cap", _WITHIN, check=False),
+    _m("calls within the cap", "summarise was called for a summary within the cap", "a summary within the cap costs "
+       "no model call: when do you need one?", check=False),
     _m("keeps an empty summary", "the summariser returned an empty text and yours kept it: an empty summary would lose "
        "every earlier turn", "when the new text is empty, what is left to keep?", keep_empty=True),
     _m("keeps fewer characters", "yours kept the text with fewer characters, which can have more tokens (Hindi "
@@ -131,9 +136,11 @@ MISTAKES = (
        "you hold two texts: which one does the cap want?", keep_new=False),
 )
 
+
 def _example(case: CapCase, answer: tuple[str, int]) -> str:
     said = [f"{text!r:.70} after {n} call{'s' if n != 1 else ''}" for text, n in (answer, cap(case))]
     return f"{case.describe()}. You return {said[0]}; the cap keeps {said[1]}."
+
 
 CHECK = Exercise(
     "5.1", CASES, lambda case: (case,), (cap,), "write the body of cap_summary", "there are three situations: no cap, "
@@ -142,6 +149,7 @@ CHECK = Exercise(
     wanted=(lambda answer: type(answer) is Kept, "the summary to keep (a str)"),
     correct=lambda _: f"all {len(CASES)} cases keep what the memory's max_summary_tokens keeps: a summary within the "
     "cap unchanged (no call), one call over it, the shorter text kept, never an empty or a longer one.")
+
 
 def grade_summary_cap(cap_summary: Callable[[str, Callable, int | None], str]) -> Feedback:
     """Exercise 5.1: ``cap_summary(summary, summarise, max_summary_tokens)`` keeps what the memory's
@@ -157,4 +165,5 @@ def grade_summary_cap(cap_summary: Callable[[str, Callable, int | None], str]) -
                         "a comparison with max_summary_tokens, when it can be None?", "forgets None")
     return verdict
 
-check_summary_cap = checker(grade_summary_cap, "check_summary_cap", "cap_summary")
+
+check_summary_cap = checker(grade_summary_cap, "cap_summary")

@@ -6,43 +6,42 @@ from __future__ import annotations
 import functools
 import random
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from helpers.base.bounded import limit_calls
-from helpers.grading.runner import WRONG, Exercise, Feedback, Mistake, checker, name_of
+from helpers.grading.runner import WRONG, Exercise, Feedback, Mistake, checker, drawn, name_of
 from helpers.memory.stubs import turn_range_stub
 from helpers.memory.summary import SummaryMemory
 
 Setting = tuple[int, int, int]  # (max_turns_before_summary, turns_to_keep_verbatim, turns)
 SYSTEM = {"role": "system", "content": "system prompt"}
 
-def cases(count: int = 30, seed: int = 5) -> list[Setting]:
-    """The lesson's setting, the smallest settings where the slips show, and ``count`` random ones."""
-    found: list[Setting] = [(4, 2, 8), (2, 1, 3), (3, 1, 4), (3, 2, 4), (4, 3, 8), (6, 2, 10), (3, 1, 7), (5, 4, 9)]
-    rng = random.Random(seed)
-    while len(found) < 8 + count:
-        threshold = rng.randint(2, 8)
-        if (case := (threshold, rng.randint(1, threshold - 1), rng.randint(1, 16))) not in found:
-            found.append(case)
-    return found
 
-CASES = tuple(cases())
+def _draw(rng: random.Random, index: int) -> Setting:
+    threshold = rng.randint(2, 8)
+    return threshold, rng.randint(1, threshold - 1), rng.randint(1, 16)
+
+
+# the lesson's setting, the smallest settings where the slips show, and 30 random ones
+CASES = drawn([(4, 2, 8), (2, 1, 3), (3, 1, 4), (3, 2, 4), (4, 3, 8), (6, 2, 10), (3, 1, 7), (5, 4, 9)], 30, 5, _draw)
+
 
 def _setting(case: Setting) -> str:
     return f"summarise after {case[0]}, keep {case[1]}, {case[2]} turn{'s' * (case[2] != 1)}"
 
-@dataclass(frozen=True)
-class WindowRun:
+
+class WindowRun(NamedTuple):
     """What a memory did in a conversation: the request after each user message, its archive, summary and calls."""
     requests: list[list[dict[str, str]]]
     archive: list[dict[str, str]]
     summary: Any = None
     summariser_calls: int = 0
 
+
 def _said(turns: int) -> list[dict[str, str]]:
     return [{"role": role, "content": f"{word} {turn}"} for turn in range(1, turns + 1)
             for role, word in (("user", "question"), ("assistant", "reply"))]
+
 
 def _run(memory: Any, turns: int, request: Callable[[Any], list]) -> list[list[dict[str, str]]]:
     sent = []
@@ -50,6 +49,7 @@ def _run(memory: Any, turns: int, request: Callable[[Any], list]) -> list[list[d
         memory.add_message(message["role"], message["content"])
         sent += [request(memory)] * (message["role"] == "user")
     return sent
+
 
 @functools.lru_cache(maxsize=1024)
 def expected_window(case: Setting, memory_class: type[SummaryMemory] = SummaryMemory, oldest: bool = False
@@ -59,8 +59,9 @@ def expected_window(case: Setting, memory_class: type[SummaryMemory] = SummaryMe
     memory = memory_class("system prompt", turn_range_stub, max_turns_before_summary=case[0],
                           turns_to_keep_verbatim=case[1])
     keep, said = 2 * case[1], _said(case[2])
-    return WindowRun(_run(memory, case[2], lambda m: [SYSTEM, *(said[:min(keep, len(m.verbatim))] + m.verbatim[keep:]
-                                                                 if oldest else m.verbatim)]), said)
+    return WindowRun(_run(memory, case[2], lambda m: [
+        SYSTEM, *(said[:min(keep, len(m.verbatim))] + m.verbatim[keep:] if oldest else m.verbatim)]), said)
+
 
 def _mutant(fold: Callable[[int, int, int, int], int]) -> Callable[[Setting], WindowRun]:
     """The run of ``SummaryMemory`` whose fold after a reply takes ``fold(messages held, the real count, threshold,
@@ -71,6 +72,7 @@ def _mutant(fold: Callable[[int, int, int, int], int]) -> Callable[[Setting], Wi
             return fold(self.verbatim_messages, super().messages_to_fold(role), settings["max_turns_before_summary"],
                         settings["turns_to_keep_verbatim"]) if role == "assistant" else 0
     return lambda case: expected_window(case, Mutant)
+
 
 MISTAKES = (  # never the code of the right answer
     Mistake("keeps messages, not turns", _mutant(lambda held, n, t, k: n and held - k),
@@ -89,7 +91,8 @@ MISTAKES = (  # never the code of the right answer
             "for word after a fold?"),
 )
 
-def _refuse(case: Setting, _: tuple, run: WindowRun) -> Feedback | None:
+
+def _refuse(name: str, case: Setting, args: tuple, run: WindowRun) -> Feedback | None:
     """A window that summarises, keeps a summary or loses its archive, whatever it sends."""
     found = ((run.summariser_calls, f"your add_message called summarise_turns {run.summariser_calls} times: a window "
               "writes no summary", "which part of SummaryMemory's add_message makes the summary?", "summarises"),
@@ -102,11 +105,13 @@ def _refuse(case: Setting, _: tuple, run: WindowRun) -> Feedback | None:
     return next((Feedback("2.1", WRONG, f"{said} ({_setting(case)}).", hint, name) for wrong, said, hint, name in found
                  if wrong), None)
 
+
 def _example(case: Setting, run: WindowRun) -> str:
     turn, mine, theirs = next((turn, mine, theirs) for turn, (mine, theirs) in enumerate(
         zip(run.requests, expected_window(case).requests), start=1) if mine != theirs)
     said = [", ".join("system prompt" if m["role"] == "system" else m["content"] for m in r) for r in (mine, theirs)]
     return f"{_setting(case)}. At turn {turn} you send {said[0]}; summary memory sends {said[1]} word for word."
+
 
 CHECK = Exercise(
     "2.1", CASES, lambda case: (case,), (expected_window,), "write the body of add_message", "SummaryMemory's "
@@ -117,6 +122,7 @@ CHECK = Exercise(
         f"all {len(CASES)} settings send what summary memory sends verbatim, with no summary, and the archive keeps "
         "every message. With the lesson's settings, turn 6 goes out with turns 3 to 5 and the question: the salary "
         "of turn 1 is gone from the request, as in the sliding window."))
+
 
 def grade_window_memory(memory_class: type) -> Feedback:
     """Exercise 2.1: a memory with summary memory's trigger that drops the old turns instead of summarising. While
@@ -137,4 +143,5 @@ def grade_window_memory(memory_class: type) -> Feedback:
         namespace.pop("summarise_turns", None)
         namespace.update(saved)  # the notebook's own summarise_turns back, if it had one
 
-check_window_memory = checker(grade_window_memory, "check_window_memory", "your class")
+
+check_window_memory = checker(grade_window_memory, "your class")
