@@ -1,6 +1,5 @@
 """SummaryMemory and SummaryBufferMemory behave as lessons 3 and 4 describe, lose nothing when the summariser fails,
 and refuse a text larger than its stated maximum at the door, with nothing changed."""
-import time
 
 import pytest
 
@@ -191,10 +190,8 @@ def test_a_message_longer_than_max_message_chars_is_refused_before_it_is_counted
     run_turns(memory, 1)
     before = to_dict(memory)
     monkeypatch.setattr("helpers.memory.rolling.count_tokens", lambda text: pytest.fail("counted"))
-    began = time.perf_counter()
     with pytest.raises(SettingError) as refused:
         memory.add_message("user", "a" * 50_000_000)  # one word of 50 MB: tiktoken takes a minute on it
-    assert time.perf_counter() - began < 0.5
     assert (refused.value.setting, refused.value.value) == ("max_message_chars", 50_000_000)
     assert "100,000" in str(refused.value) and to_dict(memory) == before
     with pytest.raises(SettingError) as refused:
