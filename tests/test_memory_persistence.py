@@ -240,13 +240,15 @@ def test_a_badly_signed_file_is_refused_before_it_is_read_whole(tmp_path, monkey
 
 
 @pytest.mark.parametrize("length, field", [(20_000_000, "file"), (5_000_000, "archive[0]")])
-def test_a_state_whose_message_is_one_long_word_is_refused_before_it_is_counted(length, field, tmp_path, monkeypatch):
+def test_a_state_whose_message_is_one_long_word_is_refused_before_it_is_counted(length, field, tmp_path,
+                                                                                monkeypatch):
     data = to_dict(summary_memory(0))
     data["archive"] = [{"role": "user", "content": "a" * length, "tokens": 1}]
     path = tmp_path / "state.json"
     path.write_text(json.dumps(data), encoding="utf-8")
     count = rolling.count_tokens  # the long word is never counted (tiktoken takes a minute on it)
-    monkeypatch.setattr(rolling, "count_tokens", lambda text: pytest.fail("counted") if len(text) > 10**5 else count(text))
+    monkeypatch.setattr(rolling, "count_tokens",
+                        lambda text: pytest.fail("counted") if len(text) > 10**5 else count(text))
     with pytest.raises(StateError) as refused:  # by its size on disk, or by the message's length: never counted
         load(path, turn_range_stub)
     assert refused.value.field == field
