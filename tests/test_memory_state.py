@@ -149,8 +149,8 @@ def test_the_transaction_copies_no_list_that_grows_with_the_conversation(monkeyp
     memory = make("summary memory")
     run(memory, TURNS * 40)
     copied = []
-    real = RollingMemory.transaction.__globals__["copy"].deepcopy
-    monkeypatch.setattr(RollingMemory.transaction.__globals__["copy"], "deepcopy",
+    real = copy.deepcopy
+    monkeypatch.setattr(copy, "deepcopy",
                         lambda value, *args: copied.append(value) or real(value, *args))
     with pytest.raises(RuntimeError), memory.transaction():
         run(memory, TURNS[:1])

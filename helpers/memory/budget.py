@@ -9,8 +9,7 @@ from dataclasses import dataclass
 from helpers.base.tokens import filler_text
 from helpers.memory.stubs import turn_range_stub
 from helpers.memory.summary_buffer import SummaryBufferMemory
-from helpers.memory.types import SettingError
-from helpers.memory.validation import check_count
+from helpers.memory.types import SettingError, check_count
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,7 @@ from typing import Any
 from helpers.base.tokens import count_tokens
 from helpers.base.reading import mentions
 from helpers.memory.rolling import RollingMemory, quoted_headings
-from helpers.memory.types import FoldEvent, Message, SettingError, SummariserError, SummaryRefused
-from helpers.memory.validation import check_count
+from helpers.memory.types import FoldEvent, Message, SettingError, SummariserError, SummaryRefused, check_count
 
 MESSAGE_FRAME_TOKENS = 12  # what a message's framing can add to a request (a transcript line, a JSON object)
 LONG_WORK_TURNS = 200  # a remake of this many folded turns or more reports its progress

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from helpers.memory.stubs import turn_range_stub
 from helpers.memory.summary import SummaryMemory
-from helpers.memory.validation import check_count
+from helpers.memory.types import check_count
 
 
 @dataclass(frozen=True)

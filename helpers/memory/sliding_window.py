@@ -6,8 +6,7 @@ from typing import Any
 
 from helpers.memory.registry import register
 from helpers.memory.rolling import RollingMemory
-from helpers.memory.types import FoldEvent, MemoryDefences, MemoryKind, StateError
-from helpers.memory.validation import check_count
+from helpers.memory.types import FoldEvent, MemoryDefences, MemoryKind, StateError, check_count
 
 
 def _turn_line(record: Any) -> str:

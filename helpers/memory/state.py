@@ -13,9 +13,8 @@ from helpers.base.json_limits import JSONRefused, load_limited
 from helpers.memory.defences import Defences
 from helpers.memory.registry import KINDS, kind_named
 from helpers.memory.rolling import RollingMemory
-from helpers.memory.types import FoldEvent, Message, SettingError, StateError, Summariser
+from helpers.memory.types import FoldEvent, Message, SettingError, StateError, Summariser, check_text
 from helpers.base.reading import shows_nothing
-from helpers.memory.validation import check_text
 
 STATE_FORMAT_VERSION = 3  # 3: the identity field, and defences only noted (2: defences restored; 1: by class)
 MAX_STATE_BYTES = 16 * 2**20  # the largest state file loaded (10,000 turns of benchmarks/: 5.6 MB)

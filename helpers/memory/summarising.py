@@ -6,11 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from helpers.base.tokens import count_tokens
-from helpers.memory.rolling import RollingMemory
-from helpers.memory.types import (FoldResult, MemoryDefences, Message, SettingError, StateError, Summarised,
-                                  Summariser, SummariserError, SummaryRefused, asked)
+from helpers.memory.rolling import RollingMemory, quoted_headings
 from helpers.base.reading import shows_nothing
-from helpers.memory.validation import check_count, check_text
+from helpers.memory.types import (FoldResult, MemoryDefences, Message, SettingError, StateError, Summarised,
+                                  Summariser, SummariserError, SummaryRefused, asked, check_count, check_text)
 
 
 def _sentence(text: str) -> str:
@@ -78,7 +77,7 @@ class SummarisingMemory(RollingMemory):
                 shorter = None  # the fold itself worked; the cap is reported as missed on the fold event
             if shorter is not None and count_tokens(shorter) < tokens:
                 summary, condensed, cut = shorter, True, shorter_cut
-        findings = defences.check(summary, self.system_prompt, self._headings) if defences else None
+        findings = defences.check(summary, self.system_prompt, quoted_headings(self.KIND.heading)) if defences else None
         if defences and defences.refuses(findings):
             raise SummaryRefused(f"the summary check refused the new summary ({'; '.join(findings or ())})",
                                  findings=findings or ())

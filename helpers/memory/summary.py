@@ -5,8 +5,7 @@ from typing import Any
 
 from helpers.memory.registry import register
 from helpers.memory.summarising import SummarisingMemory
-from helpers.memory.types import FoldEvent, MemoryDefences, MemoryKind, SettingError, Summariser
-from helpers.memory.validation import check_count
+from helpers.memory.types import FoldEvent, MemoryDefences, MemoryKind, SettingError, Summariser, check_count
 
 
 def summary_memory_line(turn: int, messages_sent: int, prompt_tokens: int | None, summary_sent: bool,

@@ -6,8 +6,8 @@ from typing import Any
 
 from helpers.memory.registry import register
 from helpers.memory.summarising import SummarisingMemory
-from helpers.memory.types import FoldEvent, MemoryDefences, MemoryKind, MemorySnapshot, SettingError, Summariser
-from helpers.memory.validation import check_count
+from helpers.memory.types import (FoldEvent, MemoryDefences, MemoryKind, MemorySnapshot, SettingError, Summariser,
+                                  check_count)
 
 
 def compress_line(tokens_in: int, summary_tokens: int, messages: int | None = None,
