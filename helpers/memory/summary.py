@@ -8,30 +8,18 @@ from helpers.memory.summarising import SummarisingMemory
 from helpers.memory.types import FoldEvent, MemoryDefences, MemoryKind, SettingError, Summariser, check_count
 
 
-def summary_memory_line(turn: int, messages_sent: int, prompt_tokens: int | None, summary_sent: bool,
-                        watched: tuple[str, bool | None] | None = None) -> str:
-    """Lesson 3's turn line, e.g. ``[Turn 1] messages sent: 2 | prompt_tokens: 229 | summary sent: False``, and
-    `` | salary in a verbatim turn: True`` with ``watched`` (what, found)."""
-    line = (f"[Turn {turn}] messages sent: {messages_sent} | prompt_tokens: {prompt_tokens} | "
-            f"summary sent: {summary_sent}")
-    if watched is not None:
-        line += f" | {watched[0]} in a verbatim turn: {watched[1]}"
-    return line
-
-
-def summarise_line(messages: int, message_tokens: int, summary_tokens: int) -> str:
-    """Lesson 3's fold line: ``  [SUMMARISE] 4 messages (489 tokens) -> summary (131 tokens)``."""
-    tag = SummaryMemory.KIND.fold_tag
-    return f"  [{tag}] {messages} messages ({message_tokens} tokens) -> summary ({summary_tokens} tokens)"
-
-
 def _turn_line(record: Any) -> str:
-    return summary_memory_line(record.turn, record.messages_sent, record.prompt_tokens,
-                               record.snapshot.summary is not None, record.watched)
+    """Lesson 3's turn line, e.g. ``[Turn 1] messages sent: 2 | prompt_tokens: 229 | summary sent: False``, and
+    `` | salary in a verbatim turn: True`` when a text is watched."""
+    line = (f"[Turn {record.turn}] messages sent: {record.messages_sent} | prompt_tokens: {record.prompt_tokens} | "
+            f"summary sent: {record.snapshot.summary is not None}")
+    return line + (f" | {record.watched[0]} in a verbatim turn: {record.watched[1]}" if record.watched else "")
 
 
 def _fold_line(event: FoldEvent) -> str:
-    return summarise_line(event.messages_folded, event.message_tokens, event.summary_tokens) + event.notes()
+    """Lesson 3's fold line: ``  [SUMMARISE] 4 messages (489 tokens) -> summary (131 tokens)``."""
+    return (f"  [{SummaryMemory.KIND.fold_tag}] {event.messages_folded} messages ({event.message_tokens} tokens) -> "
+            f"summary ({event.summary_tokens} tokens){event.notes()}")
 
 
 @register

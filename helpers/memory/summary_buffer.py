@@ -10,17 +10,6 @@ from helpers.memory.types import (FoldEvent, MemoryDefences, MemoryKind, MemoryS
                                   check_count)
 
 
-def compress_line(tokens_in: int, summary_tokens: int, messages: int | None = None,
-                  old_summary: bool = True) -> str:
-    """Lesson 4's fold line, e.g. ``  [COMPRESS] 2 messages + old summary (370 tokens) -> new summary (148 tokens)``
-    (``tokens_in``: the messages plus the old summary, if any; ``messages=None`` when only the total is known)."""
-    what = "old messages" if messages is None else f"{messages} message{'' if messages == 1 else 's'}"
-    if old_summary:
-        what += " + old summary"
-    tag = SummaryBufferMemory.KIND.fold_tag
-    return f"  [{tag}] {what} ({tokens_in} tokens) -> new summary ({summary_tokens} tokens)"
-
-
 def _turn_line(record: Any) -> str:
     """Lesson 4's turn line: ``[Turn 1] prompt_tokens: .. | summary: 0 tokens | buffer: 19/600 tokens in 1 message
     | overflows: 0`` (and what an over-budget buffer means)."""
@@ -32,8 +21,10 @@ def _turn_line(record: Any) -> str:
 
 
 def _fold_line(event: FoldEvent) -> str:
-    return compress_line(event.tokens_in, event.summary_tokens, event.messages_folded,
-                         old_summary=event.old_summary_tokens > 0) + event.notes()
+    """Lesson 4's fold line, e.g. ``  [COMPRESS] 2 messages + old summary (370 tokens) -> new summary (148 tokens)``."""
+    messages = f"{event.messages_folded} message{'' if event.messages_folded == 1 else 's'}"
+    return (f"  [{SummaryBufferMemory.KIND.fold_tag}] {messages}{' + old summary' if event.old_summary_tokens else ''} "
+            f"({event.tokens_in} tokens) -> new summary ({event.summary_tokens} tokens){event.notes()}")
 
 
 @register
