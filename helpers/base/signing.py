@@ -12,21 +12,20 @@ import os
 import unicodedata
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Literal
 
 from helpers.base.files import write_files_atomic
 from helpers.base.json_limits import too_large
 
 KEY_ENV = "MEMORY_SIGNING_KEY"
 SIGNATURE_FORMAT = "v2"  # the HMAC covers the file's name and its bytes (a bare hex digest, v1, is refused)
-Problem = Literal["changed", "renamed", "unsigned", "no key", "blank key"]
 _override: list[bytes | None] = []
 
 
 class SignatureError(ValueError):
-    """A file's signature is refused or cannot be made; ``problem`` says why (one of ``Problem``)."""
+    """A file's signature is refused or cannot be made; ``problem`` says why: "changed", "renamed", "unsigned",
+    "no key" or "blank key"."""
 
-    def __init__(self, problem: Problem, message: str) -> None:
+    def __init__(self, problem: str, message: str) -> None:
         super().__init__(message)
         self.problem = problem
 
@@ -107,12 +106,8 @@ def sign_file(path: str | Path) -> Path:
     return sig_path
 
 
-_SIGN_AGAIN = "sign it again with helpers.base.signing.sign_file(path)"
-
-
 def _check(name: str, chunks: Iterable[bytes], stored: bytes, key: bytes) -> None:
-    """Refuse the bytes in ``chunks``, read from a file called ``name``, unless they match the signature ``stored``,
-    saying why (signed under another name, or changed)."""
+    """Refuse the bytes in ``chunks`` of a file called ``name`` unless they match ``stored``, saying why."""
     stored, signed = stored.strip(), None
     parts = stored.split(b" ", 2)
     with contextlib.suppress(ValueError):  # a .sig that is not ours: a mismatch, said below
@@ -129,7 +124,8 @@ def _check(name: str, chunks: Iterable[bytes], stored: bytes, key: bytes) -> Non
             "helpers.base.signing.sign_file(path)"))
     raise SignatureError("changed", (
         f"{name} does not match its signature: it was changed after it was saved (or signed with another key). "
-        f"It was not loaded. Restore the file, or, if you trust its contents, {_SIGN_AGAIN}"))
+        "It was not loaded. Restore the file, or, if you trust its contents, sign it again with "
+        "helpers.base.signing.sign_file(path)"))
 
 
 def read_verified(path: str | Path, *, max_bytes: int | None = None, setting: str = "the limit") -> bytes:
