@@ -129,10 +129,8 @@ def _check(name: str, chunks: Iterable[bytes], stored: bytes, key: bytes) -> Non
 
 
 def read_verified(path: str | Path, *, max_bytes: int | None = None, setting: str = "the limit") -> bytes:
-    """The bytes of ``path``, read once and checked: parse these, never the file again. A file larger than
-    ``max_bytes`` on disk is refused (``JSONRefused``, naming ``setting``) before it is read. With a key, only a
-    validly signed file is returned: its signature is checked in chunks before the file is read whole, and again on
-    the bytes read; with none, a signed file is refused (it cannot be checked), an unsigned one returned."""
+    """The bytes of ``path``, read once (refused over ``max_bytes`` before it is read): with a key, only if validly
+    signed (checked in chunks first, then on the bytes returned); with none, only if unsigned."""
     path = Path(path)
     key, sig_path = signing_key(), signature_path(path)
     try:

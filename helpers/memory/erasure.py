@@ -121,9 +121,8 @@ def _refold(memory: RollingMemory, pieces: list[list[Message]], text: str, bound
 
 def forget(memory: RollingMemory, text: str, *, max_request_tokens: int | None = None,
            progress: Callable[[str], None] | None = print) -> ErasureReport:
-    """Remove every turn and pinned rule that mentions ``text`` and remake the summary from the folded turns left,
-    in requests of at most ``max_request_tokens`` (default: ``default_bound``), halved when one overflows the
-    summariser's context. All or nothing (``SummariserError``), resumable, progress to ``progress``."""
+    """Remove every turn and pinned rule that mentions ``text`` and remake the summary in requests of at most
+    ``max_request_tokens`` (``default_bound``; halved on a context overflow). All or nothing, resumable."""
     if not isinstance(text, str) or not text.strip():
         raise SettingError("text", text, "say what to forget: forget() needs a non-empty piece of text, "
                            "e.g. forget(memory, '1,20,000')")

@@ -1,7 +1,6 @@
-"""The part every memory kind shares: the archive, the verbatim part, the request and the fold, in plain attributes.
-A kind decides when to fold (its ``messages_to_fold``); this base drops what leaves the verbatim part,
-``SummarisingMemory`` keeps a summary. Every change works out what it stores first, then stores it with plain
-assignments and no call between them, so an interrupt lands before the change or after it (docs/architecture.md)."""
+"""What every memory kind shares, in plain attributes: the archive, the verbatim part, the request and the fold (a
+drop here). A change works out what it stores, then stores it with plain assignments, so an interrupt lands before or
+after it (docs/architecture.md)."""
 from __future__ import annotations
 
 import contextlib
@@ -49,18 +48,17 @@ def sent_texts(memory: Any) -> list[str]:
 
 @contextlib.contextmanager
 def rolled_back(memory: Any) -> Iterator[None]:
-    """Undo every change made to ``memory`` inside the block if it raises: its attributes come back, its append-only
-    lists are cut back to their lengths, and a kind's own mutable fields come back from deep copies (a set changed in
-    place too). The record of a fold that failed for good (``fold_waits``) outlives the undone turn."""
+    """Undo every change made to ``memory`` inside the block if it raises: the archive and fold events cut back to
+    their lengths, other attributes put back (a kind's own mutable ones from deep copies); ``fold_waits`` stays."""
     fields = vars(memory)
     saved = dict(fields)
-    lengths = {name: len(saved[name]) for name in memory._APPEND_ONLY}
+    lengths = {name: len(saved[name]) for name in ("_messages", "fold_events")}  # never copied: a turn costs the same
     own = copy.deepcopy({name: value for name, value in saved.items() if name not in lengths
                          and name not in ("summarise", "_defences") and not isinstance(value, _IMMUTABLE)})
     try:
         yield
     except BaseException:
-        kept = {name: fields[name] for name in memory._KEPT_ON_ROLLBACK if name in fields}
+        kept = {"_doomed": fields["_doomed"]} if "_doomed" in fields else {}  # a fact about the server, not the turn
         for name, length in lengths.items():
             del saved[name][length:]
         fields.clear()
@@ -75,9 +73,6 @@ class RollingMemory:
     max_message_chars = 100_000  # the longest message or system prompt stored (the course's longest: 1,816)
     summarise: Any = None  # a kind that drops has no summariser (generic code reads None) ...
     max_summary_tokens: int | None = None  # ... and no summary to cap
-    # lists only ever appended to or replaced whole: transaction() cuts them back instead of copying them
-    _APPEND_ONLY: ClassVar[tuple[str, ...]] = ("_messages", "fold_events")
-    _KEPT_ON_ROLLBACK: ClassVar[tuple[str, ...]] = ("_doomed",)  # facts about the server, not about the turn
 
     def __init__(self, system_prompt: str, *, defences: MemoryDefences | None = None) -> None:
         check_text("system_prompt", system_prompt, self.max_message_chars, "max_message_chars")

@@ -69,9 +69,8 @@ def save(memory: RollingMemory, path: str | Path, *, identity: str | None = None
 def load(path: str | Path, summarise: Summariser | None, *, defences: Defences | None = None,
          identity: str | None = None, kind: type | None = None,
          on_note: Callable[[str], None] | None = print) -> RollingMemory:
-    """Read a state written by ``save``, as a memory with the caller's ``defences`` (a file saved under others is
-    said in one line to ``on_note``); ``identity`` must be the one it was saved with, ``kind`` the kind it holds.
-    A file over ``MAX_STATE_BYTES`` on disk is refused before it is read, a badly signed one before it is read whole."""
+    """Read a state written by ``save`` (refused over ``MAX_STATE_BYTES`` before it is read), with the caller's
+    ``defences`` (others in the file are noted to ``on_note``); ``identity`` and ``kind`` must be the file's."""
     path = Path(path)
     if not path.is_file():  # said first: a missing file is not a missing signature
         raise FileNotFoundError(f"there is no saved memory state at {path.name}: save(memory, path) writes one")

@@ -1,6 +1,5 @@
-"""What a kind whose folds keep a summary adds to the shared base: the summariser, the cap on the summary, the
-summary fold (checked by the defences), the wait after a fold a retry cannot fix, and the load rule that there is a
-summary exactly when turns were folded."""
+"""What a kind whose folds keep a summary adds: the summariser, the cap on the summary, the fold checked by the
+defences, the wait after a fold a retry cannot fix, and the rule that there is a summary once turns are folded."""
 from __future__ import annotations
 
 from typing import Any
@@ -41,9 +40,8 @@ class SummarisingMemory(RollingMemory):
 
     @property
     def fold_waits(self) -> bool:
-        """True while the next fold is one that failed in a way a retry cannot fix (a request too long for the
-        server's context, say): not tried again until the summary, the settings, the defences or the summariser
-        (another object) change, or fewer tokens are to be folded."""
+        """True while the next fold failed in a way a retry cannot fix (a request too long for the server, say): not
+        tried until the summary, settings, defences or summariser change, or fewer tokens are to be folded."""
         return self._doomed is not None and self._doomed[0] == self._conditions
 
     def _new_summary(self, folded: list[Message], existing: str | None) -> FoldResult | None:
@@ -59,9 +57,8 @@ class SummarisingMemory(RollingMemory):
             raise
 
     def summary_for(self, messages: list[dict[str, str]], existing: str | None) -> FoldResult:
-        """What a fold of ``messages`` into ``existing`` would store, computed without changing the memory: over
-        ``max_summary_tokens`` the summary is summarised once more; the defences, if any, redact the summariser's
-        input and check the new summary. Raises ``SummariserError`` or ``SummaryRefused`` as a fold does."""
+        """What a fold of ``messages`` into ``existing`` would store (condensed once over ``max_summary_tokens``, the
+        defences' redaction and check applied), the memory unchanged; raises as a fold does."""
         defences = self.defences
         summary, cut = self._call_summariser(defences.fold_input(messages) if defences else messages, existing)
         condensed = False

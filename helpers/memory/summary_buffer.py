@@ -29,9 +29,8 @@ def _fold_line(event: FoldEvent) -> str:
 
 @register
 class SummaryBufferMemory(SummarisingMemory):
-    """Lesson 4: before a message would take the buffer past ``max_buffer_tokens``, the oldest whole turns (at
-    least ``messages_to_compress_on_overflow`` messages, more if it still would not fit) are merged into the summary
-    by one summariser call. A turn bigger than the budget stays whole, and ``over_budget`` says so."""
+    """Lesson 4: before a message would take the buffer past ``max_buffer_tokens``, the oldest whole turns (at least
+    ``messages_to_compress_on_overflow`` messages) are merged into the summary; a turn over the budget stays whole."""
 
     KIND = MemoryKind(
         name="summary buffer memory", heading="CONVERSATION MEMORY (earlier turns, compressed):\n",
