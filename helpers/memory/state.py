@@ -200,15 +200,12 @@ def _fold_events(saved: list[Any], messages: list[Message], start: int) -> list[
             raise StateError(where, f"{where} must be an object with the fields {', '.join(_EVENT_TYPES)}, got "
                              f"{item!r:.80}")
         for name, value in item.items():
-            wanted = _EVENT_TYPES[name]
-            if wanted is bool and not isinstance(value, bool):
-                raise StateError(f"{where}.{name}", f"{where}.{name} must be true or false, got {value!r:.40}")
-            if wanted is int and (type(value) is not int or value < (name in _EVENT_TURNS)):
-                raise StateError(f"{where}.{name}", f"{where}.{name} must be a whole number of at least "
-                                 f"{int(name in _EVENT_TURNS)}, got {value!r:.40}")
-            if name == "check" and not (isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)):
-                raise StateError(f"{where}.{name}", f"{where}.check must be a list of texts (what the summary check "
-                                 f"found), got {value!r:.60}")
+            wanted, least = _EVENT_TYPES[name], int(name in _EVENT_TURNS)
+            if not (isinstance(value, bool) if wanted is bool else type(value) is int and value >= least
+                    if wanted is int else isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)):
+                what = {bool: "true or false", int: f"a whole number of at least {least}"}.get(
+                    wanted, "a list of texts (what the summary check found)")
+                raise StateError(f"{where}.{name}", f"{where}.{name} must be {what}, got {value!r:.60}")
         event = FoldEvent(**{**item, "check": tuple(item.get("check", ()))})
         turn = events[-1].last_turn + 1 if events else 1
         first, last = 2 * (turn - 1), 2 * event.last_turn
