@@ -99,19 +99,15 @@ class FoldEvent(NamedTuple):
                    old_summary_tokens, summary_tokens, result.condensed, cap is not None and summary_tokens > cap,
                    result.cut, result.findings or ())
 
-    @property
-    def tokens_in(self) -> int:
-        """Tokens handed to the summariser: the folded messages plus the old summary."""
-        return self.message_tokens + self.old_summary_tokens
+    tokens_in = property(lambda self: self.message_tokens + self.old_summary_tokens,
+                         doc="Tokens handed to the summariser: the folded messages plus the old summary.")
 
     def notes(self) -> str:
         """What a fold line adds after the lesson's figures: a condensed, capped, cut or flagged summary's notes."""
-        flags = "".join(note for name, note in _NOTES if getattr(self, name))
-        return flags + (f" [SUMMARY CHECK: {'; '.join(self.check)}]" if self.check else "")  # summary_check="report"
-
-
-_NOTES = (("condensed", " [condensed: passed max_summary_tokens]"), ("over_cap", " [still over max_summary_tokens]"),
-          ("cut", " [SUMMARY CUT at the token limit: it may end mid-sentence]"))
+        return ((" [condensed: passed max_summary_tokens]" if self.condensed else "")
+                + (" [still over max_summary_tokens]" if self.over_cap else "")
+                + (" [SUMMARY CUT at the token limit: it may end mid-sentence]" if self.cut else "")
+                + (f" [SUMMARY CHECK: {'; '.join(self.check)}]" if self.check else ""))  # summary_check="report"
 
 
 @dataclass(frozen=True)
@@ -148,6 +144,7 @@ class MemoryKind:
     attack_settings: Mapping[str, Any] = field(default_factory=dict)  # its settings in notebook 06's attack table
     block_label: str = "summary block"  # what a chart calls the memory message
     recent_label: str = "verbatim turns"  # what a chart calls the verbatim part
+
 
 MemoryDefences = Any  # a ``helpers.memory.defences.Defences``: what the memory calls on it is in docs/architecture.md
 
