@@ -57,10 +57,8 @@ class SummaryBufferMemory(SummarisingMemory):
     buffer_tokens = property(lambda self: self.verbatim_tokens)
     overflow_count = SummarisingMemory.summary_count
 
-    @property
-    def over_budget(self) -> bool:
-        """True when the buffer is over its budget: a turn too big to fit alone, or a failed fold."""
-        return self.verbatim_tokens > self.max_buffer_tokens
+    over_budget = property(lambda self: self.verbatim_tokens > self.max_buffer_tokens,
+                           doc="The buffer is over its budget: a turn too big to fit alone, or a failed fold.")
 
     def snapshot(self) -> MemorySnapshot:
         return dataclasses.replace(super().snapshot(), budget=self.max_buffer_tokens, over_budget=self.over_budget)
