@@ -126,6 +126,9 @@ def from_dict(data: Any, summarise: Summariser | None, *, defences: Defences | N
     events = _fold_events(saved["fold_events"], messages, start)
     memory.replace_history(messages, start, summary, events, defences)  # a new memory, not yet handed out
     memory.check_loaded()
+    if events and events[-1].summary_tokens != memory.summary_tokens:  # a summary edited by hand (notebook 06)
+        raise StateError("fold_events", f"the last fold event made a summary of {events[-1].summary_tokens} tokens, "
+                         f"but the summary counts {memory.summary_tokens}")
     return memory
 
 
