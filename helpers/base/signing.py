@@ -133,11 +133,10 @@ def read_verified(path: str | Path, *, max_bytes: int | None = None, setting: st
     signed (checked in chunks first, then on the bytes returned); with none, only if unsigned."""
     path = Path(path)
     key, sig_path = signing_key(), signature_path(path)
-    try:
+    stored: bytes | None = None
+    if sig_path.is_file():
         with sig_path.open("rb") as file:
-            stored: bytes | None = file.read(1 << 16)  # bytes: an edited .sig (any byte) is a mismatch
-    except FileNotFoundError:
-        stored = None
+            stored = file.read(1 << 16)  # bytes: an edited .sig (any byte) is a mismatch
     if key is None and stored is not None:
         raise SignatureError("no key", f"{path.name} is signed, but no signing key is set: put {KEY_ENV}=... "
                              "in .env (the key it was signed with) to check it, or delete the .sig file if "
@@ -154,9 +153,7 @@ def read_verified(path: str | Path, *, max_bytes: int | None = None, setting: st
         if key is not None:
             _check(path.name, iter(functools.partial(file.read, 1 << 20), b""), stored, key)  # type: ignore[arg-type]
             file.seek(0)
-        data = file.read() if max_bytes is None else file.read(max_bytes + 1)
-    if max_bytes is not None and len(data) > max_bytes:  # it grew after it was measured
-        raise too_large(path.name, len(data), max_bytes, setting)
+        data = file.read() if max_bytes is None else file.read(max_bytes + 1)  # one that grew: load_limited says so
     if key is not None:
         _check(path.name, [data], stored, key)  # type: ignore[arg-type]  # the bytes returned are the bytes checked
     return data
