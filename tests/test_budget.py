@@ -1,10 +1,10 @@
 """Lesson 4's budget table comes out exactly as published, from SummaryBufferMemory itself."""
 import pytest
 
-from helpers.base.tokens import count_tokens, filler_text
+from helpers.base.tokens import filler_text
 from helpers.display.lines import lesson4_run_sizes
 from helpers.lessons.data import lesson4
-from helpers.memory.budget import analyse_budget, analyse_sizes, budget_table
+from helpers.memory.budget import analyse_budget, budget_table
 from helpers.memory.stubs import turn_range_stub
 from helpers.memory.summary_buffer import SummaryBufferMemory
 from helpers.display.lines import budget_table_text
@@ -68,26 +68,15 @@ def test_bad_input_is_refused_with_the_setting_named(kwargs, setting):
     assert refused.value.setting == setting
 
 
-def test_analyse_sizes_runs_the_class_on_messages_of_given_sizes():
-    result = analyse_sizes([50, 50, 50, 50, 10], 200, 2)
-    assert result.overflows_at == (5,) and result.reply_tokens is None  # 200 fits exactly; 210 does not
-    assert [step.buffer_tokens for step in result.steps] == [50, 100, 150, 200, 110]
-    sizes = [size for m in MESSAGES for size in (count_tokens(m), 100)]
-    assert analyse_sizes(sizes, 600).steps == analyse_budget(MESSAGES, 600).steps
-
-
-@pytest.mark.parametrize("sizes", [[], [0, 5], [5, 2.5], [True]])
-def test_analyse_sizes_refuses_sizes_that_are_not_whole_positive_numbers(sizes):
-    with pytest.raises(SettingError) as refused:
-        analyse_sizes(sizes, 100)
-    assert refused.value.setting == "sizes"
-
-
 def test_the_lessons_run_sizes_give_its_published_buffers_and_its_three_overflows():
     """Worked out from the page's figures: the buffer after turns 1 to 3 (19, 251, 570), the overflows when
     storing replies 3, 4 and 5, the folds' inputs (550, 370 and 537 with the summaries) and 412 at turn 6."""
-    result = analyse_sizes(lesson4_run_sizes(), 600)
-    buffers = [step.buffer_tokens for step in result.steps]
+    memory, buffers, folded = SummaryBufferMemory("", turn_range_stub, max_buffer_tokens=600), [], {}
+    for number, size in enumerate(lesson4_run_sizes(), start=1):
+        folds = memory.overflow_count
+        memory.add_message(("user", "assistant")[(number - 1) % 2], filler_text(size))
+        buffers.append(memory.buffer_tokens)
+        if memory.overflow_count > folds:
+            folded[number] = memory.last_fold.messages_folded
     assert [buffers[0], buffers[2], buffers[4]] == [19, 251, 570] and buffers[-1] == 412
-    assert result.overflows_at == (6, 8, 10)
-    assert [step.messages_folded for step in result.steps if step.overflow] == [4, 2, 2]
+    assert folded == {6: 4, 8: 2, 10: 2}

@@ -93,7 +93,7 @@ def test_six_turns_of_summary_memory_offline_behave_as_lesson_3_describes(offlin
     records = [chat(memory, text, offline_access, watch=SALARY, watch_label="salary", show=True) for text in L3_TURNS]
     assert capsys.readouterr().out.splitlines() == [line for r in records for line in turn_lines(r)]
     assert [r.messages_sent for r in records] == [2, 4, 6, 8, 7, 9]  # the lesson's column
-    assert [r.watch_in_verbatim for r in records] == [True] * 4 + [False] * 2
+    assert [r.watched[1] for r in records] == [True] * 4 + [False] * 2
     assert [len(r.folds_after) for r in records] == [0, 0, 0, 1, 0, 1]
     assert all(r.prompt_tokens == r.snapshot.request_tokens for r in records)  # usage: the contents counted exactly
     assert records[-1].reply.split("\n\n")[0] == f'{MARKER} From the summary: "{SALARY_FACT}"'

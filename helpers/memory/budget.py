@@ -2,15 +2,13 @@
 of the assumed length, so the table, chart and exercise checks use the class's own overflow rule (summary not sized)."""
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from helpers.base.tokens import filler_text
 from helpers.memory.stubs import turn_range_stub
 from helpers.memory.summary_buffer import SummaryBufferMemory
-from helpers.memory.types import SettingError
-from helpers.memory.validation import check_count
+from helpers.memory.types import SettingError, check_count
 
 
 @dataclass(frozen=True)
@@ -31,13 +29,11 @@ class BudgetResult:
     """Overflows and the largest buffer for one budget and one assumed reply length."""
 
     max_buffer_tokens: int
-    reply_tokens: int | None  # None: the sizes of every message were given (``analyse_sizes``)
+    reply_tokens: int
     messages_to_compress: int
     steps: tuple[BudgetStep, ...]
     overflows = property(lambda self: sum(step.overflow for step in self.steps))
     peak_buffer_tokens = property(lambda self: max((step.buffer_tokens for step in self.steps), default=0))
-    overflows_at = property(lambda self: tuple(number for number, step in enumerate(self.steps, start=1)
-                                               if step.overflow), doc="The messages (1: the first) that overflowed.")
 
 
 @dataclass(frozen=True)
@@ -47,21 +43,17 @@ class BudgetTable:
     results: tuple[BudgetResult, ...]
 
 
-_reply_text = functools.lru_cache(maxsize=64)(filler_text)
-
-
-def _check_list(name: str, values: Sequence[object], fits: Callable[[object], bool], what: str) -> None:
-    if not values or not all(map(fits, values)):
-        raise SettingError(name, values, f"{name} must be a non-empty list of {what}, got {list(values)!r}")
-
-
-def _run(contents: Sequence[str], max_buffer_tokens: int, reply_tokens: int | None, messages_to_compress: int,
-         memory_class: type[SummaryBufferMemory]) -> BudgetResult:
-    """Add ``contents`` (user, reply, user, ...) to a fresh memory and record each step."""
-    memory = memory_class("", turn_range_stub, max_buffer_tokens=max_buffer_tokens,
-                          messages_to_compress_on_overflow=messages_to_compress)
+def analyse_budget(user_messages: Sequence[str], max_buffer_tokens: int, reply_tokens: int = 100,
+                   messages_to_compress: int = 4) -> BudgetResult:
+    """The conversation run through lesson 4's class with replies of ``reply_tokens`` tokens, a step a message."""
+    if not user_messages or not all(isinstance(message, str) for message in user_messages):
+        raise SettingError("user_messages", user_messages, "user_messages must be a non-empty list of texts, got "
+                           f"{list(user_messages)!r}")
+    reply = filler_text(check_count("reply_tokens", reply_tokens, 1, "a reply holds at least one token"))
+    memory = SummaryBufferMemory("", turn_range_stub, max_buffer_tokens=max_buffer_tokens,
+                                 messages_to_compress_on_overflow=messages_to_compress)
     steps = []
-    for index, content in enumerate(contents):
+    for index, content in enumerate(text for message in user_messages for text in (message, reply)):
         role = ("user", "assistant")[index % 2]
         folds_before, before = memory.summary_count, memory.buffer_tokens
         memory.add_message(role, content)
@@ -69,23 +61,6 @@ def _run(contents: Sequence[str], max_buffer_tokens: int, reply_tokens: int | No
         tokens = memory.verbatim_records[-1].tokens  # the message just stored, as the memory counted it
         steps.append(BudgetStep(index // 2 + 1, role, tokens, folded, memory.buffer_tokens, before + tokens))
     return BudgetResult(max_buffer_tokens, reply_tokens, messages_to_compress, tuple(steps))
-
-
-def analyse_budget(user_messages: Sequence[str], max_buffer_tokens: int, reply_tokens: int = 100,
-                   messages_to_compress: int = 4, *,
-                   memory_class: type[SummaryBufferMemory] = SummaryBufferMemory) -> BudgetResult:
-    """The conversation run through ``memory_class`` (lesson 4's class) with replies of ``reply_tokens`` tokens."""
-    _check_list("user_messages", user_messages, lambda m: isinstance(m, str), "texts")
-    reply = _reply_text(check_count("reply_tokens", reply_tokens, 1, "a reply holds at least one token"))
-    contents = [text for message in user_messages for text in (message, reply)]
-    return _run(contents, max_buffer_tokens, reply_tokens, messages_to_compress, memory_class)
-
-
-def analyse_sizes(sizes: Sequence[int], max_buffer_tokens: int, messages_to_compress: int = 4, *,
-                  memory_class: type[SummaryBufferMemory] = SummaryBufferMemory) -> BudgetResult:
-    """The same for messages of the given token sizes (user, reply, ...; e.g. a real run's), as placeholder text."""
-    _check_list("sizes", sizes, lambda n: type(n) is int and n >= 1, "whole numbers of at least 1")
-    return _run([_reply_text(n) for n in sizes], max_buffer_tokens, None, messages_to_compress, memory_class)
 
 
 def budget_table(user_messages: Sequence[str], budgets: Sequence[int], reply_tokens: int = 100,

@@ -7,11 +7,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from helpers.base.tokens import count_tokens
 from helpers.base.reading import mentions
+from helpers.base.tokens import count_tokens
 from helpers.memory.rolling import RollingMemory, quoted_headings
-from helpers.memory.types import FoldEvent, Message, SettingError, SummariserError, SummaryRefused
-from helpers.memory.validation import check_count
+from helpers.memory.types import FoldEvent, Message, SettingError, SummariserError, SummaryRefused, check_count
 
 MESSAGE_FRAME_TOKENS = 12  # what a message's framing can add to a request (a transcript line, a JSON object)
 LONG_WORK_TURNS = 200  # a remake of this many folded turns or more reports its progress
@@ -19,6 +18,9 @@ LONG_WORK_TURNS = 200  # a remake of this many folded turns or more reports its 
 # context overflow halves it (a 4,096-token server refuses one or two calls)
 DEFAULT_REQUEST_TOKENS = 8_000
 CONTEXT_OVERFLOW = "context overflow"  # the model layer's reason for it, by value (helpers.model.errors.Reason)
+# the part of a remake done so far, kept beside the memory so that an interrupted forget() goes on from there:
+# memory -> (what it is a remake of: the text and the memory as it was, pieces done, summary, events, bound)
+_PROGRESS: weakref.WeakKeyDictionary[RollingMemory, tuple[Any, ...]] = weakref.WeakKeyDictionary()
 
 
 @dataclass(frozen=True)
@@ -67,21 +69,6 @@ def default_bound(memory: RollingMemory) -> int:
     return max(bound, largest_request(memory))
 
 
-# the part of a remake done so far, kept beside the memory so that an interrupted forget() goes on from there:
-# memory -> (what it is a remake of: the text and the memory as it was, pieces done, summary, events, bound)
-_PROGRESS: weakref.WeakKeyDictionary[RollingMemory, tuple[Any, ...]] = weakref.WeakKeyDictionary()
-
-
-def _not_erased(error: SummariserError, remade: int, total: int) -> SummariserError:
-    """The remake's error, saying that nothing was erased and how to go on."""
-    again = (f" {remade:,} of the {total:,} folded turns were remade before it: call forget() again with the same "
-             "text to go on from there" if remade else "")
-    message = f"{error} (while remaking the summary); nothing was erased.{again}"
-    if isinstance(error, SummaryRefused):
-        return SummaryRefused(message, findings=error.findings)
-    return SummariserError(message, problem=error.problem, will_retry=error.will_retry)
-
-
 def _refold(memory: RollingMemory, pieces: list[list[Message]], text: str, bound: int | None,
             progress: Callable[[str], None] | None) -> tuple[str | None, list[FoldEvent], int, int]:
     """The summary and fold events remade from ``pieces``, as many a call as the bound allows, going on from an
@@ -108,7 +95,12 @@ def _refold(memory: RollingMemory, pieces: list[list[Message]], text: str, bound
                     progress(f"forget: a request was too long for the summariser's context; going on with requests "
                              f"of at most {limit:,} tokens")
                 continue
-            raise _not_erased(error, events[-1].last_turn if events else 0, total) from error
+            remade = events[-1].last_turn if events else 0
+            message = f"{error} (while remaking the summary); nothing was erased." + (
+                f" {remade:,} of the {total:,} folded turns were remade before it: call forget() again with the same "
+                "text to go on from there" if remade else "")
+            raise (SummaryRefused(message, findings=error.findings) if isinstance(error, SummaryRefused) else
+                   SummariserError(message, problem=error.problem, will_retry=error.will_retry)) from error
         tokens = count_tokens(result.summary) if result.summary is not None else 0
         first = events[-1].last_turn + 1 if events else 1
         events.append(FoldEvent.of(first, batch, summary_tokens, tokens, result, memory.max_summary_tokens))
@@ -129,9 +121,8 @@ def _refold(memory: RollingMemory, pieces: list[list[Message]], text: str, bound
 
 def forget(memory: RollingMemory, text: str, *, max_request_tokens: int | None = None,
            progress: Callable[[str], None] | None = print) -> ErasureReport:
-    """Remove every turn and pinned rule that mentions ``text`` and remake the summary from the folded turns left,
-    in requests of at most ``max_request_tokens`` (default: ``default_bound``), halved when one overflows the
-    summariser's context. All or nothing (``SummariserError``), resumable, progress to ``progress``."""
+    """Remove every turn and pinned rule that mentions ``text`` and remake the summary in requests of at most
+    ``max_request_tokens`` (``default_bound``; halved on a context overflow). All or nothing, resumable."""
     if not isinstance(text, str) or not text.strip():
         raise SettingError("text", text, "say what to forget: forget() needs a non-empty piece of text, "
                            "e.g. forget(memory, '1,20,000')")

@@ -1,6 +1,5 @@
-"""Every memory kind the project knows: generic code (lines, charts, summarisers, the attack table, saved states, the
-summary check, the offline stand-in, the memory's own quoting of copied headings) finds them here. A kind's module
-registers its class with ``@register``; ``helpers/memory/__init__.py`` imports the kinds' modules, one line each."""
+"""Every memory kind the project knows, where generic code (lines, charts, summarisers, the attack table, saved
+states, the checks, the stand-in) finds them; a kind's module registers its class with ``@register``."""
 from __future__ import annotations
 
 import contextlib

@@ -1,7 +1,6 @@
-"""The part every memory kind shares: the archive, the verbatim part, the request and the fold, in plain attributes.
-A kind decides when to fold (its ``messages_to_fold``); this base drops what leaves the verbatim part,
-``SummarisingMemory`` keeps a summary. Every change works out what it stores first, then stores it with plain
-assignments and no call between them, so an interrupt lands before the change or after it (docs/architecture.md)."""
+"""What every memory kind shares, in plain attributes: the archive, the verbatim part, the request and the fold (a
+drop here). A change works out what it stores, then stores it with plain assignments, so an interrupt lands before or
+after it (docs/architecture.md)."""
 from __future__ import annotations
 
 import contextlib
@@ -14,8 +13,7 @@ from typing import Any, ClassVar
 from helpers.base.tokens import count_tokens
 from helpers.memory.registry import headings
 from helpers.memory.types import (ROLES, FoldEvent, FoldResult, MemoryDefences, MemoryKind, MemorySnapshot, Message,
-                                  SettingError, StateError)
-from helpers.memory.validation import check_text
+                                  SettingError, StateError, check_text)
 
 DROPPED = FoldResult(None, False, False, None)  # what a fold that keeps nothing stores
 _NOT_SETTINGS = frozenset({"self", "system_prompt", "summarise", "defences"})  # what settings() leaves out
@@ -34,56 +32,38 @@ def quoted_headings(heading: str | None) -> tuple[str, ...]:
     return tuple(dict.fromkeys(h for h in (heading, *headings()) if h))
 
 
-def summary_parts(heading: str, defences: MemoryDefences | None, summary: str | None, tokens: int,
-                  kinds: tuple[str, ...]) -> tuple[tuple[str, str] | None, int]:
-    """The summary's message as (role, content) and its tokens (the heading's count added, where that is exact)."""
-    if summary is None:
-        return None, 0
-    sent = {"role": "system", "content": heading + summary} if defences is None else \
-        defences.summary_message(heading, summary, kinds)
-    exact = sent["content"] == heading + summary and _splits_after(heading, summary)
-    block = _heading_tokens(heading) + tokens if exact else count_tokens(sent["content"])
-    return (sent["role"], sent["content"]), block
+def summary_message(memory: Any) -> dict[str, str] | None:
+    """``memory``'s summary as sent under its defences (None without a summary)."""
+    heading, summary, defences = memory.KIND.heading or "", memory.summary, memory.defences
+    if summary is None or defences is None:
+        return None if summary is None else {"role": "system", "content": heading + summary}
+    return defences.summary_message(heading, summary, quoted_headings(memory.KIND.heading))
 
 
-def quoted(message: Message, defences: Any, kinds: tuple[str, ...]) -> tuple[str, int]:
-    """``message``'s text as sent under quoting defences, and the tokens quoting added (counted if it changed)."""
-    text = defences.sent_text(message.content, kinds)
-    return text, count_tokens(text) - message.tokens if text != message.content else 0
+def sent_texts(memory: Any) -> list[str]:
+    """Each verbatim message's text as sent (under defences that quote, copies of a memory's blocks quoted)."""
+    defences, kinds = memory.defences, quoted_headings(memory.KIND.heading)
+    return [defences.sent_text(m.content, kinds) if defences else m.content for m in memory.verbatim_records]
 
 
 @contextlib.contextmanager
 def rolled_back(memory: Any) -> Iterator[None]:
-    """Undo every change made to ``memory`` inside the block if it raises: its attributes come back, its append-only
-    lists are cut back to their lengths, and a kind's own mutable fields come back from deep copies (a set changed in
-    place too). The record of a fold that failed for good (``fold_waits``) outlives the undone turn."""
+    """Undo every change made to ``memory`` inside the block if it raises: the archive and fold events cut back to
+    their lengths, other attributes put back (a kind's own mutable ones from deep copies); ``fold_waits`` stays."""
     fields = vars(memory)
     saved = dict(fields)
-    lengths = {name: len(saved[name]) for name in memory._APPEND_ONLY}
+    lengths = {name: len(saved[name]) for name in ("_messages", "fold_events")}  # never copied: a turn costs the same
     own = copy.deepcopy({name: value for name, value in saved.items() if name not in lengths
                          and name not in ("summarise", "_defences") and not isinstance(value, _IMMUTABLE)})
     try:
         yield
     except BaseException:
-        kept = {name: fields[name] for name in memory._KEPT_ON_ROLLBACK if name in fields}
+        kept = {"_doomed": fields["_doomed"]} if "_doomed" in fields else {}  # a fact about the server, not the turn
         for name, length in lengths.items():
             del saved[name][length:]
         fields.clear()
         fields.update(saved, **own, **kept)
         raise
-
-
-def request_parts(memory: Any, defences: MemoryDefences | None, summary: str | None, summary_tokens: int,
-                  verbatim: list[Message]) -> tuple[Any, ...]:
-    """The parts of ``memory``'s request under ``defences``: the system text and the pinned rules' tokens in it, the
-    headings quoted, the summary's message and its tokens, and each verbatim text as sent with the tokens quoting
-    added to it."""
-    kinds = quoted_headings(memory.KIND.heading)
-    system = memory.system_prompt if defences is None else defences.system_text(memory.system_prompt)
-    pinned = count_tokens(system) - memory.system_prompt_tokens if system != memory.system_prompt else 0
-    message, block = summary_parts(memory.KIND.heading or "", defences, summary, summary_tokens, kinds)
-    sent = [quoted(m, defences, kinds) for m in verbatim] if defences and defences.quoting else []
-    return system, pinned, kinds, message, block, sent
 
 
 class RollingMemory:
@@ -93,13 +73,11 @@ class RollingMemory:
     max_message_chars = 100_000  # the longest message or system prompt stored (the course's longest: 1,816)
     summarise: Any = None  # a kind that drops has no summariser (generic code reads None) ...
     max_summary_tokens: int | None = None  # ... and no summary to cap
-    # lists only ever appended to or replaced whole: transaction() cuts them back instead of copying them
-    _APPEND_ONLY: ClassVar[tuple[str, ...]] = ("_messages", "fold_events", "_sent")
-    _KEPT_ON_ROLLBACK: ClassVar[tuple[str, ...]] = ("_doomed",)  # facts about the server, not about the turn
 
     def __init__(self, system_prompt: str, *, defences: MemoryDefences | None = None) -> None:
         check_text("system_prompt", system_prompt, self.max_message_chars, "max_message_chars")
         self.system_prompt, self.system_prompt_tokens = system_prompt, count_tokens(system_prompt)
+        self._counted = ("", 0)  # the summary's message as sent and its tokens, counted once for each text
         self.replace_history([], 0, None, [], defences)
 
     @classmethod
@@ -110,8 +88,8 @@ class RollingMemory:
         return cls(system_prompt, defences=defences, **given, **settings)
 
     def settings(self) -> dict[str, Any]:
-        """What the constructor took besides the prompt, summariser and defences, read by name off the first
-        signature that names its parameters (a saved state and the attack table remake the memory from these)."""
+        """What the constructor took besides the prompt, summariser and defences (saved states and the attack table
+        remake the memory from these), read off the first signature that names its parameters."""
         for cls in type(self).__mro__:
             params = inspect.signature(cls.__init__).parameters.values()
             if all(p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
@@ -129,33 +107,50 @@ class RollingMemory:
     summary_count = property(lambda self: len(self.fold_events))
     last_fold = property(lambda self: self.fold_events[-1] if self.fold_events else None)
 
+    transaction = rolled_back  # undo every change made inside the block if it raises
     defences = property(lambda self: self._defences, lambda self, defences: self.replace_history(
         self._messages, self.verbatim_start, self.summary, self.fold_events, defences), doc="Set: the request remade.")
+
+    def _system_text(self) -> str:
+        return self._defences.system_text(self.system_prompt) if self._defences else self.system_prompt
+
+    def get_messages_for_api(self) -> list[dict[str, str]]:
+        """The request, new dicts each call: the system prompt (and pinned rules), the summary, the verbatim part."""
+        summary = summary_message(self)
+        return [{"role": "system", "content": self._system_text()}, *([summary] if summary else []),
+                *({"role": m.role, "content": text} for m, text in zip(self.verbatim_records, sent_texts(self)))]
+
+    @property
+    def summary_block_tokens(self) -> int:
+        """Tokens of the summary's message as sent (0 without one), counted once for each text it takes (the
+        heading's count added to the summary's where that is exact)."""
+        message, heading = summary_message(self), self.KIND.heading or ""
+        if message is not None and message["content"] != self._counted[0]:
+            exact = message["content"] == heading + self.summary and _splits_after(heading, self.summary)
+            self._counted = (message["content"], _heading_tokens(heading) + self.summary_tokens if exact else
+                             count_tokens(message["content"]))
+        return 0 if message is None else self._counted[1]
+
+    @property
+    def pinned_tokens(self) -> int:
+        """The tokens the pinned rules add to the first system message (0 without pinned rules)."""
+        system = self._system_text()
+        return count_tokens(system) - self.system_prompt_tokens if system != self.system_prompt else 0
 
     @property
     def request_tokens(self) -> int:
         """o200k_base tokens of the request's contents as sent (the chat template adds a few per message)."""
-        self._requote()
-        return (self.system_prompt_tokens + self._pinned_tokens + self.summary_block_tokens + self.verbatim_tokens
-                + sum(added for _, added in self._sent))
-
-    def get_messages_for_api(self) -> list[dict[str, str]]:
-        """The request, new dicts each call: the system prompt (the pinned rules after it), the summary's message, the
-        verbatim messages (under defences that quote, copies of a memory's blocks quoted)."""
-        self._requote()
-        request = [{"role": "system", "content": self._system_text}]
-        if self._summary_message is not None:
-            request.append({"role": self._summary_message[0], "content": self._summary_message[1]})
-        verbatim = self.verbatim_records
-        texts = [text for text, _ in self._sent] if self._sent else [m.content for m in verbatim]
-        return request + [{"role": m.role, "content": text} for m, text in zip(verbatim, texts)]
+        quoting = sum(count_tokens(text) - m.tokens for m, text in zip(self.verbatim_records, sent_texts(self))
+                      if text != m.content)
+        return (self.system_prompt_tokens + self.pinned_tokens + self.summary_block_tokens + self.verbatim_tokens
+                + quoting)
 
     def snapshot(self) -> MemorySnapshot:
         """The numbers a turn line reads: sizes of the request's parts and the folds so far."""
         return MemorySnapshot(
             kind=self.KIND.name, turn=(len(self._messages) + 1) // 2, summary=self.summary,
             summary_tokens=self.summary_tokens, summary_block_tokens=self.summary_block_tokens,
-            pinned_tokens=self._pinned_tokens, system_prompt_tokens=self.system_prompt_tokens,
+            pinned_tokens=self.pinned_tokens, system_prompt_tokens=self.system_prompt_tokens,
             verbatim_tokens=self.verbatim_tokens, verbatim_messages=self.verbatim_messages,
             request_tokens=self.request_tokens, folds=len(self.fold_events))
 
@@ -173,13 +168,9 @@ class RollingMemory:
         return Message(role, content, count_tokens(content))
 
     def _store(self, message: Message) -> None:
-        """Add ``message`` at the end of the verbatim part (its text as sent worked out first)."""
-        defences = self._defences
-        sent = quoted(message, defences, self._headings) if defences and defences.quoting else None
+        """Add ``message`` at the end of the verbatim part."""
         self._messages.append(message)
         self.verbatim_tokens += message.tokens
-        if sent is not None:
-            self._sent.append(sent)
 
     def _new_summary(self, folded: list[Message], existing: str | None) -> FoldResult | None:
         """What a fold of ``folded`` into ``existing`` stores (None: the fold is not made now); this base drops."""
@@ -192,39 +183,25 @@ class RollingMemory:
         result = self._new_summary(folded, self.summary)
         if result is None:
             return None
-        summary, tokens, parts = self.summary, self.summary_tokens, (self._summary_message, self.summary_block_tokens)
+        summary, tokens = self.summary, self.summary_tokens
         if result.summary is not None:  # a drop keeps them
             summary, tokens = result.summary, count_tokens(result.summary)
-            parts = summary_parts(self.KIND.heading or "", self._defences, summary, tokens, self._headings)
         event = FoldEvent.of(start // 2 + 1, folded, self.summary_tokens, tokens, result, self.max_summary_tokens)
-        verbatim_tokens, sent = self.verbatim_tokens - event.message_tokens, self._sent[n_messages:]
-        self.verbatim_start, self.verbatim_tokens, self._sent, self.summary, self.summary_tokens = \
-            end, verbatim_tokens, sent, summary, tokens
-        self._summary_message, self.summary_block_tokens = parts
+        verbatim_tokens = self.verbatim_tokens - event.message_tokens
+        self.verbatim_start, self.verbatim_tokens, self.summary, self.summary_tokens = end, verbatim_tokens, summary, \
+            tokens
         self.fold_events.append(event)
         return event
 
     def replace_history(self, messages: Sequence[Message], verbatim_start: int, summary: str | None,
                         fold_events: Sequence[FoldEvent], defences: MemoryDefences | None) -> None:
         """Store a whole history at once (a new memory, a loaded state, an erasure, other defences)."""
-        messages, events, verbatim = list(messages), list(fold_events), list(messages[verbatim_start:])
+        messages, events = list(messages), list(fold_events)
         summary_tokens = count_tokens(summary) if summary is not None else 0
-        verbatim_tokens = sum(m.tokens for m in verbatim)
-        parts = request_parts(self, defences, summary, summary_tokens, verbatim)
+        verbatim_tokens = sum(m.tokens for m in messages[verbatim_start:])
         self._messages, self.fold_events, self.verbatim_start, self._defences = messages, events, verbatim_start, \
             defences
         self.summary, self.summary_tokens, self.verbatim_tokens = summary, summary_tokens, verbatim_tokens
-        self._system_text, self._pinned_tokens, self._headings, self._summary_message, self.summary_block_tokens, \
-            self._sent = parts
-
-    def _requote(self) -> None:
-        """Under defences, remake the request's parts if a kind was registered (or removed) since they were made."""
-        if self._defences is not None and self._headings != quoted_headings(self.KIND.heading):
-            self.replace_history(self._messages, self.verbatim_start, self.summary, self.fold_events, self._defences)
-
-    def transaction(self) -> contextlib.AbstractContextManager[None]:
-        """Undo every change made inside the block if it raises (``rolled_back``)."""
-        return rolled_back(self)
 
     def summary_for(self, messages: list[dict[str, str]], existing: str | None) -> FoldResult:
         """What a fold of ``messages`` into ``existing`` would store, computed without changing the memory."""

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from helpers.memory.stubs import turn_range_stub
 from helpers.memory.summary import SummaryMemory
-from helpers.memory.validation import check_count
+from helpers.memory.types import check_count
 
 
 @dataclass(frozen=True)
@@ -17,10 +17,8 @@ class ScheduleRow:
     summarised_up_to: int  # the summary covers turns 1 to this; 0 means no summary yet
     verbatim_turns: tuple[int, ...]
     summariser_called_after: bool
-
-    @property
-    def summary_label(self) -> str:
-        return f"summary of turns 1 to {self.summarised_up_to}" if self.summarised_up_to else "no summary"
+    summary_label = property(lambda self: f"summary of turns 1 to {self.summarised_up_to}" if self.summarised_up_to
+                             else "no summary")
 
 
 @dataclass(frozen=True)
@@ -31,18 +29,14 @@ class Schedule:
     max_turns_before_summary: int
     turns_to_keep_verbatim: int
     rows: tuple[ScheduleRow, ...]
-
-    @property
-    def calls(self) -> int:
-        return sum(row.summariser_called_after for row in self.rows)
+    calls = property(lambda self: sum(row.summariser_called_after for row in self.rows))
 
 
-def summary_schedule(total_turns: int, max_turns_before_summary: int, turns_to_keep_verbatim: int, *,
-                     memory_class: type[SummaryMemory] = SummaryMemory) -> Schedule:
-    """Each turn's request as ``memory_class`` (lesson 3's ``SummaryMemory``) builds it with a stub summariser."""
+def summary_schedule(total_turns: int, max_turns_before_summary: int, turns_to_keep_verbatim: int) -> Schedule:
+    """Each turn's request as lesson 3's ``SummaryMemory`` builds it with a stub summariser."""
     check_count("total_turns", total_turns, 1, "a schedule needs a turn")
-    memory = memory_class("", turn_range_stub, max_turns_before_summary=max_turns_before_summary,
-                          turns_to_keep_verbatim=turns_to_keep_verbatim)
+    memory = SummaryMemory("", turn_range_stub, max_turns_before_summary=max_turns_before_summary,
+                           turns_to_keep_verbatim=turns_to_keep_verbatim)
     rows = []
     for turn in range(1, total_turns + 1):
         memory.add_message("user", f"turn {turn}")

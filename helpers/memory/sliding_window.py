@@ -6,8 +6,7 @@ from typing import Any
 
 from helpers.memory.registry import register
 from helpers.memory.rolling import RollingMemory
-from helpers.memory.types import FoldEvent, MemoryDefences, MemoryKind, StateError
-from helpers.memory.validation import check_count
+from helpers.memory.types import FoldEvent, MemoryDefences, MemoryKind, check_count
 
 
 def _turn_line(record: Any) -> str:
@@ -48,10 +47,3 @@ class SlidingWindowMemory(RollingMemory):
         """How many of the oldest messages leave the window before a ``role`` message is stored (0: none)."""
         held = self.verbatim_messages // 2  # complete turns in the window
         return 2 * (held - self.window_turns + 1) if role == "user" and held >= self.window_turns else 0
-
-    def check_loaded(self) -> None:
-        super().check_loaded()
-        held = (self.verbatim_messages + 1) // 2
-        if held > self.window_turns:
-            raise StateError("verbatim_start", f"the window holds {held} turns, more than window_turns "
-                             f"{self.window_turns}: the oldest would have been dropped")

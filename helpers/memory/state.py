@@ -13,9 +13,8 @@ from helpers.base.json_limits import JSONRefused, load_limited
 from helpers.memory.defences import Defences
 from helpers.memory.registry import KINDS, kind_named
 from helpers.memory.rolling import RollingMemory
-from helpers.memory.types import FoldEvent, Message, SettingError, StateError, Summariser
+from helpers.memory.types import FoldEvent, Message, SettingError, StateError, Summariser, check_text
 from helpers.base.reading import shows_nothing
-from helpers.memory.validation import check_text
 
 STATE_FORMAT_VERSION = 3  # 3: the identity field, and defences only noted (2: defences restored; 1: by class)
 MAX_STATE_BYTES = 16 * 2**20  # the largest state file loaded (10,000 turns of benchmarks/: 5.6 MB)
@@ -68,11 +67,10 @@ def save(memory: RollingMemory, path: str | Path, *, identity: str | None = None
 
 
 def load(path: str | Path, summarise: Summariser | None, *, defences: Defences | None = None,
-         identity: str | None = None, kind: str | type | None = None,
+         identity: str | None = None, kind: type | None = None,
          on_note: Callable[[str], None] | None = print) -> RollingMemory:
-    """Read a state written by ``save``, as a memory with the caller's ``defences`` (a file saved under others is
-    said in one line to ``on_note``); ``identity`` must be the one it was saved with, ``kind`` the kind it holds.
-    A file over ``MAX_STATE_BYTES`` on disk is refused before it is read, a badly signed one before it is read whole."""
+    """Read a state written by ``save`` (refused over ``MAX_STATE_BYTES`` before it is read), with the caller's
+    ``defences`` (others in the file are noted to ``on_note``); ``identity`` and ``kind`` must be the file's."""
     path = Path(path)
     if not path.is_file():  # said first: a missing file is not a missing signature
         raise FileNotFoundError(f"there is no saved memory state at {path.name}: save(memory, path) writes one")
@@ -82,25 +80,20 @@ def load(path: str | Path, summarise: Summariser | None, *, defences: Defences |
         data = _upgraded(load_limited(raw, what=what, max_bytes=MAX_STATE_BYTES), path.name)
     except JSONRefused as error:
         raise StateError(error.field, str(error)) from None
-    if (saved_identity := _field(data, "identity")) != identity:
-        raise StateError("identity", _identity_refusal(path.name, saved_identity, identity))
+    if (saved := _field(data, "identity")) != identity:
+        whose = f"the memory of identity {saved!r}" if saved is not None else "saved with no identity"
+        raise StateError("identity", f"{path.name} is {whose}, not of {identity!r}; it was not loaded (a state loads "
+                         "only for the identity it was saved for: pass that identity= to load(), or, for a file saved "
+                         "with none that you trust, load it with no identity= and save it again with identity=)")
     memory = from_dict(data, summarise, defences=defences)
-    wanted = kind if isinstance(kind, str) or kind is None else kind.KIND.name  # type: ignore[attr-defined]
-    if wanted is not None and memory.KIND.name != wanted:
-        raise StateError("kind", f"{path.name} holds a {memory.KIND.name} state, not a {wanted}: load it "
+    if kind is not None and memory.KIND.name != kind.KIND.name:  # type: ignore[attr-defined]
+        raise StateError("kind", f"{path.name} holds a {memory.KIND.name} state, not a {kind.KIND.name}: load it "
                          "without kind=, or pick the file saved by a memory of that kind")
-    saved, given = data["defences"], defence_settings(defences)
-    if saved != given and on_note is not None:
-        on_note(f"note: {path.name} was saved by a memory with {_describe(saved)}; it is loaded with "
-                f"{_describe(given)}, the defences passed to load() (a saved state never sets them)")
+    if data["defences"] != defence_settings(defences) and on_note is not None:
+        on_note(f"note: {path.name} was saved by a memory with {_describe(data['defences'])}; it is loaded with "
+                f"{_describe(defence_settings(defences))}, the defences passed to load() (a saved state never sets "
+                "them)")
     return memory
-
-
-def _identity_refusal(name: str, saved: str | None, given: str | None) -> str:
-    whose = f"the memory of identity {saved!r}" if saved is not None else "saved with no identity"
-    return (f"{name} is {whose}, not of {given!r}; it was not loaded (a state loads only for the identity it was "
-            f"saved for: pass that identity= to load(), or, for a file saved with none that you trust, load it with "
-            f"no identity= and save it again with identity=)")
 
 
 def _checked(field: str, make: Callable[[], Any], by_setting: bool = False) -> Any:
@@ -125,12 +118,17 @@ def from_dict(data: Any, summarise: Summariser | None, *, defences: Defences | N
     if not 0 <= start <= len(messages) or start % 2:
         raise StateError("verbatim_start", f"verbatim_start {start} must be an even index within the archive "
                          f"(0 to {len(messages)}): only whole turns are folded")
-    if summary is not None:
-        _check_summary(memory, summary)
-    events = [_fold_event(f"fold_events[{index}]", item) for index, item in enumerate(saved["fold_events"])]
+    if summary is not None:  # checked before it is counted, as a fold checks it
+        _checked("summary", lambda: check_text("summary", summary, getattr(memory, "max_summary_chars", None),
+                                               "max_summary_chars"))
+        if shows_nothing(summary):
+            raise StateError("summary", "summary: an empty summary is never stored; use null for no summary")
+    events = _fold_events(saved["fold_events"], messages, start)
     memory.replace_history(messages, start, summary, events, defences)  # a new memory, not yet handed out
     memory.check_loaded()
-    _check_fold_events(memory, messages, events)
+    if events and events[-1].summary_tokens != memory.summary_tokens:  # a summary edited by hand (notebook 06)
+        raise StateError("fold_events", f"the last fold event made a summary of {events[-1].summary_tokens} tokens, "
+                         f"but the summary counts {memory.summary_tokens}")
     return memory
 
 
@@ -182,37 +180,6 @@ def _message(memory: RollingMemory, index: int, saved: Any) -> Message:
     return message
 
 
-def _check_summary(memory: RollingMemory, summary: str) -> None:
-    if memory.KIND.heading is None:
-        raise StateError("summary", f"summary: a {memory.KIND.name} keeps no summary (its folds drop turns), "
-                         "so its saved state has summary null; this one was edited")
-    _checked("summary", lambda: check_text("summary", summary, getattr(memory, "max_summary_chars", None),
-                                           "max_summary_chars"))
-    if shows_nothing(summary):  # as the fold refuses it
-        raise StateError("summary", "summary: an empty summary is never stored; use null for no summary")
-
-
-def _check_fold_events(memory: RollingMemory, messages: list[Message], events: list[FoldEvent]) -> None:
-    """The fold events must tell the archive's story: consecutive whole turns, from turn 1 to verbatim_start."""
-    turn, previous_summary_tokens = 1, 0
-    for index, event in enumerate(events):
-        first, last = 2 * (turn - 1), 2 * event.last_turn
-        expected = {"first_turn": turn, "messages_folded": last - first, "old_summary_tokens": previous_summary_tokens,
-                    "message_tokens": sum(m.tokens for m in messages[first:last]) if last <= len(messages) else -1}
-        for name, value in expected.items():
-            if getattr(event, name) != value:
-                raise StateError(f"fold_events[{index}].{name}", f"fold_events[{index}].{name} is "
-                                 f"{getattr(event, name)}, but the archive and the folds before it give {value}: fold "
-                                 "events fold consecutive whole turns from turn 1, each from the summary before it")
-        turn, previous_summary_tokens = event.last_turn + 1, event.summary_tokens
-    if 2 * (turn - 1) != memory.verbatim_start:
-        raise StateError("fold_events", f"fold_events end at turn {turn - 1} but verbatim_start "
-                         f"{memory.verbatim_start} says turns 1 to {memory.verbatim_start // 2} were folded")
-    if previous_summary_tokens != memory.summary_tokens:
-        raise StateError("fold_events", f"the last fold event made a summary of {previous_summary_tokens} tokens, "
-                         f"but the summary counts {memory.summary_tokens}")
-
-
 def _field(data: dict[str, Any], name: str, kind: type | tuple[type, ...] | None = None) -> Any:
     """``data[name]`` if present and of type ``kind`` (default ``FIELDS[name]``; a bool is no int), else StateError."""
     if name not in data:
@@ -225,20 +192,36 @@ def _field(data: dict[str, Any], name: str, kind: type | tuple[type, ...] | None
     return value
 
 
-def _fold_event(where: str, saved: Any) -> FoldEvent:
-    """A saved fold event, each field of its type: counts whole numbers, flags true or false, findings texts."""
-    if not isinstance(saved, dict) or not set(_EVENT_TYPES) - set(FoldEvent._field_defaults) <= saved.keys() \
-            <= _EVENT_TYPES.keys():
-        raise StateError(where, f"{where} must be an object with the fields {', '.join(_EVENT_TYPES)}, got "
-                         f"{saved!r:.80}")
-    for name, value in saved.items():
-        wanted = _EVENT_TYPES[name]
-        if wanted is bool and not isinstance(value, bool):
-            raise StateError(f"{where}.{name}", f"{where}.{name} must be true or false, got {value!r:.40}")
-        if wanted is int and (type(value) is not int or value < (name in _EVENT_TURNS)):
-            raise StateError(f"{where}.{name}", f"{where}.{name} must be a whole number of at least "
-                             f"{int(name in _EVENT_TURNS)}, got {value!r:.40}")
-        if name == "check" and not (isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)):
-            raise StateError(f"{where}.{name}", f"{where}.check must be a list of texts (what the summary check "
-                             f"found), got {value!r:.60}")
-    return FoldEvent(**{**saved, "check": tuple(saved.get("check", ()))})
+def _fold_events(saved: list[Any], messages: list[Message], start: int) -> list[FoldEvent]:
+    """The saved fold events, each field of its type (counts whole numbers, flags true or false, findings texts),
+    telling the archive's story: consecutive whole turns from turn 1 to ``start``, each from the summary before it."""
+    events: list[FoldEvent] = []
+    for index, item in enumerate(saved):
+        where = f"fold_events[{index}]"
+        if not isinstance(item, dict) or not set(_EVENT_TYPES) - set(FoldEvent._field_defaults) <= item.keys() \
+                <= _EVENT_TYPES.keys():
+            raise StateError(where, f"{where} must be an object with the fields {', '.join(_EVENT_TYPES)}, got "
+                             f"{item!r:.80}")
+        for name, value in item.items():
+            wanted, least = _EVENT_TYPES[name], int(name in _EVENT_TURNS)
+            if not (isinstance(value, bool) if wanted is bool else type(value) is int and value >= least
+                    if wanted is int else isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)):
+                what = {bool: "true or false", int: f"a whole number of at least {least}"}.get(
+                    wanted, "a list of texts (what the summary check found)")
+                raise StateError(f"{where}.{name}", f"{where}.{name} must be {what}, got {value!r:.60}")
+        event = FoldEvent(**{**item, "check": tuple(item.get("check", ()))})
+        turn = events[-1].last_turn + 1 if events else 1
+        first, last = 2 * (turn - 1), 2 * event.last_turn
+        expected = {"first_turn": turn, "messages_folded": last - first,
+                    "old_summary_tokens": events[-1].summary_tokens if events else 0,
+                    "message_tokens": sum(m.tokens for m in messages[first:last]) if last <= len(messages) else -1}
+        for name, value in expected.items():
+            if getattr(event, name) != value:
+                raise StateError(f"{where}.{name}", f"{where}.{name} is {getattr(event, name)}, but the archive and "
+                                 f"the folds before it give {value}: fold events fold consecutive whole turns from "
+                                 "turn 1, each from the summary before it")
+        events.append(event)
+    if 2 * (events[-1].last_turn if events else 0) != start:
+        raise StateError("fold_events", f"fold_events end at turn {events[-1].last_turn if events else 0} but "
+                         f"verbatim_start {start} says turns 1 to {start // 2} were folded")
+    return events

@@ -1,16 +1,14 @@
-"""What a kind whose folds keep a summary adds to the shared base: the summariser, the cap on the summary, the
-summary fold (checked by the defences), the wait after a fold a retry cannot fix, and the load rule that there is a
-summary exactly when turns were folded."""
+"""What a kind whose folds keep a summary adds: the summariser, the cap on the summary, the fold checked by the
+defences, the wait after a fold a retry cannot fix, and the rule that there is a summary once turns are folded."""
 from __future__ import annotations
 
 from typing import Any
 
-from helpers.base.tokens import count_tokens
-from helpers.memory.rolling import RollingMemory
-from helpers.memory.types import (FoldResult, MemoryDefences, Message, SettingError, StateError, Summarised,
-                                  Summariser, SummariserError, SummaryRefused, asked)
 from helpers.base.reading import shows_nothing
-from helpers.memory.validation import check_count, check_text
+from helpers.base.tokens import count_tokens
+from helpers.memory.rolling import RollingMemory, quoted_headings
+from helpers.memory.types import (FoldResult, MemoryDefences, Message, SettingError, StateError, Summarised,
+                                  Summariser, SummariserError, SummaryRefused, asked, check_count, check_text)
 
 
 def _sentence(text: str) -> str:
@@ -33,40 +31,34 @@ class SummarisingMemory(RollingMemory):
         if max_summary_tokens is not None:
             check_count("max_summary_tokens", max_summary_tokens, 1, "a summary needs room for at least one token")
         self.summarise, self.max_summary_tokens = summarise, max_summary_tokens
-        self._doomed: tuple[Any, ...] | None = None  # a fold that failed for good: (conditions, summariser, tokens)
+        self._doomed: tuple[Any, ...] | None = None  # a fold that failed for good: (its conditions, its tokens)
 
-    @property
-    def summary_over_cap(self) -> bool:
-        """True when the summary is longer than max_summary_tokens even after being condensed."""
-        return self.max_summary_tokens is not None and self.summary_tokens > self.max_summary_tokens
-
-    def _fold_conditions(self) -> tuple[Any, ...]:
-        """What a fold's request depends on besides the folded messages and the summariser."""
-        return self.summary, self.settings(), self.defences
+    summary_over_cap = property(lambda self: self.max_summary_tokens is not None and self.summary_tokens >
+                                self.max_summary_tokens, doc="The summary is over max_summary_tokens, even condensed.")
+    # what a fold's request depends on besides the folded messages
+    _conditions = property(lambda self: (self.summary, self.settings(), self.defences, self.summarise))
 
     @property
     def fold_waits(self) -> bool:
-        """True while the next fold is one that failed in a way a retry cannot fix (a request too long for the
-        server's context, say): not tried again until the summary, the settings, the defences or the summariser
-        (another object) change, or fewer tokens are to be folded."""
-        return self._doomed is not None and self._doomed[:2] == (self._fold_conditions(), self.summarise)
+        """True while the next fold failed in a way a retry cannot fix (a request too long for the server, say): not
+        tried until the summary, settings, defences or summariser change, or fewer tokens are to be folded."""
+        return self._doomed is not None and self._doomed[0] == self._conditions
 
     def _new_summary(self, folded: list[Message], existing: str | None) -> FoldResult | None:
         """The summary fold, not made (None) while ``fold_waits`` for a fold at least as large."""
         tokens = sum(m.tokens for m in folded)
-        if self.fold_waits and tokens >= self._doomed[2]:  # type: ignore[index]
+        if self.fold_waits and tokens >= self._doomed[1]:  # type: ignore[index]
             return None
         try:
             return self.summary_for([m.to_api() for m in folded], existing)
         except SummariserError as error:
             if not error.will_retry:
-                self._doomed = (self._fold_conditions(), self.summarise, tokens)
+                self._doomed = (self._conditions, tokens)
             raise
 
     def summary_for(self, messages: list[dict[str, str]], existing: str | None) -> FoldResult:
-        """What a fold of ``messages`` into ``existing`` would store, computed without changing the memory: over
-        ``max_summary_tokens`` the summary is summarised once more; the defences, if any, redact the summariser's
-        input and check the new summary. Raises ``SummariserError`` or ``SummaryRefused`` as a fold does."""
+        """What a fold of ``messages`` into ``existing`` would store (condensed once over ``max_summary_tokens``, the
+        defences' redaction and check applied), the memory unchanged; raises as a fold does."""
         defences = self.defences
         summary, cut = self._call_summariser(defences.fold_input(messages) if defences else messages, existing)
         condensed = False
@@ -78,7 +70,7 @@ class SummarisingMemory(RollingMemory):
                 shorter = None  # the fold itself worked; the cap is reported as missed on the fold event
             if shorter is not None and count_tokens(shorter) < tokens:
                 summary, condensed, cut = shorter, True, shorter_cut
-        findings = defences.check(summary, self.system_prompt, self._headings) if defences else None
+        findings = defences.check(summary, self.system_prompt, quoted_headings(self.KIND.heading)) if defences else None
         if defences and defences.refuses(findings):
             raise SummaryRefused(f"the summary check refused the new summary ({'; '.join(findings or ())})",
                                  findings=findings or ())
@@ -120,27 +112,24 @@ class SummarisingMemory(RollingMemory):
                 self._fold(n_messages)
             return None
         except SummariserError as error:
-            failure = self._kept_error(error, role)
+            kept = (f"{_sentence(str(error))} Nothing was lost: the {role} message was kept verbatim and added to the "
+                    "archive, and the summary is unchanged.")
+            if isinstance(error, SummaryRefused):  # the summariser worked; what it wrote was refused
+                failure: SummariserError = SummaryRefused(
+                    f"{kept} The fold is tried again on a later message and is refused again while the turns to fold "
+                    "hold that text: forget() it, or use summary_check='report' to keep the summary and see the "
+                    "findings on the fold line.", findings=error.findings, kept_role=role)
+            else:
+                later = ("The fold will be tried again on a later message. Fix the summariser (or switch to "
+                         "replay/offline mode) and go on." if error.will_retry else
+                         "Trying the same fold again cannot help (the summariser's error says so), so the memory does "
+                         "not try it again until the summary, the memory's settings or its summariser change: fix "
+                         "what the error names, then give the memory a summariser from a new connect() "
+                         "(memory.summarise = ...) or run the notebook again.")
+                failure = SummariserError(f"{kept} {later}", problem=error.problem, kept_role=role,
+                                          will_retry=error.will_retry)
             failure.__cause__ = error
             return failure
-
-    @staticmethod
-    def _kept_error(error: SummariserError, role: str) -> SummariserError:
-        kept = (f"Nothing was lost: the {role} message was kept verbatim and added to the archive, and the summary "
-                "is unchanged.")
-        if isinstance(error, SummaryRefused):  # the summariser worked; what it wrote was refused
-            return SummaryRefused(
-                f"{_sentence(str(error))} {kept} The fold is tried again on a later message and is refused again "
-                "while the turns to fold hold that text: forget() it, or use summary_check='report' to keep the "
-                "summary and see the findings on the fold line.", findings=error.findings, kept_role=role)
-        later = ("The fold will be tried again on a later message. Fix the summariser (or switch to replay/offline "
-                 "mode) and go on." if error.will_retry else
-                 "Trying the same fold again cannot help (the summariser's error says so), so the memory does not try "
-                 "it again until the summary, the memory's settings or its summariser change: fix what the error "
-                 "names, then give the memory a summariser from a new connect() (memory.summarise = ...) or run the "
-                 "notebook again.")
-        return SummariserError(f"{_sentence(str(error))} {kept} {later}", problem=error.problem, kept_role=role,
-                               will_retry=error.will_retry)
 
     def check_loaded(self) -> None:
         """The folded turns are sent only through the summary: there is a summary exactly when some were folded."""

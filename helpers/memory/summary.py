@@ -5,25 +5,22 @@ from typing import Any
 
 from helpers.memory.registry import register
 from helpers.memory.summarising import SummarisingMemory
-from helpers.memory.types import FoldEvent, MemoryDefences, MemoryKind, SettingError, Summariser
-from helpers.memory.validation import check_count
+from helpers.memory.types import FoldEvent, MemoryDefences, MemoryKind, SettingError, Summariser, check_count
 
 
 def summary_memory_line(turn: int, messages_sent: int, prompt_tokens: int | None, summary_sent: bool,
                         watched: tuple[str, bool | None] | None = None) -> str:
     """Lesson 3's turn line, e.g. ``[Turn 1] messages sent: 2 | prompt_tokens: 229 | summary sent: False``, and
-    `` | salary in a verbatim turn: True`` with ``watched`` (what, found)."""
+    `` | salary in a verbatim turn: True`` with ``watched`` (what, found); the lesson's published run prints so too."""
     line = (f"[Turn {turn}] messages sent: {messages_sent} | prompt_tokens: {prompt_tokens} | "
             f"summary sent: {summary_sent}")
-    if watched is not None:
-        line += f" | {watched[0]} in a verbatim turn: {watched[1]}"
-    return line
+    return line + (f" | {watched[0]} in a verbatim turn: {watched[1]}" if watched else "")
 
 
 def summarise_line(messages: int, message_tokens: int, summary_tokens: int) -> str:
     """Lesson 3's fold line: ``  [SUMMARISE] 4 messages (489 tokens) -> summary (131 tokens)``."""
-    tag = SummaryMemory.KIND.fold_tag
-    return f"  [{tag}] {messages} messages ({message_tokens} tokens) -> summary ({summary_tokens} tokens)"
+    return (f"  [{SummaryMemory.KIND.fold_tag}] {messages} messages ({message_tokens} tokens) -> "
+            f"summary ({summary_tokens} tokens)")
 
 
 def _turn_line(record: Any) -> str:

@@ -6,19 +6,8 @@ from typing import Any
 
 from helpers.memory.registry import register
 from helpers.memory.summarising import SummarisingMemory
-from helpers.memory.types import FoldEvent, MemoryDefences, MemoryKind, MemorySnapshot, SettingError, Summariser
-from helpers.memory.validation import check_count
-
-
-def compress_line(tokens_in: int, summary_tokens: int, messages: int | None = None,
-                  old_summary: bool = True) -> str:
-    """Lesson 4's fold line, e.g. ``  [COMPRESS] 2 messages + old summary (370 tokens) -> new summary (148 tokens)``
-    (``tokens_in``: the messages plus the old summary, if any; ``messages=None`` when only the total is known)."""
-    what = "old messages" if messages is None else f"{messages} message{'' if messages == 1 else 's'}"
-    if old_summary:
-        what += " + old summary"
-    tag = SummaryBufferMemory.KIND.fold_tag
-    return f"  [{tag}] {what} ({tokens_in} tokens) -> new summary ({summary_tokens} tokens)"
+from helpers.memory.types import (FoldEvent, MemoryDefences, MemoryKind, MemorySnapshot, SettingError, Summariser,
+                                  check_count)
 
 
 def _turn_line(record: Any) -> str:
@@ -31,16 +20,23 @@ def _turn_line(record: Any) -> str:
             + (" | OVER BUDGET: kept whole, folded at the next overflow" if s.over_budget else ""))
 
 
+def compress_line(tokens_in: int, summary_tokens: int, messages: int, old_summary: bool) -> str:
+    """Lesson 4's fold line, e.g. ``  [COMPRESS] 2 messages + old summary (370 tokens) -> new summary (148 tokens)``
+    (``tokens_in``: the messages plus the old summary); the lesson's published run prints so too."""
+    what = f"{messages} message{'' if messages == 1 else 's'}" + (" + old summary" if old_summary else "")
+    tag = SummaryBufferMemory.KIND.fold_tag
+    return f"  [{tag}] {what} ({tokens_in} tokens) -> new summary ({summary_tokens} tokens)"
+
+
 def _fold_line(event: FoldEvent) -> str:
     return compress_line(event.tokens_in, event.summary_tokens, event.messages_folded,
-                         old_summary=event.old_summary_tokens > 0) + event.notes()
+                         event.old_summary_tokens > 0) + event.notes()
 
 
 @register
 class SummaryBufferMemory(SummarisingMemory):
-    """Lesson 4: before a message would take the buffer past ``max_buffer_tokens``, the oldest whole turns (at
-    least ``messages_to_compress_on_overflow`` messages, more if it still would not fit) are merged into the summary
-    by one summariser call. A turn bigger than the budget stays whole, and ``over_budget`` says so."""
+    """Lesson 4: before a message would take the buffer past ``max_buffer_tokens``, the oldest whole turns (at least
+    ``messages_to_compress_on_overflow`` messages) are merged into the summary; a turn over the budget stays whole."""
 
     KIND = MemoryKind(
         name="summary buffer memory", heading="CONVERSATION MEMORY (earlier turns, compressed):\n",
@@ -67,10 +63,8 @@ class SummaryBufferMemory(SummarisingMemory):
     buffer_tokens = property(lambda self: self.verbatim_tokens)
     overflow_count = SummarisingMemory.summary_count
 
-    @property
-    def over_budget(self) -> bool:
-        """True when the buffer is over its budget: a turn too big to fit alone, or a failed fold."""
-        return self.verbatim_tokens > self.max_buffer_tokens
+    over_budget = property(lambda self: self.verbatim_tokens > self.max_buffer_tokens,
+                           doc="The buffer is over its budget: a turn too big to fit alone, or a failed fold.")
 
     def snapshot(self) -> MemorySnapshot:
         return dataclasses.replace(super().snapshot(), budget=self.max_buffer_tokens, over_budget=self.over_budget)

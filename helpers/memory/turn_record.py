@@ -2,7 +2,7 @@
 ``display.lines`` prints in its kind's format and ``display.plots`` charts)."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from helpers.memory.types import FoldEvent, MemorySnapshot
 
@@ -12,7 +12,6 @@ class TurnRecord:
     """One turn: what was sent and came back, and the memory as it was when the request was sent
     (``snapshot``: after the user message was stored, before the reply was) and after the reply."""
 
-    user_message: str
     reply: str
     request: list[dict[str, str]]  # the messages sent
     prompt_tokens: int | None  # from the response's usage (what the endpoint counted)
@@ -21,25 +20,16 @@ class TurnRecord:
     finish_reason: str | None
     snapshot: MemorySnapshot  # the memory when the request was sent
     after_reply: MemorySnapshot | None = None  # the memory once the reply was stored
-    watch: str | None = None  # text looked for in the verbatim turns (the lesson's "1,20,000")
-    watch_label: str | None = None  # what the watched text is, for the turn line ("salary"); the text itself if None
-    watch_in_verbatim: bool | None = None
+    # (what, found) for the turn line: is a watched text ("salary": the lesson's "1,20,000") in a verbatim turn?
+    watched: tuple[str, bool] | None = None
     folds_before: tuple[FoldEvent, ...] = ()  # made while storing the user message (lesson 4 overflows)
     folds_after: tuple[FoldEvent, ...] = ()  # made while storing the reply
-    notes: tuple[str, ...] = field(default=())  # summariser failures the memory absorbed (printed as [NOTE])
-    notices: tuple[str, ...] = field(default=())  # what model access reported (already printed), e.g. a fallback
+    notes: tuple[str, ...] = ()  # summariser failures the memory absorbed (printed as [NOTE])
     not_received: tuple[str, ...] = ()  # the request's messages a live server dropped, named ("the summary")
 
     turn = property(lambda self: self.snapshot.turn)
     kind = property(lambda self: self.snapshot.kind, doc="The memory kind's registered name.")
     messages_sent = property(lambda self: len(self.request))
-    summary_sent = property(lambda self: self.snapshot.summary is not None)
     reply_cut = property(lambda self: self.finish_reason == "length", doc="The model stopped at its token limit.")
     over_budget_after_reply = property(lambda self: self.after_reply is not None and self.after_reply.over_budget,
                                        doc="The reply took the buffer over its budget (a kind with one, lesson 4).")
-    fold_events = property(lambda self: self.folds_before + self.folds_after)
-
-    @property
-    def watched(self) -> tuple[str, bool | None] | None:
-        """(what, found) for the turn line: is the watched text in a verbatim turn? None when nothing is watched."""
-        return None if self.watch is None else (self.watch_label or repr(self.watch), self.watch_in_verbatim)

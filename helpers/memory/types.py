@@ -1,12 +1,13 @@
 """What every memory kind shares with its users: messages, fold events and results, the snapshot a turn line
-reads, a kind's description of itself (``MemoryKind``), the errors, and what a memory calls on its defences."""
+reads, a kind's description of itself (``MemoryKind``), the errors, and the checks of settings and texts."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from helpers.base.errors import Explained, SettingError  # noqa: F401 (offered here too)
+from helpers.base.errors import Explained, SettingError
+from helpers.base.files import lone_surrogate_at
 
 # summarise(messages_to_fold, existing_summary) -> new summary: a model call, the stand-in or a stub
 Summariser = Callable[[list[dict[str, str]], "str | None"], "str | Summarised"]
@@ -98,19 +99,15 @@ class FoldEvent(NamedTuple):
                    old_summary_tokens, summary_tokens, result.condensed, cap is not None and summary_tokens > cap,
                    result.cut, result.findings or ())
 
-    @property
-    def tokens_in(self) -> int:
-        """Tokens handed to the summariser: the folded messages plus the old summary."""
-        return self.message_tokens + self.old_summary_tokens
+    tokens_in = property(lambda self: self.message_tokens + self.old_summary_tokens,
+                         doc="Tokens handed to the summariser: the folded messages plus the old summary.")
 
     def notes(self) -> str:
         """What a fold line adds after the lesson's figures: a condensed, capped, cut or flagged summary's notes."""
-        flags = "".join(note for name, note in _NOTES if getattr(self, name))
-        return flags + (f" [SUMMARY CHECK: {'; '.join(self.check)}]" if self.check else "")  # summary_check="report"
-
-
-_NOTES = (("condensed", " [condensed: passed max_summary_tokens]"), ("over_cap", " [still over max_summary_tokens]"),
-          ("cut", " [SUMMARY CUT at the token limit: it may end mid-sentence]"))
+        return ((" [condensed: passed max_summary_tokens]" if self.condensed else "")
+                + (" [still over max_summary_tokens]" if self.over_cap else "")
+                + (" [SUMMARY CUT at the token limit: it may end mid-sentence]" if self.cut else "")
+                + (f" [SUMMARY CHECK: {'; '.join(self.check)}]" if self.check else ""))  # summary_check="report"
 
 
 @dataclass(frozen=True)
@@ -149,7 +146,39 @@ class MemoryKind:
     recent_label: str = "verbatim turns"  # what a chart calls the verbatim part
 
 
-# A memory's defences (``helpers.memory.defences.Defences``): the memory reads ``quoting`` and ``pinned_rules`` and calls
-# ``system_text``, ``summary_message``, ``sent_text``, ``fold_input``, ``check``, ``refuses``, ``settings`` and
-# ``from_settings``, nothing else (docs/architecture.md); ``headings`` is every registered kind's, passed by the memory
-MemoryDefences = Any
+MemoryDefences = Any  # a ``helpers.memory.defences.Defences``: what the memory calls on it is in docs/architecture.md
+
+
+class UnstorableText(Explained, ValueError):
+    """Text that cannot be stored as UTF-8 (a lone surrogate); ``what`` names it, ``position`` is the character."""
+
+    def __init__(self, what: str, position: int, message: str) -> None:
+        super().__init__(message)
+        self.what, self.position = what, position
+
+
+def check_count(name: str, value: object, minimum: int, why: str) -> int:
+    """``value`` if it is a whole number of at least ``minimum``; else a ``SettingError`` naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise SettingError(name, value, f"{name} must be a whole number, got {value!r}")
+    if value < minimum:
+        raise SettingError(name, value, f"{name} must be at least {minimum}, got {value}: {why}")
+    return value
+
+
+def check_text(name: str, value: object, limit: int | None = None, setting: str = "") -> str:
+    """``value`` if it is text of at most ``limit`` characters (the limit named ``setting``) that can be stored as
+    UTF-8; else an error naming ``name`` and the fix. The length is checked first, before anything reads the text."""
+    if not isinstance(value, str):
+        raise SettingError(name, value, f"{name} must be text, got {type(value).__name__}")
+    if limit is not None and len(value) > limit:
+        raise SettingError(setting, len(value), (
+            f"{name} is {len(value):,} characters, more than the {limit:,} it may hold ({setting}); it was not "
+            f"stored and nothing changed. Shorten it, or raise {setting} if texts this long are meant"))
+    if not value.isascii() and (position := lone_surrogate_at(value)) is not None:
+        raise UnstorableText(name, position, (
+            f"{name} holds a lone surrogate at character {position} ({value[position]!r}): half of a character "
+            "such as an emoji, as escaped JSON like \"\\ud83d\" gives. It cannot be saved, so it is refused "
+            "and nothing was stored. Fix the text (e.g. text.encode('utf-16', 'surrogatepass').decode('utf-16') "
+            "rejoins a split pair, text.encode('utf-8', 'replace').decode() drops the half) and add it again."))
+    return value

@@ -26,7 +26,7 @@ def chat(memory: Any, user_message: str, access: ModelAccess, *, max_tokens: int
     """Run one turn (store the question, send the memory's request, store the reply) and return its record; a failed
     call leaves the memory as before. ``watch`` is a text looked for in the verbatim turns (named ``watch_label`` on
     the turn line); ``show=True`` prints the record's lines, as the lessons do."""
-    notices_before, events_start, notes = len(access.notices), len(memory.fold_events), []
+    events_start, notes = len(memory.fold_events), []
     with memory.transaction():
         _add(memory, "user", user_message, notes)
         events_mid = len(memory.fold_events)
@@ -38,14 +38,13 @@ def chat(memory: Any, user_message: str, access: ModelAccess, *, max_tokens: int
         _add(memory, "assistant", reply, notes)
     events, usage = memory.fold_events, response.usage
     record = TurnRecord(
-        user_message=user_message, reply=reply, request=request,
+        reply=reply, request=request,
         prompt_tokens=usage.prompt_tokens if usage else None,
         completion_tokens=usage.completion_tokens if usage else None,
         model=response.model, finish_reason=choice.finish_reason, snapshot=snapshot, after_reply=memory.snapshot(),
-        watch=watch, watch_label=watch_label,
-        watch_in_verbatim=None if watch is None else any(watch in m["content"] for m in verbatim),
+        watched=None if watch is None else (watch_label or repr(watch), any(watch in m["content"] for m in verbatim)),
         folds_before=tuple(events[events_start:events_mid]), folds_after=tuple(events[events_mid:]),
-        notes=tuple(notes), notices=tuple(access.notices[notices_before:]), not_received=not_received)
+        notes=tuple(notes), not_received=not_received)
     if show:
         print(turn_text(record), flush=True)
     return record

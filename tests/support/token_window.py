@@ -9,8 +9,7 @@ import dataclasses
 from typing import Any
 
 from helpers.memory.rolling import RollingMemory
-from helpers.memory.types import FoldEvent, MemoryDefences, MemoryKind, MemorySnapshot
-from helpers.memory.validation import check_count
+from helpers.memory.types import FoldEvent, MemoryDefences, MemoryKind, MemorySnapshot, check_count
 
 
 def _turn_line(record: Any) -> str:
