@@ -139,6 +139,10 @@ def files(root: Path) -> dict[str, bytes]:
     return {path.name: path.read_bytes() for path in [root / "README.md", *(root / "notebooks").iterdir()]}
 
 
+def test_the_repositorys_badges_and_colab_cells_are_as_its_address_says():
+    assert platform_cells.main(["--check"], ROOT) == 0  # what .ci/run once checked apart from pytest
+
+
 def test_with_no_address_the_tool_says_so_and_writes_no_badge(tmp_path, capsys):
     assert "urls" not in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]  # none today
     root = copy_for_the_tool(tmp_path, None)
