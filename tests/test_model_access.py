@@ -231,7 +231,7 @@ def test_an_explained_error_shows_its_message_first_and_no_absolute_path():
         access.client.chat.completions.create(model=access.model, messages=ASK)
     lines = short_traceback("InternalServerError", explain_error(raw.value, access), raw.value.__traceback__)
     assert lines[0].startswith("InternalServerError: ") and "503" in lines[0] and "%tb" in lines[-1]
-    assert "(_base_client.py, line " in lines[1]  # outside the repository: the file's name alone
+    assert "(_base_client.py, line " in lines[1]  # a library's file by its name alone, wherever the venv is
     with pytest.raises(SettingError) as ours:
         connect("sideways", load_env=False)
     lines = ours.value._render_traceback_()

@@ -14,8 +14,9 @@ def short_traceback(name: str, message: str, tb: TracebackType | None) -> list[s
     frames = traceback.extract_tb(tb)
     if frames:
         first, last = frames[0], frames[-1]
-        where = Path(last.filename)  # no absolute path: a saved notebook keeps this line
-        shown = where.relative_to(REPO_ROOT).as_posix() if where.is_relative_to(REPO_ROOT) else where.name
+        where = Path(last.filename)  # never an absolute path: a saved notebook keeps this line
+        ours = where.is_relative_to(REPO_ROOT) and "site-packages" not in where.parts  # a venv may sit in the repo
+        shown = where.relative_to(REPO_ROOT).as_posix() if ours else where.name
         lines.append(f"  raised in {last.name} ({shown}, line {last.lineno}), "
                      f"called from line {first.lineno} of {first.name}")
     lines.append("  (the full traceback: run %tb in a new cell)")
