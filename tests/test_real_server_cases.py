@@ -61,9 +61,8 @@ def test_a_200_that_is_not_a_chat_completion_is_a_clear_error_and_changes_nothin
 @pytest.mark.parametrize("where", ["trickle", "trickle_headers"])
 def test_a_server_trickling_its_answer_is_cut_off_at_the_timeout_which_bounds_the_whole_answer(server, where):
     setattr(server, where, 0.05)  # a byte every 50 ms: a whole answer would take many seconds
-    access, started = to(server, timeout=0.4, max_retries=1), time.monotonic()
-    error = error_of(access.complete, HELLO, max_tokens=50)
-    assert time.monotonic() - started < 4  # two attempts of 0.4 s (a generous bound: no flakes)
+    access = to(server, timeout=0.4, max_retries=1)
+    error = error_of(access.complete, HELLO, max_tokens=50)  # an answer that came whole would raise nothing
     assert_fields(error, reason="timeout", status=None, attempts=2, setting="LLM_TIMEOUT", retry_can_help=True)
     assert "LLM_TIMEOUT=0.4 seconds" in str(error) and len(access.notices) == 1  # the retry said as it happened
     assert access.notices[0].startswith(f"attempt 1 of 2: {server.base_url} (model stand-in) sent no complete answer")
